@@ -1,0 +1,150 @@
+"""The derivative-rule table: what the reverse pass knows about each primitive.
+
+A rule is a plain Python function that computes the contributions of one primitive call to
+the cotangents of its inputs. It is runnable (and unit-tested numerically) as it stands; the
+reverse pass does not call it but *inlines its body* into the generated adjoint, with the
+parameters replaced by the names at the call site::
+
+    @vjp_rule(np.tanh, shape="elementwise")
+    def tanh(g, ans, x):
+        return g * (1.0 - ans * ans)
+
+Conventions a rule follows:
+
+- Parameters: ``g`` (the cotangent of the output), ``ans`` (the primal output), then the
+  primitive's own parameters with the primitive's names and defaults, so that keyword
+  arguments at a call site (``axis=0``, ``keepdims=True``) bind by name.
+- Return: one contribution for the first parameter, or a tuple with one entry for each of the
+  leading parameters; ``None`` marks a parameter that has no derivative. Parameters beyond the
+  returned ones (``axis``, ``keepdims``) are static: they never receive a gradient.
+- Body: straight-line statements and ``if`` tests. Tests on static facts (constants such as
+  ``axis is None``, ``keepdims``, and ``np.ndim(x)`` when the rank is known) are folded when the
+  rule is inlined, so the generated code holds only the branch that applies.
+- ``shape="elementwise"`` rules may return contributions shaped like the broadcast *output*;
+  the engine reduces them to each input's shape where the shapes can differ, so rules never
+  unbroadcast by hand. Other rules return contributions shaped like their input.
+
+``shape`` also tells the analysis the rank of the result: ``"elementwise"`` (broadcast of the
+inputs), ``"reduce"`` (uses ``axis``/``keepdims``), ``"matmul"``, ``"dot"``, ``"outer"``,
+``"transpose"``, ``"same"`` (rank of the first argument), ``"scalar"`` (rank 0), or ``None``
+(unknown: the generated code then keeps runtime tests where a rule needs the rank).
+
+Users register their own rules with the same decorator; a later registration for the same
+primitive replaces the earlier one.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any, Callable
+
+SHAPES = (None, "elementwise", "reduce", "matmul", "dot", "outer", "transpose", "same", "scalar")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A derivative rule: the template function and what the engine needs to know of it."""
+
+    primitive: Any
+    template: Callable
+    params: tuple[str, ...]  # the primitive's parameters, as the template names them
+    defaults: dict[str, Any]  # defaults of the static parameters
+    shape: str | None
+
+    @property
+    def name(self) -> str:
+        return primitive_name(self.primitive)
+
+
+_RULES: dict[Any, Rule] = {}
+_NONDIFF: dict[Any, str] = {}
+
+
+def _key(primitive: Any) -> Any:
+    # Bound methods and descriptors are hashable; a few NumPy objects are not (ufunc are).
+    try:
+        hash(primitive)
+        return primitive
+    except TypeError:
+        return id(primitive)
+
+
+def vjp_rule(*primitives: Any, shape: str | None = None) -> Callable[[Callable], Callable]:
+    """Register ``fn`` as the vector-Jacobian product rule of each of ``primitives``.
+
+    >>> @vjp_rule(np.sinh, shape="elementwise")
+    ... def sinh(g, ans, x):
+    ...     return g * np.cosh(x)
+    """
+    if not primitives:
+        raise TypeError("vjp_rule() needs at least one primitive, e.g. @vjp_rule(np.sinh)")
+    if shape not in SHAPES:
+        raise ValueError(f"vjp_rule(shape={shape!r}): shape must be one of {SHAPES}")
+
+    def register(template: Callable) -> Callable:
+        sig = inspect.signature(template)
+        names = list(sig.parameters)
+        if names[:2] != ["g", "ans"]:
+            raise TypeError(
+                f"rule {template.__name__}{sig}: the first two parameters must be "
+                "(g, ans): the output cotangent and the primal output"
+            )
+        params = tuple(names[2:])
+        defaults = {
+            name: p.default
+            for name, p in sig.parameters.items()
+            if p.default is not inspect.Parameter.empty
+        }
+        for primitive in primitives:
+            _NONDIFF.pop(_key(primitive), None)
+            _RULES[_key(primitive)] = Rule(primitive, template, params, defaults, shape)
+        return template
+
+    return register
+
+
+def nondifferentiable(*primitives: Any, why: str = "") -> None:
+    """Declare primitives whose outputs carry no gradient (``np.argmax``, ``np.floor``, ``len``).
+
+    Their results are treated as constants by the reverse pass.
+    """
+    for primitive in primitives:
+        _RULES.pop(_key(primitive), None)
+        _NONDIFF[_key(primitive)] = why
+
+
+def lookup(primitive: Any) -> Rule | None:
+    """The rule of ``primitive``, or None."""
+    return _RULES.get(_key(primitive))
+
+
+def is_nondifferentiable(primitive: Any) -> bool:
+    return _key(primitive) in _NONDIFF
+
+
+def all_rules() -> list[Rule]:
+    """Every registered rule, in registration order (one entry per primitive)."""
+    return list(_RULES.values())
+
+
+def all_nondifferentiable() -> list[Any]:
+    return [k for k in _NONDIFF]
+
+
+def primitive_name(primitive: Any) -> str:
+    """A readable dotted name for a primitive: ``numpy.tanh``, ``operator.add``, ``ndarray.sum``."""
+    module = getattr(primitive, "__module__", None)
+    qualname = getattr(primitive, "__qualname__", None) or getattr(primitive, "__name__", None)
+    if qualname is None:
+        objclass = getattr(primitive, "__objclass__", None)
+        if objclass is not None:
+            return f"{objclass.__name__}.{getattr(primitive, '__name__', '?')}"
+        return repr(primitive)
+    if module in (None, "builtins"):
+        return qualname
+    if module.startswith("numpy"):
+        module = "numpy"
+    if module == "_operator":
+        module = "operator"
+    return f"{module}.{qualname}"

@@ -1,0 +1,1 @@
+"""Run-time support: what generated code and the Tensor layer call at run time."""
