@@ -1,0 +1,447 @@
+"""Pass 4, analyze: what each statement calls, what each value is, which values are active.
+
+Before: an ANF function (``normalize``), the parameters to differentiate, and an abstract
+        signature of the arguments (kind and rank of each).
+After:  a frozen ``Analysis``: for every statement, the operation it performs (a derivative
+        rule with its bound arguments, a differentiated callee, a copy, or a
+        non-differentiable call); for every name, its abstract value (kind, rank) and shape
+        class (names in one class are known to have equal shapes); the set of *active*
+        names: those that depend on a differentiated input and that the output depends on.
+        A call on active values with no derivative rule is a TransformError here.
+
+    _t1 = x @ w          rule matmul(x, w)     rank 2   active
+    n = x.shape          non-differentiable    object   inactive
+    h = np.tanh(_t1)     rule tanh(_t1)        rank 2   active, same shape as _t1
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import operator
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import gast
+import numpy as np
+
+from . import syntax
+from .normalize import Normalized
+from .parse import MISSING
+from .rules import registry
+from .rules.registry import Rule
+from .templates import template_of
+
+
+@dataclass(frozen=True)
+class Abstract:
+    """What is known of a value at transform time."""
+
+    kind: str  # 'scalar' (Python number), 'array' (ndarray / numpy scalar), 'none', 'object'
+    ndim: int | None = None
+    float: bool = True  # a floating-point value (only those carry gradients)
+    type: type | None = None  # for 'object': the class, to resolve method calls
+
+    def __repr__(self) -> str:
+        if self.kind == "object":
+            return f"<{getattr(self.type, '__name__', 'object')}>"
+        if self.kind == "none":
+            return "None"
+        rank = "?" if self.ndim is None else self.ndim
+        return f"{self.kind}[{rank}{'' if self.float else ', int'}]"
+
+
+UNKNOWN_ARRAY = Abstract("array", None, True)
+SCALAR = Abstract("scalar", 0, True)
+
+
+def abstract_of(value: Any) -> Abstract:
+    """The abstract value of a run-time argument (the cache key of a specialisation)."""
+    if isinstance(value, bool):
+        return Abstract("scalar", 0, False)
+    if isinstance(value, float):
+        return SCALAR
+    if isinstance(value, int):
+        return Abstract("scalar", 0, False)
+    if isinstance(value, (np.ndarray, np.generic)):
+        return Abstract("array", value.ndim, value.dtype.kind in "fc")
+    if value is None:
+        return Abstract("none", None, False)
+    return Abstract("object", None, False, type(value))
+
+
+@dataclass(frozen=True)
+class Op:
+    """The operation of one ANF statement."""
+
+    kind: str  # 'rule' | 'call' | 'copy' | 'nondiff' | 'unknown' | 'effect'
+    target: str | None
+    rule: Rule | None = None
+    bindings: dict[str, gast.expr] = field(default_factory=dict)  # rule parameter -> atom
+    callee: Any = None  # for 'call': the compiled callee
+    callee_args: tuple[gast.expr, ...] = ()
+    what: str = ""  # a readable name of the callee, for messages
+    diff_params: tuple[str, ...] = ()  # parameters that can receive a contribution
+
+
+@dataclass(frozen=True)
+class Analysis:
+    normalized: Normalized
+    wrt: tuple[str, ...]
+    ops: tuple[Op, ...]  # parallel to the ANF body
+    values: dict[str, Abstract]
+    shape_class: dict[str, int]
+    active: frozenset[str]
+    result: gast.expr  # the returned atom
+
+    @property
+    def body(self) -> list[gast.stmt]:
+        return self.normalized.node.body
+
+    def ndim(self, name: str) -> int | None:
+        value = self.values.get(name)
+        return None if value is None else value.ndim
+
+    def same_shape(self, a: str, b: str) -> bool:
+        ca, cb = self.shape_class.get(a), self.shape_class.get(b)
+        return ca is not None and ca == cb
+
+
+_BINOP_PRIMITIVES = {cls: getattr(operator, op) for cls, op in syntax.BINOPS.items()}
+_UNARY_PRIMITIVES = {gast.USub: operator.neg, gast.UAdd: operator.pos,
+                     gast.Not: operator.not_, gast.Invert: operator.invert}
+_CMP_PRIMITIVES = {cls: getattr(operator, op, None) for cls, op in syntax.CMPOPS.items()}
+
+
+def analyze(normalized: Normalized, wrt: tuple[str, ...], signature: dict[str, Abstract],
+            compile_callee: Callable[..., Any]) -> Analysis:
+    return _Analyzer(normalized, wrt, signature, compile_callee).run()
+
+
+class _Analyzer:
+    def __init__(self, normalized: Normalized, wrt, signature, compile_callee):
+        self.normalized = normalized
+        self.parsed = normalized.parsed
+        self.wrt = tuple(wrt)
+        self.values: dict[str, Abstract] = dict(signature)
+        self.shape_class: dict[str, int] = {}
+        self.compile_callee = compile_callee
+        self.varied: set[str] = set(self.wrt)
+        self._classes = 0
+
+    def run(self) -> Analysis:
+        for p in self.parsed.params:
+            self.values.setdefault(p, Abstract("object", None, False, object))
+            self.shape_class[p] = self.new_class()
+        body = self.normalized.node.body
+        ops = [self.forward(stmt) for stmt in body]
+        result = body[-1].value if isinstance(body[-1], gast.Return) else syntax.const(None)
+        active = self.backward(body, ops, result)
+        return Analysis(self.normalized, self.wrt, tuple(ops), self.values, self.shape_class,
+                        frozenset(active), result)
+
+    def new_class(self) -> int:
+        self._classes += 1
+        return self._classes
+
+    # --- forward: resolve each operation, infer kinds and ranks, propagate 'varied' -------
+
+    def forward(self, stmt: gast.stmt) -> Op:
+        if isinstance(stmt, gast.Assign):
+            target = stmt.targets[0].id
+            op = self.operation(stmt.value, target)
+        elif isinstance(stmt, gast.Expr):
+            op = self.operation(stmt.value, None)
+            op = Op("effect", None, what=op.what)
+        else:
+            return Op("effect", None)
+        return op
+
+    def value(self, atom: gast.expr) -> Abstract:
+        if isinstance(atom, gast.Name) and atom.id in self.values:
+            return self.values[atom.id]
+        if syntax.is_const(atom):
+            return abstract_of(atom.value)
+        if syntax.is_static_tuple(atom):
+            return Abstract("object", None, False, tuple)
+        resolved = self.parsed.resolve(atom)
+        if resolved is MISSING:
+            return Abstract("object", None, False, object)
+        v = abstract_of(resolved)
+        # A global array may be rebound to another rank later: do not specialise on it.
+        return v if v.kind != "array" else Abstract("array", None, v.float)
+
+    def is_varied(self, atom: Any) -> bool:
+        return isinstance(atom, gast.Name) and atom.id in self.varied
+
+    def set_value(self, target: str | None, value: Abstract, cls: int | None = None) -> None:
+        if target is not None:
+            self.values[target] = value
+            self.shape_class[target] = cls if cls is not None else self.new_class()
+
+    def operation(self, node: gast.expr, target: str | None) -> Op:
+        if isinstance(node, gast.BinOp):
+            return self.primitive(_BINOP_PRIMITIVES[type(node.op)], [node.left, node.right],
+                                  {}, target, node)
+        if isinstance(node, gast.UnaryOp):
+            return self.primitive(_UNARY_PRIMITIVES[type(node.op)], [node.operand], {},
+                                  target, node)
+        if isinstance(node, gast.Compare):
+            prim = _CMP_PRIMITIVES.get(type(node.ops[0])) or operator.eq
+            return self.primitive(prim, [node.left, node.comparators[0]], {}, target, node)
+        if isinstance(node, gast.Call):
+            return self.call(node, target)
+        if isinstance(node, gast.Attribute):
+            owner = self.value(node.value)
+            descriptor = self.method_of(owner, node.attr)
+            if descriptor is MISSING:
+                return self.opaque(target, [node.value], f".{node.attr}")
+            return self.primitive(descriptor, [node.value], {}, target, node)
+        if isinstance(node, gast.Subscript):
+            return self.primitive(operator.getitem, [node.value, node.slice], {}, target, node)
+        if isinstance(node, (gast.Tuple, gast.List)):
+            if any(self.is_varied(e) for e in node.elts):
+                raise self.parsed.error(
+                    "tuples and lists of differentiated values are not supported yet", node,
+                    "Return or combine the values with NumPy functions (np.stack, +, ...).")
+            self.set_value(target, Abstract("object", None, False, type(node) is gast.Tuple
+                                            and tuple or list))
+            return Op("nondiff", target)
+        # a copy of an atom
+        self.set_value(target, self.value(node),
+                       self.shape_class.get(node.id) if isinstance(node, gast.Name) else None)
+        if self.is_varied(node) and target is not None:
+            self.varied.add(target)
+        return Op("copy", target, bindings={"x": node})
+
+    def method_of(self, owner: Abstract, attr: str) -> Any:
+        if owner.kind == "array":
+            return getattr(np.ndarray, attr, MISSING)
+        if owner.kind == "scalar":
+            return getattr(float, attr, MISSING)
+        if owner.kind == "object" and owner.type is not None:
+            return inspect.getattr_static(owner.type, attr, MISSING)
+        return MISSING
+
+    def call(self, node: gast.Call, target: str | None) -> Op:
+        func = node.func
+        args = list(node.args)
+        keywords = {k.arg: k.value for k in node.keywords}
+        if None in keywords:
+            raise self.parsed.error("**kwargs in calls are not supported", node)
+        if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
+                and func.value.id in self.values:
+            owner = self.values[func.value.id]
+            method = self.method_of(owner, func.attr)
+            if method is MISSING:
+                return self.opaque(target, args + [func.value], f".{func.attr}()")
+            if owner.kind == "object" and isinstance(method, types.FunctionType):
+                return self.user_call(method, [func.value] + args, keywords, target, node)
+            return self.primitive(method, [func.value] + args, keywords, target, node)
+        resolved = self.parsed.resolve(func)
+        if resolved is MISSING:
+            return self.opaque(target, args + list(keywords.values()),
+                               syntax.dotted_name(func) or "a computed function")
+        if resolved in (eval, exec, compile, globals, locals, vars):
+            raise self.parsed.error(f"{resolved.__name__}() is not supported", node,
+                                    "Write the code out directly.")
+        unwrapped = resolved.fn if hasattr(resolved, "compiled_for") else resolved
+        if registry.lookup(resolved) is None and not registry.is_nondifferentiable(resolved) \
+                and isinstance(unwrapped, types.FunctionType) and not _is_library(unwrapped):
+            return self.user_call(unwrapped, args, keywords, target, node)
+        return self.primitive(resolved, args, keywords, target, node)
+
+    def primitive(self, prim: Any, args: list, keywords: dict, target: str | None,
+                  node: gast.AST) -> Op:
+        what = registry.primitive_name(prim)
+        atoms = args + list(keywords.values())
+        if registry.is_nondifferentiable(prim):
+            self.infer_nondiff(prim, args, target)
+            return Op("nondiff", target, what=what)
+        rule = registry.lookup(prim)
+        if rule is None:
+            return self.opaque(target, atoms, what, node)
+        bindings = self.bind(rule, args, keywords, node, what)
+        template = template_of(rule)
+        diff_params = tuple(p for p, given in zip(rule.params, template.outputs) if given)
+        if any(self.is_varied(bindings.get(p)) for p in diff_params) and target is not None:
+            self.varied.add(target)
+        self.infer(rule, bindings, target)
+        return Op("rule", target, rule=rule, bindings=bindings, what=what,
+                  diff_params=diff_params)
+
+    def bind(self, rule: Rule, args: list, keywords: dict, node: gast.AST, what: str) -> dict:
+        params = rule.params
+        if len(args) > len(params):
+            raise self.parsed.error(
+                f"{what}() is called with {len(args)} positional arguments; its derivative "
+                f"rule takes {len(params)} ({', '.join(params)})", node,
+                "Pass the extra arguments by keyword, or extend the rule.")
+        bindings = dict(zip(params, args))
+        for key, value in keywords.items():
+            if key not in params:
+                raise self.parsed.error(
+                    f"{what}() got the keyword argument '{key}', which its derivative rule "
+                    f"does not know ({', '.join(params)})", node,
+                    "Remove the argument, or register a rule that accepts it.")
+            bindings[key] = value
+        for p in params:
+            if p not in bindings:
+                if p not in rule.defaults:
+                    raise self.parsed.error(f"{what}() is missing the argument '{p}'", node)
+                default = rule.defaults[p]
+                bindings[p] = syntax.const(default) if _is_literal(default) else None
+                if bindings[p] is None:
+                    raise self.parsed.error(
+                        f"internal: the default of '{p}' in the rule of {what} is not a "
+                        "literal", node)
+        return bindings
+
+    def user_call(self, fn: Callable, args: list, keywords: dict, target: str | None,
+                  node: gast.AST) -> Op:
+        what = getattr(fn, "__qualname__", fn.__name__)
+        try:
+            bound = inspect.signature(fn).bind(*args, **keywords)
+        except TypeError as exc:
+            raise self.parsed.error(f"call to {what}(): {exc}", node) from None
+        varied = [name for name, atom in bound.arguments.items() if self.is_varied(atom)]
+        if not varied:
+            self.set_value(target, UNKNOWN_ARRAY)
+            return Op("nondiff", target, what=what)
+        signature = {name: self.value(atom) for name, atom in bound.arguments.items()}
+        compiled = self.compile_callee(fn, tuple(varied), signature, node)
+        self.set_value(target, compiled.result_value)
+        if target is not None:
+            self.varied.add(target)
+        return Op("call", target, callee=compiled, bindings=dict(bound.arguments), what=what,
+                  callee_args=tuple(args), diff_params=tuple(varied))
+
+    def opaque(self, target: str | None, atoms: list, what: str, node: Any = None) -> Op:
+        """A call with no rule: fine while no active value flows through it."""
+        if any(self.is_varied(a) for a in atoms) and target is not None:
+            self.varied.add(target)
+        self.set_value(target, UNKNOWN_ARRAY)
+        return Op("unknown", target, what=what)
+
+    # --- kinds and ranks -----------------------------------------------------------------
+
+    def infer(self, rule: Rule, bindings: dict, target: str | None) -> None:
+        if target is None:
+            return
+        operands = [bindings[p] for p in rule.params[:max(1, len(template_of(rule).outputs))]]
+        values = [self.value(a) for a in operands]
+        first = values[0]
+        shape = rule.shape
+        if shape == "elementwise":
+            self.elementwise(operands, values, target)
+            return
+        rank: int | None = None
+        if shape == "reduce":
+            axis = _static(bindings.get("axis"))
+            keepdims = _static(bindings.get("keepdims", syntax.const(False)))
+            if keepdims is True:
+                rank = first.ndim
+            elif axis is None:
+                rank = 0
+            elif axis is not MISSING and first.ndim is not None and keepdims is False:
+                rank = first.ndim - (len(axis) if isinstance(axis, tuple) else 1)
+        elif shape in ("matmul", "dot") and len(values) > 1:
+            rank = _product_rank(shape, first.ndim, values[1].ndim)
+        elif shape == "outer":
+            rank = 2
+        elif shape in ("transpose", "same"):
+            rank = first.ndim
+        elif shape == "scalar":
+            rank = 0
+        kind = "scalar" if shape == "scalar" and all(v.kind == "scalar" for v in values) \
+            else "array"
+        cls = self.shape_class.get(operands[0].id) if shape == "same" and isinstance(
+            operands[0], gast.Name) else None
+        self.set_value(target, Abstract(kind, rank, True), cls)
+
+    def elementwise(self, operands: list, values: list[Abstract], target: str) -> None:
+        arrays = [(a, v) for a, v in zip(operands, values, strict=True)
+                  if not (v.kind == "scalar" or v.ndim == 0 or v.kind in ("none", "object"))]
+        kind = "array" if any(v.kind == "array" for v in values) else "scalar"
+        ranks = [v.ndim for _, v in arrays]
+        rank = 0 if not arrays else (None if None in ranks else max(ranks))
+        classes = {self.shape_class.get(a.id) if isinstance(a, gast.Name) else None
+                   for a, _ in arrays}
+        cls = classes.pop() if len(classes) == 1 and None not in classes else None
+        is_float = any(v.float for v in values)
+        self.set_value(target, Abstract(kind, rank, is_float), cls)
+
+    def infer_nondiff(self, prim: Any, args: list, target: str | None) -> None:
+        if target is None:
+            return
+        if isinstance(prim, np.ufunc) or prim in _CMP_PRIMITIVES.values():
+            self.elementwise(args, [self.value(a) for a in args], target)
+            self.values[target] = Abstract(self.values[target].kind, self.values[target].ndim,
+                                           False)
+        elif prim in (len, int, math.floor, math.ceil):
+            self.set_value(target, Abstract("scalar", 0, False))
+        else:
+            self.set_value(target, Abstract("object", None, False, object))
+
+    # --- backward: which varied values does the output depend on ---------------------------
+
+    def backward(self, body: list[gast.stmt], ops: list[Op], result: gast.expr) -> set[str]:
+        useful = {result.id} if isinstance(result, gast.Name) else set()
+        for stmt, op in zip(reversed(body), reversed(ops), strict=True):
+            if op.target is None or op.target not in useful or op.target not in self.varied:
+                continue
+            if op.kind == "unknown":
+                raise self.parsed.error(
+                    f"no derivative rule for {op.what}, and the result depends on a "
+                    "differentiated input", stmt.value if hasattr(stmt, "value") else stmt,
+                    f"Register one with @s2sgrad.vjp_rule({_short(op.what)}), or mark it with "
+                    f"s2sgrad.nondifferentiable({_short(op.what)}) if it has no gradient.")
+            if op.kind == "copy":
+                useful |= syntax.names_read(op.bindings["x"])
+            elif op.kind in ("rule", "call"):
+                for p in op.diff_params:
+                    atom = op.bindings.get(p)
+                    if isinstance(atom, gast.Name):
+                        useful.add(atom.id)
+        return useful & self.varied
+
+
+def _is_library(fn: Callable) -> bool:
+    module = getattr(fn, "__module__", "") or ""
+    return module.split(".")[0] in ("numpy", "s2sgrad", "math", "builtins", "operator")
+
+
+def _is_literal(value: Any) -> bool:
+    if isinstance(value, tuple):
+        return all(_is_literal(v) for v in value)
+    return value is None or isinstance(value, (bool, int, float, str, complex))
+
+
+def _static(atom: Any) -> Any:
+    if atom is None:
+        return None
+    if syntax.is_const(atom) or syntax.is_static_tuple(atom):
+        return syntax.const_value(atom)
+    return MISSING
+
+
+def _product_rank(kind: str, a: int | None, b: int | None) -> int | None:
+    if a is None or b is None:
+        return None
+    if kind == "dot":
+        if a == 0 or b == 0:
+            return max(a, b)
+        return a + b - 2
+    if a == 1 and b == 1:
+        return 0
+    if a == 1:
+        return b - 1
+    if b == 1:
+        return a - 1
+    return max(a, b)
+
+
+def _short(what: str) -> str:
+    return what.replace("numpy.", "np.")

@@ -1,0 +1,278 @@
+"""The public transforms: ``@grad``, ``gradient``, ``value_and_grad``, ``vjp``, ``show``.
+
+Each call finds (or compiles, once) the forward/backward pair specialised to the kinds and
+ranks of the arguments, then runs forward and backward back to back. The look-up on the hot
+path is one dict access keyed by the arguments' types, ranks and dtypes.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .analyze import UNKNOWN_ARRAY, abstract_of
+from .parse import unwrap
+from .pipeline import Compiled, compile_vjp
+
+Wrt = int | Sequence[int]
+
+
+def _fast_key(args: tuple, kwargs: dict) -> tuple:
+    key = []
+    for a in args:
+        t = type(a)
+        if t is np.ndarray:
+            key.append((a.ndim, a.dtype.char))
+        elif t is float or t is int or t is bool:
+            key.append(t)
+        else:
+            key.append(abstract_of(a))
+    if kwargs:
+        key.append(tuple((k, abstract_of(v)) for k, v in sorted(kwargs.items())))
+    return tuple(key)
+
+
+class _Specialiser:
+    """Finds the compiled pair for a call: a fast key in front of the compiler's cache."""
+
+    def __init__(self, fn: Callable):
+        self.fn = unwrap(fn)
+        self.signature = inspect.signature(self.fn)
+        self.params = [p.name for p in self.signature.parameters.values()
+                       if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        self.cache: dict[tuple, Compiled] = {}
+        self.last: Compiled | None = None
+
+    def compiled(self, wrt: tuple[int, ...], args: tuple, kwargs: dict) -> Compiled:
+        key = (wrt, _fast_key(args, kwargs))
+        found = self.cache.get(key)
+        if found is None:
+            found = self.cache[key] = self._compile(wrt, args, kwargs)
+        self.last = found
+        return found
+
+    def _compile(self, wrt: tuple[int, ...], args: tuple, kwargs: dict) -> Compiled:
+        name = getattr(self.fn, "__qualname__", "function")
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise TypeError(f"{name}(): {exc}") from None
+        bound.apply_defaults()
+        names = []
+        for i in wrt:
+            if not -len(args) <= i < len(args):
+                raise ValueError(f"wrt={i} is out of range: {name}() was called with "
+                                 f"{len(args)} positional arguments")
+            i %= len(args)
+            if i >= len(self.params):
+                raise ValueError(f"wrt={i}: {name}() takes only {len(self.params)} named "
+                                 "positional parameters")
+            _check_differentiable(name, i, self.params[i], args[i])
+            names.append(self.params[i])
+        signature = {k: abstract_of(v) for k, v in bound.arguments.items()}
+        return compile_vjp(self.fn, tuple(names), signature)
+
+    def default(self) -> Compiled:
+        """The pair with respect to every parameter, for arrays of unknown rank."""
+        if self.last is None:
+            signature = {p: UNKNOWN_ARRAY for p in self.signature.parameters}
+            self.last = compile_vjp(self.fn, tuple(self.params), signature)
+        return self.last
+
+
+def _check_differentiable(fname: str, i: int, param: str, value: Any) -> None:
+    kind = abstract_of(value)
+    if kind.kind in ("scalar", "array") and kind.float:
+        if np.iscomplexobj(value):
+            raise TypeError(f"{fname}(): argument {i} ('{param}') is complex; complex "
+                            "differentiation is not supported")
+        return
+    if kind.kind in ("scalar", "array"):
+        dtype = np.asarray(value).dtype
+        raise TypeError(
+            f"{fname}(): argument {i} ('{param}') is an integer or boolean value ({dtype}); "
+            "only floating-point inputs can be differentiated. Pass a float instead, e.g. "
+            f"np.asarray({param}, dtype=float).")
+    raise TypeError(f"{fname}(): argument {i} ('{param}') is a {type(value).__name__}; only "
+                    "floats and floating-point NumPy arrays can be differentiated here")
+
+
+_specialisers: dict[Callable, _Specialiser] = {}
+
+
+def _specialiser(fn: Callable) -> _Specialiser:
+    if isinstance(fn, Function):
+        return fn._spec
+    raw = unwrap(fn)
+    spec = _specialisers.get(raw)
+    if spec is None:
+        spec = _specialisers[raw] = _Specialiser(raw)
+    return spec
+
+
+def _normalize_wrt(wrt: Wrt) -> tuple[tuple[int, ...], bool]:
+    if isinstance(wrt, (int, np.integer)):
+        return (int(wrt),), True
+    wrt = tuple(int(i) for i in wrt)
+    if not wrt:
+        raise ValueError("wrt must name at least one argument")
+    return wrt, False
+
+
+def _seed(out: Any, fname: str) -> Any:
+    if isinstance(out, float):
+        return 1.0
+    if isinstance(out, (np.ndarray, np.generic)) and out.ndim == 0 and out.dtype.kind == "f":
+        return out.dtype.type(1.0) if isinstance(out, np.generic) else np.ones((), out.dtype)
+    shape = np.shape(out) if isinstance(out, (np.ndarray, np.generic, int)) else None
+    if shape is not None and shape != ():
+        raise TypeError(f"gradient of {fname}(): the function must return a scalar, but it "
+                        f"returned an array of shape {shape}. Reduce it (e.g. np.sum) or use "
+                        "s2sgrad.vjp with a seed of that shape.")
+    raise TypeError(f"gradient of {fname}(): the function must return a floating-point scalar, "
+                    f"but it returned {type(out).__name__}")
+
+
+def value_and_grad(fn: Callable, wrt: Wrt = 0) -> Callable:
+    """``value_and_grad(f, wrt)(*args) -> (f(*args), gradient)``; a tuple if ``wrt`` is one."""
+    spec = _specialiser(fn)
+    positions, single = _normalize_wrt(wrt)
+    fname = spec.fn.__name__
+
+    @functools.wraps(spec.fn)
+    def value_and_grad_fn(*args, **kwargs):
+        compiled = spec.compiled(positions, args, kwargs)
+        out, saved = compiled.forward(*args, **kwargs)
+        grads = compiled.backward(saved, _seed(out, fname))
+        return out, (grads[0] if single else grads)
+
+    return value_and_grad_fn
+
+
+def gradient(fn: Callable, wrt: Wrt = 0) -> Callable:
+    """``gradient(f, wrt)(*args)``: the gradient of scalar ``f`` with respect to ``args[wrt]``."""
+    inner = value_and_grad(fn, wrt)
+
+    @functools.wraps(inner)
+    def gradient_fn(*args, **kwargs):
+        return inner(*args, **kwargs)[1]
+
+    return gradient_fn
+
+
+def vjp(fn: Callable, *args: Any, **kwargs: Any) -> tuple[Any, Callable]:
+    """``out, pullback = vjp(f, *args)``; ``pullback(seed)`` gives a cotangent for every
+    positional argument (None for arguments that are not floating point)."""
+    spec = _specialiser(fn)
+    positions = tuple(i for i, a in enumerate(args)
+                      if i < len(spec.params) and abstract_of(a).float
+                      and abstract_of(a).kind in ("scalar", "array"))
+    compiled = spec.compiled(positions, args, kwargs)
+    out, saved = compiled.forward(*args, **kwargs)
+    out_shape = np.shape(out)
+
+    def pullback(seed: Any) -> tuple:
+        if np.shape(seed) != out_shape:
+            raise ValueError(f"Mismatch in shape: the seed has a shape of {np.shape(seed)} and "
+                             f"the output of {spec.fn.__name__}() has a shape of {out_shape}")
+        grads = iter(compiled.backward(saved, seed))
+        return tuple(next(grads) if i in positions else None for i in range(len(args)))
+
+    return out, pullback
+
+
+_TENSOR: Any = None
+
+
+def _tensor_class() -> Any:
+    global _TENSOR
+    if _TENSOR is None:
+        try:
+            from .runtime.tensor import Tensor
+        except ImportError:  # the Tensor layer is optional for the functional API
+            Tensor = ()
+        _TENSOR = Tensor
+    return _TENSOR
+
+
+class Function:
+    """A function prepared for differentiation by ``@s2sgrad.grad``.
+
+    Called with plain values it runs the original function; called with Tensors it runs the
+    compiled forward and records a node for ``backward()``. ``forward_source`` and
+    ``adjoint_source`` show the code generated for the most recent specialisation.
+    """
+
+    def __init__(self, fn: Callable):
+        self.fn = unwrap(fn)
+        functools.update_wrapper(self, self.fn)
+        self._spec = _specialiser(self.fn)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        tensor = _tensor_class()
+        if tensor and any(isinstance(a, tensor) for a in args):
+            from .runtime.graph import call_function
+            return call_function(self, args, kwargs)
+        return self.fn(*args, **kwargs)
+
+    def __get__(self, obj: Any, objtype: type | None = None) -> Any:
+        if obj is None:
+            return self
+        return BoundFunction(self, obj)
+
+    def compiled_for(self, wrt: tuple[int, ...], args: tuple, kwargs: dict | None = None
+                     ) -> Compiled:
+        """The compiled pair for these raw arguments, differentiated at positions ``wrt``."""
+        return self._spec.compiled(tuple(wrt), args, kwargs or {})
+
+    @property
+    def compiled(self) -> Compiled:
+        return self._spec.default()
+
+    @property
+    def forward_source(self) -> str:
+        return self._spec.default().forward_source
+
+    @property
+    def adjoint_source(self) -> str:
+        return self._spec.default().adjoint_source
+
+    def __repr__(self) -> str:
+        return f"<s2sgrad.Function {self.fn.__qualname__}>"
+
+
+class BoundFunction:
+    """A ``@grad`` method looked up on an instance: ``model.loss``."""
+
+    def __init__(self, function: Function, obj: Any):
+        self.function = function
+        self.obj = obj
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.function(self.obj, *args, **kwargs)
+
+    @property
+    def adjoint_source(self) -> str:
+        return self.function.adjoint_source
+
+    @property
+    def forward_source(self) -> str:
+        return self.function.forward_source
+
+
+def grad(fn: Callable) -> Function:
+    """Decorator: prepare ``fn`` for differentiation (compiled lazily, once per signature)."""
+    if isinstance(fn, Function):
+        return fn
+    return Function(fn)
+
+
+def show(fn: Callable) -> None:
+    """Print the forward and adjoint source generated for ``fn``."""
+    compiled = _specialiser(fn).default()
+    print(compiled.forward_source)
+    print(compiled.adjoint_source)

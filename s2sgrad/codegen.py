@@ -1,0 +1,126 @@
+"""Pass 7, codegen: render the forward and adjoint as Python source and compile them.
+
+Before: ``Optimized`` bodies and the objects they name.
+After:  ``Generated``: the two functions' source (one statement per line, the user's names,
+        ``# adjoint of: <line>`` comments) and the compiled function objects. The source is
+        registered with linecache under its own file name, so a traceback inside generated
+        code shows the generated line. The functions read the user's module globals live
+        (like the original function) and reach the rule helpers and compiled callees through
+        closure cells, so nothing is injected into the user's module.
+
+    def loss_backward(saved, out_bar):
+        x, h = saved
+        # adjoint of: h = np.tanh(x @ w)
+        _t1_bar = h_bar * (1.0 - h * h)
+        ...
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+import re
+import textwrap
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import astor
+import gast
+
+from . import syntax
+from .optimize import Optimized
+
+_MARK = "__s2sgrad_comment_{}__"
+
+
+@dataclass(frozen=True)
+class Generated:
+    forward: Callable
+    backward: Callable
+    forward_source: str
+    adjoint_source: str
+    filename: str
+
+
+def codegen(opt: Optimized) -> Generated:
+    rev = opt.reversed
+    parsed = rev.analysis.normalized.parsed
+    name = parsed.name
+    spans = _statement_spans(parsed.node)
+    lines = linecache.getlines(parsed.filename)
+
+    def text_of(lineno: int) -> str:
+        for first, last in spans:
+            if first <= lineno <= last:
+                return " ".join(line.strip() for line in lines[first - 1:last])
+        return ""
+
+    comments: list[str] = []
+
+    def commented(stmts: list[gast.stmt], prefix: str) -> list[gast.stmt]:
+        out, last = [], None
+        for stmt in stmts:
+            origin = text_of(getattr(stmt, "lineno", 0) or 0)
+            if origin and origin != last and not isinstance(stmt, gast.Return):
+                comments.append(prefix + origin)
+                out.append(syntax.expr_stmt(syntax.name(_MARK.format(len(comments) - 1))))
+            last = origin if not isinstance(stmt, gast.Return) else last
+            out.append(stmt)
+        return out
+
+    forward_args = syntax.clone(parsed.node.args)
+    forward_args.defaults = []
+    forward_args.kw_defaults = [None] * len(forward_args.kwonlyargs)
+    forward = syntax.function(f"{name}_forward", [], commented(opt.forward, "# "))
+    forward.args = forward_args
+
+    unpack = []
+    if opt.saved:
+        unpack = [syntax.unpack(list(opt.saved), syntax.name(rev.saved))]
+    adjoint = syntax.function(f"{name}_backward", [rev.saved, rev.seed],
+                              unpack + commented(opt.adjoint, "# adjoint of: "))
+
+    forward_src = _render(forward, comments)
+    adjoint_src = _render(adjoint, comments)
+
+    freevars = list(parsed.closure)
+    outer_params = list(rev.bindings) + [v for v in freevars if v not in rev.bindings]
+    maker = f"def __s2sgrad_make__({', '.join(outer_params)}):\n"
+    maker += textwrap.indent(forward_src + "\n" + adjoint_src, "    ")
+    maker += f"\n    return {name}_forward, {name}_backward\n"
+    where = f"{os.path.basename(parsed.filename)}:{parsed.node.lineno}"
+    filename = f"<s2sgrad {parsed.fn.__qualname__} ({where})>"
+    linecache.cache[filename] = (len(maker), None, maker.splitlines(True), filename)
+
+    code = compile(maker, filename, "exec")
+    make_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
+    inner = {c.co_name: c for c in make_code.co_consts if isinstance(c, types.CodeType)}
+    cells = {k: types.CellType(v) for k, v in rev.bindings.items()}
+    cells.update({k: v for k, v in parsed.closure.items() if k not in rev.bindings})
+
+    def build(code_name: str, argdefs, kwdefaults=None) -> Callable:
+        c = inner[code_name]
+        fn = types.FunctionType(c, parsed.fn.__globals__, code_name, argdefs,
+                                tuple(cells[v] for v in c.co_freevars))
+        if kwdefaults:
+            fn.__kwdefaults__ = dict(kwdefaults)
+        return fn
+
+    fwd = build(f"{name}_forward", parsed.fn.__defaults__, parsed.fn.__kwdefaults__)
+    bwd = build(f"{name}_backward", None)
+    return Generated(fwd, bwd, forward_src, adjoint_src, filename)
+
+
+def _statement_spans(fn: gast.FunctionDef) -> list[tuple[int, int]]:
+    return [(s.lineno, getattr(s, "end_lineno", None) or s.lineno) for s in fn.body]
+
+
+def _render(fn: gast.FunctionDef, comments: list[str]) -> str:
+    source = astor.to_source(syntax.to_python_ast(fn))
+
+    def replace(match: re.Match) -> str:
+        return match.group(1) + comments[int(match.group(2))]
+
+    source = re.sub(r"^(\s*)__s2sgrad_comment_(\d+)__$", replace, source, flags=re.MULTILINE)
+    return source.rstrip() + "\n"

@@ -1,0 +1,154 @@
+"""Pass 2, fence: reject what the later passes do not understand, before they see it.
+
+Before: a parsed FunctionDef of arbitrary Python.
+After:  the same tree, unchanged, known to hold only supported constructs; otherwise a
+        TransformError pointing at the construct (file:line:col, with a caret) that says what
+        is unsupported and what to write instead.
+
+    def f(x):
+        with open(p) as fh:   -> TransformError: 'with' statements are not supported
+            ...                     at model.py:12:5 / Move the 'with' block out of ...
+
+Checks that need to know what a name refers to (calls without a derivative rule, ``eval``)
+happen in ``analyze``, where call targets are resolved.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from .parse import Parsed
+
+# Constructs that can never be differentiated correctly here, with what to do instead.
+_REFUSED: dict[type, tuple[str, str]] = {
+    gast.Try: ("try/except blocks are not supported",
+               "Handle errors outside the differentiated function."),
+    gast.With: ("'with' statements are not supported",
+                "Move the 'with' block out of the differentiated function."),
+    gast.AsyncWith: ("'async with' is not supported", "Differentiate a synchronous function."),
+    gast.AsyncFor: ("'async for' is not supported", "Differentiate a synchronous function."),
+    gast.AsyncFunctionDef: ("async functions are not supported",
+                            "Differentiate a synchronous function."),
+    gast.Await: ("'await' is not supported", "Differentiate a synchronous function."),
+    gast.Yield: ("generators ('yield') are not supported",
+                 "Build a list and return it instead of yielding."),
+    gast.YieldFrom: ("generators ('yield from') are not supported",
+                     "Build a list and return it instead of yielding."),
+    gast.Global: ("'global' declarations are not supported",
+                  "Pass the value in as an argument and return the new value."),
+    gast.Nonlocal: ("'nonlocal' declarations are not supported",
+                    "Pass the value in as an argument and return the new value."),
+    gast.Delete: ("'del' is not supported",
+                  "Let the name go out of scope, or rebind it to a new value."),
+    gast.Import: ("imports inside a differentiated function are not supported",
+                  "Move the import to module level."),
+    gast.ImportFrom: ("imports inside a differentiated function are not supported",
+                      "Move the import to module level."),
+    gast.ClassDef: ("class definitions inside a differentiated function are not supported",
+                    "Define the class at module level."),
+    gast.Starred: ("starred expressions (*args) are not supported here",
+                   "Pass the arguments one by one."),
+    gast.NamedExpr: ("assignment expressions (:=) are not supported",
+                     "Assign with a separate statement."),
+}
+
+# Constructs that a later version will differentiate; refused for now with the same precision.
+_NOT_YET: dict[type, tuple[str, str]] = {
+    gast.If: ("'if' statements are not supported yet",
+              "Use np.where(condition, a, b) for element-wise choices."),
+    gast.For: ("'for' loops are not supported yet", "Write the loop out, or vectorise it."),
+    gast.While: ("'while' loops are not supported yet", "Write the loop out, or vectorise it."),
+    gast.IfExp: ("conditional expressions (a if c else b) are not supported yet",
+                 "Use np.where(c, a, b)."),
+    gast.BoolOp: ("'and'/'or' are not supported yet",
+                  "Use np.logical_and / np.logical_or on the values."),
+    gast.Lambda: ("lambdas are not supported yet", "Define a named function with def."),
+    gast.FunctionDef: ("nested function definitions are not supported yet",
+                       "Define the function at module level."),
+    gast.ListComp: ("list comprehensions are not supported yet", "Write the items out."),
+    gast.SetComp: ("set comprehensions are not supported", "Build the value outside."),
+    gast.DictComp: ("dict comprehensions are not supported yet", "Write the items out."),
+    gast.GeneratorExp: ("generator expressions are not supported yet", "Write the items out."),
+    gast.Dict: ("dict literals are not supported yet", "Pass the values separately."),
+    gast.Set: ("set literals are not supported", "Use a tuple."),
+    gast.JoinedStr: ("f-strings are not supported inside a differentiated function",
+                     "Format messages outside it."),
+}
+
+_EXPRESSIONS = (
+    gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Attribute, gast.Name,
+    gast.Constant, gast.Tuple, gast.List, gast.Subscript, gast.Slice, gast.keyword,
+)
+_CONTEXT = (gast.Load, gast.Store, gast.Param, gast.Del, gast.operator, gast.unaryop,
+            gast.cmpop, gast.boolop, gast.arguments, gast.alias, gast.comprehension)
+
+
+def fence(parsed: Parsed) -> Parsed:
+    fn = parsed.node
+    for default in fn.args.defaults + [d for d in fn.args.kw_defaults if d is not None]:
+        _check_expression_tree(parsed, default)
+    for stmt in fn.body:
+        _check_statement(parsed, stmt)
+    return parsed
+
+
+def _refuse(parsed: Parsed, node: gast.AST) -> None:
+    for table in (_REFUSED, _NOT_YET):
+        entry = table.get(type(node))
+        if entry is not None:
+            raise parsed.error(entry[0], node, entry[1])
+
+
+def _check_statement(parsed: Parsed, stmt: gast.stmt) -> None:
+    _refuse(parsed, stmt)
+    if isinstance(stmt, gast.Assign):
+        for target in stmt.targets:
+            _check_target(parsed, target, stmt.value)
+        _check_expression_tree(parsed, stmt.value)
+    elif isinstance(stmt, gast.AugAssign):
+        if not isinstance(stmt.target, gast.Name):
+            _check_target(parsed, stmt.target, None)
+        _check_expression_tree(parsed, stmt.value)
+    elif isinstance(stmt, gast.AnnAssign):
+        if stmt.value is None or not isinstance(stmt.target, gast.Name):
+            raise parsed.error("annotated declarations without a value are not supported",
+                               stmt, "Assign a value, e.g. `y: float = 0.0`.")
+        _check_expression_tree(parsed, stmt.value)
+    elif isinstance(stmt, (gast.Return, gast.Expr)):
+        if stmt.value is not None:
+            _check_expression_tree(parsed, stmt.value)
+    elif isinstance(stmt, (gast.Pass, gast.Assert, gast.Raise)):
+        for child in gast.iter_child_nodes(stmt):
+            _check_expression_tree(parsed, child)
+    else:
+        raise parsed.error(f"'{type(stmt).__name__}' statements are not supported", stmt,
+                           "Rewrite it with assignments, calls and return.")
+
+
+def _check_target(parsed: Parsed, target: gast.expr, value: gast.expr | None) -> None:
+    if isinstance(target, gast.Name):
+        return
+    if isinstance(target, (gast.Tuple, gast.List)):
+        if not all(isinstance(t, gast.Name) for t in target.elts):
+            raise parsed.error("only names can be unpacked into", target,
+                               "Unpack into plain names first.")
+        return
+    if isinstance(target, gast.Attribute):
+        raise parsed.error(
+            "assigning to an attribute is not supported: it would change an object outside "
+            "the function", target, "Return the new value instead and assign it outside.")
+    if isinstance(target, gast.Subscript):
+        raise parsed.error("assignment to an element or slice is not supported yet", target,
+                           "Build the array with np.where or np.concatenate instead.")
+    raise parsed.error("this assignment target is not supported", target)
+
+
+def _check_expression_tree(parsed: Parsed, node: gast.AST) -> None:
+    for child in gast.walk(node):
+        _refuse(parsed, child)
+        if isinstance(child, gast.Compare) and len(child.ops) > 1:
+            raise parsed.error("chained comparisons are not supported yet", child,
+                               "Compare two values at a time.")
+        if not isinstance(child, _EXPRESSIONS + _CONTEXT):
+            raise parsed.error(f"'{type(child).__name__}' expressions are not supported",
+                               child)

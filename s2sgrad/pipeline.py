@@ -1,0 +1,133 @@
+"""The compiler: the list of passes, run in order, with debugging output between them.
+
+    parse -> fence -> normalize -> analyze -> reverse -> optimize -> codegen
+
+``compile_vjp(fn, wrt, signature)`` returns a ``Compiled`` pair ``forward(*args) -> (out,
+saved)`` and ``backward(saved, out_bar) -> (cotangent per wrt input)``, cached per function,
+differentiated parameters and abstract signature (the kind and rank of each argument).
+
+``S2SGRAD_DEBUG=1`` prints the generated source of every compilation; ``=2`` also prints the
+function after every pass.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import gast
+
+from . import syntax
+from .analyze import Abstract, Analysis, abstract_of, analyze
+from .codegen import codegen
+from .errors import TransformError
+from .fence import fence
+from .normalize import normalize
+from .optimize import optimize
+from .parse import Parsed, parse, unwrap
+from .reverse import reverse
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """A compiled forward/backward pair for one (function, wrt, signature)."""
+
+    fn: Callable
+    name: str
+    wrt: tuple[str, ...]  # differentiated parameters, in the order backward returns them
+    signature: tuple[tuple[str, Abstract], ...]
+    forward: Callable
+    backward: Callable
+    forward_source: str
+    adjoint_source: str
+    saved: tuple[str, ...]  # the primal values the forward keeps for the adjoint
+    result_value: Abstract  # what is known of the output
+    filename: str
+
+    @property
+    def source(self) -> str:
+        return self.forward_source + "\n\n" + self.adjoint_source
+
+
+_cache: weakref.WeakKeyDictionary[Callable, dict] = weakref.WeakKeyDictionary()
+_lock = threading.RLock()
+_in_progress: set = set()
+
+
+def _debug_level() -> int:
+    try:
+        return int(os.environ.get("S2SGRAD_DEBUG", "0") or 0)
+    except ValueError:
+        return 1
+
+
+def compile_vjp(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstract],
+                call_site: tuple[Parsed, Any] | None = None) -> Compiled:
+    """The compiled pair of ``fn`` differentiated with respect to the parameters ``wrt``."""
+    fn = unwrap(fn)
+    key = (tuple(wrt), tuple(sorted(signature.items())))
+    with _lock:
+        per_fn = _cache.setdefault(fn, {})
+        if key in per_fn:
+            return per_fn[key]
+        token = (fn, key)
+        if token in _in_progress:
+            where = call_site[0].error("recursive functions are not supported yet",
+                                       call_site[1]) if call_site else None
+            raise where or TransformError(f"{fn.__qualname__} calls itself recursively")
+        _in_progress.add(token)
+        try:
+            compiled = _run_passes(fn, tuple(wrt), signature)
+        finally:
+            _in_progress.discard(token)
+        per_fn[key] = compiled
+        return compiled
+
+
+def _run_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstract]) -> Compiled:
+    debug = _debug_level()
+    parsed = fence(parse(fn))
+    unknown = [w for w in wrt if w not in parsed.params]
+    if unknown:
+        raise TypeError(f"{fn.__qualname__}() has no parameter named {unknown[0]!r}")
+    normalized = normalize(parsed)
+    _show(debug, "normalize", normalized.node)
+
+    def compile_callee(callee, callee_wrt, callee_signature, node):
+        return compile_vjp(callee, callee_wrt, callee_signature, (parsed, node))
+
+    analysis = analyze(normalized, wrt, signature, compile_callee)
+    if debug >= 2:
+        print(f"[s2sgrad] after analyze: active = {sorted(analysis.active)}", file=sys.stderr)
+    reversed_ = reverse(analysis)
+    _show(debug, "reverse (adjoint)", syntax.function("adjoint", [], reversed_.adjoint))
+    optimized = optimize(reversed_)
+    generated = codegen(optimized)
+    if debug >= 1:
+        print(f"[s2sgrad] {fn.__qualname__} wrt {wrt}:\n{generated.forward_source}\n"
+              f"{generated.adjoint_source}", file=sys.stderr)
+    return Compiled(fn, parsed.name, wrt, tuple(sorted(signature.items())),
+                    generated.forward, generated.backward, generated.forward_source,
+                    generated.adjoint_source, optimized.saved, _result_value(analysis),
+                    generated.filename)
+
+
+def _result_value(analysis: Analysis) -> Abstract:
+    result = analysis.result
+    if isinstance(result, gast.Name):
+        return analysis.values.get(result.id, Abstract("array"))
+    if syntax.is_const(result):
+        return abstract_of(result.value)
+    return Abstract("array")
+
+
+def _show(debug: int, title: str, node: gast.AST) -> None:
+    if debug >= 2:
+        import astor
+        print(f"[s2sgrad] after {title}:\n{astor.to_source(syntax.to_python_ast(node))}",
+              file=sys.stderr)
