@@ -1,0 +1,666 @@
+#!/usr/bin/env python
+"""Time value+grad of s2sgrad against a hand-written NumPy gradient and peer AD libraries.
+
+    python benchmarks/run.py              # full run
+    python benchmarks/run.py --quick      # smoke run: short timings, one cold-start sample
+    python benchmarks/run.py --only mlp   # one workload (scalar, logistic, mlp, first-call)
+
+Everything runs in this one process (the first-call measurement of s2sgrad runs in fresh
+subprocesses so that nothing is cached). Each library is limited to one thread. Before a
+library's value+grad is timed, its gradient is compared with the hand-written one; a mismatch
+is printed loudly. Exit status: 1 if s2sgrad's gradient disagrees with the hand-written one,
+2 if s2sgrad is present but fails on a workload, 0 otherwise (also when s2sgrad's
+``value_and_grad`` does not exist yet). Timings never affect the exit status.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+# Thread limits must be in the environment before NumPy, PyTorch or JAX load their runtimes.
+_THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
+for _var in _THREAD_VARS:
+    os.environ[_var] = "1"
+os.environ["XLA_FLAGS"] = " ".join(filter(None, [
+    os.environ.get("XLA_FLAGS", ""),
+    "--xla_cpu_multi_thread_eigen=false", "intra_op_parallelism_threads=1",
+]))
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+os.environ.setdefault("JAX_ENABLE_X64", "1")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+
+def _pin_to_one_cpu() -> str:
+    """Bind this process (and the subprocesses it starts) to a single CPU.
+
+    XLA's CPU runtime ignores the thread flags above and sizes its thread pool from the CPUs
+    the process may run on, so pinning is what keeps JAX to one core; it also caps every other
+    library at one core whatever threads it starts. Returns a description for the header.
+    """
+    if not hasattr(os, "sched_setaffinity"):
+        return "not pinned (no sched_setaffinity on this platform)"
+    allowed = sorted(os.sched_getaffinity(0))
+    cpu = allowed[-1]
+    os.sched_setaffinity(0, {cpu})
+    return f"pinned to CPU {cpu} of {len(allowed)} allowed"
+
+
+_PINNING = "not pinned (--no-pin)"
+if __name__ == "__main__" and "--no-pin" not in sys.argv:
+    _PINNING = _pin_to_one_cpu()
+
+import argparse
+import datetime
+import gc
+import importlib
+import importlib.util
+import itertools
+import json
+import math
+import platform
+import statistics
+import subprocess
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(BENCH_DIR)
+# Measure the working tree's s2sgrad, whether or not a copy is installed.
+sys.path.insert(1, ROOT)
+if BENCH_DIR not in sys.path:
+    sys.path.insert(0, BENCH_DIR)
+
+import workloads as W
+
+RTOL, ATOL = 1e-7, 1e-10  # gradient agreement with the hand-written baseline (float64)
+
+
+# ---------------------------------------------------------------------------------------------
+# Workloads
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Workload:
+    name: str
+    title: str
+    fn: Callable  # the plain function s2sgrad differentiates
+    hand: Callable  # hand-written value and gradient
+    make_numpy_like: Callable  # factory over autograd.numpy / jax.numpy
+    make_torch: Callable  # factory over torch
+    inputs: tuple
+    wrt: tuple[int, ...]
+    target: float  # s2sgrad value+grad / hand-written value+grad must not exceed this
+
+
+def build_workloads() -> list[Workload]:
+    return [
+        Workload("scalar", "scalar: 114 float operations (+ - * / ** and math.*) on 4 floats, "
+                 "grad wrt all 4",
+                 W.scalar_fn, W.scalar_value_and_grad, W.make_scalar_fn, W.make_scalar_fn,
+                 W.scalar_inputs(), W.WRT["scalar"], 2.0),
+        Workload("logistic", "logistic: mean binary cross-entropy, X 1000x100, grad wrt (w, b)",
+                 W.logistic_loss, W.logistic_value_and_grad, W.make_logistic_loss,
+                 W.make_torch_logistic_loss, W.logistic_inputs(), W.WRT["logistic"], 1.2),
+        Workload("mlp", "mlp: batch 128, 784 -> 256 tanh -> 10, softmax cross-entropy, "
+                 "grad wrt (W1, b1, W2, b2)",
+                 W.mlp_loss, W.mlp_value_and_grad, W.make_mlp_loss, W.make_torch_mlp_loss,
+                 W.mlp_inputs(), W.WRT["mlp"], 1.2),
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Libraries
+# ---------------------------------------------------------------------------------------------
+
+
+class Unavailable(Exception):
+    """A library or one of its rows cannot run; the message is shown in the table."""
+
+
+@dataclass
+class Library:
+    name: str
+    label: str  # row label, with the version
+    module: Any = None
+    reason: str = ""  # why the library is unavailable
+    extra: dict = field(default_factory=dict)
+
+
+def _import(name: str, label: str) -> Library:
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError) as exc:
+        return Library(name, label, reason=f"import failed: {type(exc).__name__}: {exc}")
+    if spec is None:
+        return Library(name, label, reason="not installed")
+    try:
+        module = importlib.import_module(name)
+    except Exception as exc:  # noqa: BLE001 - any import failure is reported in the table
+        msg = str(exc).strip().splitlines()[-1] if str(exc).strip() else ""
+        return Library(name, label, reason=f"import failed: {type(exc).__name__}: {msg}")
+    version = getattr(module, "__version__", "")
+    return Library(name, f"{label} {version}".strip(), module)
+
+
+def load_libraries() -> list[Library]:
+    libs = []
+
+    sg = _import("s2sgrad", "s2sgrad")
+    if sg.module is not None and not hasattr(sg.module, "value_and_grad"):
+        sg.reason = (f"unavailable: s2sgrad {getattr(sg.module, '__version__', '?')} has no "
+                     "value_and_grad yet")
+        sg.module = None
+    elif sg.module is None:
+        sg.reason = f"unavailable: {sg.reason}"
+    else:
+        sg.extra["path"] = os.path.dirname(sg.module.__file__)
+    libs.append(sg)
+
+    ag = _import("autograd", "autograd")
+    if ag.module is not None:
+        import autograd.numpy as anp
+
+        ag.extra["np"] = anp
+        ag.label = f"autograd {_dist_version('autograd')}"
+    libs.append(ag)
+
+    torch = _import("torch", "PyTorch")
+    if torch.module is not None:
+        torch.module.set_num_threads(1)
+        try:
+            torch.module.set_num_interop_threads(1)
+        except RuntimeError:  # only settable before the first parallel work
+            pass
+        torch.label += " (eager)"
+    libs.append(torch)
+
+    jax = _import("jax", "JAX")
+    for jit in (True, False):
+        lib = Library("jax", jax.label + (" (jit)" if jit else " (no jit)"), jax.module, jax.reason)
+        lib.extra["jit"] = jit
+        if jax.module is not None:
+            jax.module.config.update("jax_enable_x64", True)
+            import jax.numpy as jnp
+
+            lib.extra["np"] = jnp
+        libs.append(lib)
+
+    libs.append(_import("tangent", "tangent"))
+    return libs
+
+
+def _dist_version(dist: str) -> str:
+    try:
+        from importlib.metadata import version
+
+        return version(dist)
+    except Exception:  # noqa: BLE001
+        return ""
+
+
+@dataclass
+class Impl:
+    """Zero-argument callables for one library on one workload, inputs already converted."""
+
+    forward: Callable[[], Any]
+    value_and_grad: Callable[[], Any]
+    to_numpy: Callable[[Any], tuple[float, tuple]]  # value_and_grad's result -> NumPy
+
+
+def _plain(out):
+    value, grads = out
+    return float(value), tuple(np.asarray(g, dtype=np.float64) for g in grads)
+
+
+def make_impl(lib: Library | None, wl: Workload) -> Impl:
+    """Build the calls of ``lib`` (None: the hand-written baseline) for ``wl``."""
+    args = wl.inputs
+    if lib is None:
+        fn, hand = wl.fn, wl.hand
+        return Impl(lambda: fn(*args), lambda: hand(*args), _plain)
+
+    if lib.module is None:
+        raise Unavailable(lib.reason)
+    name = lib.name
+
+    if name == "s2sgrad":
+        fn = wl.fn
+        vg = lib.module.value_and_grad(fn, wrt=wl.wrt)
+        return Impl(lambda: fn(*args), lambda: vg(*args), _plain)
+
+    if name == "autograd":
+        import autograd
+
+        f = wl.make_numpy_like(lib.extra["np"])
+        vg = autograd.value_and_grad(f, argnum=wl.wrt)
+        return Impl(lambda: f(*args), lambda: vg(*args), _plain)
+
+    if name == "torch":
+        torch = lib.module
+        f = wl.make_torch(torch)
+
+        def tensor(a):
+            return torch.tensor(a, dtype=torch.float64)
+
+        consts = [tensor(a) for a in args]
+        leaves = [tensor(a).requires_grad_(i in wl.wrt) for i, a in enumerate(args)]
+        params = [leaves[i] for i in wl.wrt]
+
+        def forward():
+            return f(*consts)
+
+        def value_and_grad():
+            out = f(*leaves)
+            return out, torch.autograd.grad(out, params)
+
+        def to_numpy(out):
+            value, grads = out
+            return float(value.item()), tuple(g.detach().numpy() for g in grads)
+
+        return Impl(forward, value_and_grad, to_numpy)
+
+    if name == "jax":
+        jax = lib.module
+        jnp = lib.extra["np"]
+        f = wl.make_numpy_like(jnp)
+        vg = jax.value_and_grad(f, argnums=wl.wrt)
+        if lib.extra["jit"]:
+            f, vg = jax.jit(f), jax.jit(vg)
+        jargs = [jnp.asarray(a, dtype=jnp.float64) for a in args]
+        ready = jax.block_until_ready
+        return Impl(lambda: ready(f(*jargs)), lambda: ready(vg(*jargs)), _plain)
+
+    if name == "tangent":
+        # tangent reads the function's source and returns the gradient only; the value is
+        # computed by the forward it generates, so the row times the gradient call.
+        df = lib.module.grad(wl.fn, wrt=wl.wrt, preserve_result=True)
+        fn = wl.fn
+
+        def to_numpy(out):
+            *grads, value = out
+            return float(value), tuple(np.asarray(g, dtype=np.float64) for g in grads)
+
+        return Impl(lambda: fn(*args), lambda: df(*args), to_numpy)
+
+    raise Unavailable(f"no adapter for {name}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Timing
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Timing:
+    median: float  # seconds per call
+    batches: list[float]
+
+    @property
+    def spread(self) -> float:
+        """(slowest - fastest batch) / median: how much the machine disturbed this row."""
+        return (max(self.batches) - min(self.batches)) / self.median
+
+
+def measure(call: Callable[[], Any], min_time: float, batches: int) -> Timing:
+    """Median per-call time over ``batches`` batches that together last >= ``min_time`` s.
+
+    Calls are first repeated (doubling) until one batch takes >= 1/20 of ``min_time``: this
+    warms caches and JIT compilers and calibrates the batch size.
+    """
+    repeat = itertools.repeat
+    call()
+    n = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in repeat(None, n):
+            call()
+        elapsed = time.perf_counter() - t0
+        if elapsed >= min_time / 20 or elapsed > 1.0:
+            break
+        n *= 2
+    per_call = elapsed / n
+    n = max(1, math.ceil(min_time / batches / per_call))
+    times = []
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(batches):
+            t0 = time.perf_counter()
+            for _ in repeat(None, n):
+                call()
+            times.append((time.perf_counter() - t0) / n)
+    finally:
+        gc.enable()
+    return Timing(statistics.median(times), times)
+
+
+# ---------------------------------------------------------------------------------------------
+# Correctness
+# ---------------------------------------------------------------------------------------------
+
+
+def compare(ref: tuple[float, tuple], got: tuple[float, tuple]) -> str:
+    """'' if ``got`` matches the hand-written ``ref``, else a description of the difference."""
+    ref_value, ref_grads = ref
+    value, grads = got
+    problems = []
+    if not np.allclose(value, ref_value, rtol=RTOL, atol=ATOL):
+        problems.append(f"value {value!r} != {ref_value!r}")
+    if len(grads) != len(ref_grads):
+        problems.append(f"{len(grads)} gradients, expected {len(ref_grads)}")
+    for i, (g, r) in enumerate(zip(grads, ref_grads)):
+        if np.shape(g) != np.shape(r):
+            problems.append(f"grad[{i}] shape {np.shape(g)}, expected {np.shape(r)}")
+        elif not np.allclose(g, r, rtol=RTOL, atol=ATOL):
+            err = np.max(np.abs(np.asarray(g) - r))
+            problems.append(f"grad[{i}] max abs error {err:.3g} (max |ref| {np.max(np.abs(r)):.3g})")
+    return "; ".join(problems)
+
+
+# ---------------------------------------------------------------------------------------------
+# Report
+# ---------------------------------------------------------------------------------------------
+
+
+def fmt_us(seconds: float) -> str:
+    us = seconds * 1e6
+    if us < 10:
+        return f"{us:.2f}"
+    if us < 1000:
+        return f"{us:.1f}"
+    return f"{us:,.0f}"
+
+
+@dataclass
+class Row:
+    label: str
+    forward: Timing | None = None
+    vg: Timing | None = None
+    note: str = ""  # shown instead of (or after) the figures
+
+
+COLS = "{:<30} {:>10} {:>7} {:>11} {:>7} {:>8} {:>7}"
+
+
+def print_block(wl: Workload, rows: list[Row], base: Row, out) -> None:
+    print(f"\n== {wl.title} ==", file=out)
+    print(COLS.format("", "forward", "", "value+grad", "", "", "").rstrip(), file=out)
+    print(COLS.format("library", "µs", "×NumPy", "µs", "×hand", "×fwd", "spread"), file=out)
+    for row in rows:
+        if row.forward is None and row.vg is None:
+            print(f"{row.label:<30} {row.note}", file=out)
+            continue
+        cells = [row.label]
+        if row.forward is not None:
+            cells += [fmt_us(row.forward.median), f"{row.forward.median / base.forward.median:.2f}"]
+        else:
+            cells += ["-", ""]
+        if row.vg is not None:
+            own = f"{row.vg.median / row.forward.median:.2f}" if row.forward else ""
+            cells += [fmt_us(row.vg.median), f"{row.vg.median / base.vg.median:.2f}", own,
+                      f"{100 * row.vg.spread:.0f}%"]
+        else:
+            cells += ["-", "", "", ""]
+        line = COLS.format(*cells)
+        if row.note:
+            line += f"  {row.note}"
+        print(line, file=out)
+
+
+def verdict(wl: Workload, s2s: Row, base: Row) -> str:
+    if s2s.vg is None:
+        return f"verdict {wl.name}: s2sgrad not measured ({s2s.note}); target <= {wl.target:g}x"
+    ratio = s2s.vg.median / base.vg.median
+    ok = "meets" if ratio <= wl.target else "MISSES"
+    return (f"verdict {wl.name}: s2sgrad value+grad = {ratio:.2f}x hand-written "
+            f"(target <= {wl.target:g}x): {ok} the target")
+
+
+# ---------------------------------------------------------------------------------------------
+# Main
+# ---------------------------------------------------------------------------------------------
+
+
+def run_workload(wl: Workload, libs: list[Library], min_time: float, batches: int,
+                 status: dict) -> None:
+    out = sys.stdout
+    base_impl = make_impl(None, wl)
+    ref = base_impl.to_numpy(base_impl.value_and_grad())
+    fwd_value = float(base_impl.forward())
+    if not np.isclose(fwd_value, ref[0], rtol=1e-12, atol=0):
+        raise SystemExit(f"{wl.name}: hand-written value {ref[0]!r} != function value {fwd_value!r}")
+    base = Row("NumPy, hand-written gradient",
+               measure(base_impl.forward, min_time, batches),
+               measure(base_impl.value_and_grad, min_time, batches))
+    rows = [base]
+    s2s_row = None
+    for lib in libs:
+        row = Row(lib.label)
+        if lib.name == "s2sgrad":
+            s2s_row = row
+        rows.append(row)
+        try:
+            impl = make_impl(lib, wl)
+            row.forward = measure(impl.forward, min_time, batches)
+            got = impl.to_numpy(impl.value_and_grad())  # first call: transform/trace/compile
+        except Unavailable as exc:
+            row.forward = None
+            row.note = str(exc)
+            continue
+        except Exception as exc:  # noqa: BLE001 - a failing library is a table entry
+            row.forward = None
+            row.note = f"error: {type(exc).__name__}: {_first_line(exc)}"
+            if lib.name == "s2sgrad":
+                status["s2sgrad_error"] = True
+                traceback.print_exc()
+            continue
+        problem = compare(ref, got)
+        if problem:
+            row.note = "GRADIENT MISMATCH, not timed"
+            banner = "!" * 78
+            print(f"\n{banner}\n{lib.label} on {wl.name}: gradient disagrees with the "
+                  f"hand-written one:\n  {problem}\n{banner}", file=out)
+            if lib.name == "s2sgrad":
+                status["s2sgrad_mismatch"] = True
+            continue
+        row.vg = measure(impl.value_and_grad, min_time, batches)
+        if lib.name == "tangent":
+            row.note = "(gradient call)"
+    print_block(wl, rows, base, out)
+    if s2s_row is not None:
+        print(verdict(wl, s2s_row, base), file=out)
+    out.flush()
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else ""
+
+
+FIRST_CALL_CODE = r"""
+import json, statistics, sys, time
+t0 = time.perf_counter()
+sys.path[:0] = [{bench!r}, {root!r}]
+import numpy as np
+t1 = time.perf_counter()
+import s2sgrad as sg
+t2 = time.perf_counter()
+import workloads
+args = workloads.compile_probe_inputs()
+fn = workloads.compile_probe
+t3 = time.perf_counter()
+vg = sg.value_and_grad(fn, wrt=0)
+t4 = time.perf_counter()
+value, grad = vg(*args)
+t5 = time.perf_counter()
+
+def per_call(call, n):
+    best = []
+    for _ in range(5):
+        s = time.perf_counter()
+        for _ in range(n):
+            call()
+        best.append((time.perf_counter() - s) / n)
+    return statistics.median(best)
+
+warm = per_call(lambda: vg(*args), {n})
+plain = per_call(lambda: fn(*args), {n})
+# central differences on every entry of w, to catch a wrong gradient
+w, x = args
+eps = 1e-6
+fd = np.zeros_like(w)
+for i in np.ndindex(w.shape):
+    wp = w.copy(); wp[i] += eps
+    wm = w.copy(); wm[i] -= eps
+    fd[i] = (fn(wp, x) - fn(wm, x)) / (2 * eps)
+err = float(np.max(np.abs(np.asarray(grad) - fd)) / max(1.0, float(np.max(np.abs(fd)))))
+print(json.dumps(dict(numpy=t1 - t0, s2sgrad_import=t2 - t1, build=t4 - t3, first_call=t5 - t4,
+                      warm=warm, plain=plain, value_error=abs(float(value) - float(fn(*args))),
+                      fd_error=err)))
+"""
+
+
+def run_first_call(lib: Library, samples: int, status: dict) -> None:
+    print("\n== s2sgrad first-call cost: value_and_grad(compile_probe) in a fresh process "
+          "(18-line NumPy function) ==")
+    if lib.module is None:
+        print(f"{'s2sgrad':<30} {lib.reason}")
+        return
+    code = FIRST_CALL_CODE.format(bench=BENCH_DIR, root=ROOT, n=200 if samples > 1 else 20)
+    results = []
+    for _ in range(samples):
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              cwd=ROOT, env=os.environ.copy(), check=False)
+        if proc.returncode != 0:
+            print(f"{'s2sgrad':<30} error in the fresh process:\n{proc.stderr.strip()}")
+            status["s2sgrad_error"] = True
+            return
+        results.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    med = {k: statistics.median(r[k] for r in results) for k in results[0]}
+    print(f"median of {samples} fresh process{'es' if samples > 1 else ''}:")
+    print(f"  import s2sgrad                          {med['s2sgrad_import'] * 1e3:9.1f} ms")
+    print(f"  sg.value_and_grad(fn, wrt=0)            {med['build'] * 1e3:9.1f} ms")
+    print(f"  first call (transform + compile + run)  {med['first_call'] * 1e3:9.1f} ms")
+    print(f"  build + first call                      "
+          f"{(med['build'] + med['first_call']) * 1e3:9.1f} ms")
+    print(f"  warm call                               {med['warm'] * 1e6:9.1f} µs"
+          f"   (the plain function: {med['plain'] * 1e6:.1f} µs)")
+    worst = max(r["fd_error"] for r in results)
+    if worst > 1e-6 or max(r["value_error"] for r in results) > 1e-12:
+        banner = "!" * 78
+        print(f"{banner}\ns2sgrad on compile_probe: gradient disagrees with central "
+              f"differences (relative error {worst:.3g})\n{banner}")
+        status["s2sgrad_mismatch"] = True
+
+
+def openblas_core() -> str:
+    """The CPU kernel NumPy's OpenBLAS chose at run time, if it can be asked ('' if not)."""
+    import ctypes
+
+    try:
+        with open("/proc/self/maps") as f:
+            paths = sorted({ln.split()[-1] for ln in f if "openblas" in ln.lower()})
+    except OSError:
+        return ""
+    for path in paths:
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for name in ("scipy_openblas_get_corename64_", "scipy_openblas_get_corename",
+                     "openblas_get_corename64_", "openblas_get_corename"):
+            fn = getattr(lib, name, None)
+            if fn is not None:
+                fn.restype = ctypes.c_char_p
+                return fn().decode()
+    return ""
+
+
+def header(args, libs: list[Library], min_time: float, batches: int) -> None:
+    now = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
+    cpu = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "")
+    except OSError:
+        pass
+    blas = ""
+    try:
+        cfg = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+        blas = f", BLAS {cfg.get('name', '?')} {cfg.get('version', '')}".rstrip()
+    except Exception as exc:  # noqa: BLE001 - informational only
+        blas = f", BLAS unknown ({type(exc).__name__})"
+    core = openblas_core()
+    if core:
+        blas += f" (kernel {core})"
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
+    mode = "quick smoke run" if args.quick else "full run"
+    print(f"s2sgrad benchmarks, {now} ({mode})")
+    print(f"machine: {os.cpu_count()} cores ({cpu or platform.machine()}), {platform.system()}, "
+          f"load average {load} (a shared machine: timings vary with its load)")
+    print(f"Python {platform.python_version()}, NumPy {np.__version__}{blas}")
+    print("threads: 1 for every library (OMP/MKL/OPENBLAS/BLIS/VECLIB/NUMEXPR_NUM_THREADS=1, "
+          "torch.set_num_threads(1), XLA single-threaded Eigen);\n"
+          f"         process {_PINNING}")
+    print(f"timing: median per call of {batches} batches, >= {min_time:g} s per row after "
+          "warm-up, gc disabled; float64 throughout")
+    print("inputs are converted to each library's array type outside the timed region; "
+          "JAX calls block until the result is ready")
+    for lib in libs:
+        if lib.name == "s2sgrad" and lib.module is not None:
+            print(f"s2sgrad: {lib.extra['path']}")
+    print("columns: ×NumPy = forward / plain NumPy forward; ×hand = value+grad / hand-written "
+          "value+grad;\n         ×fwd = value+grad / the same library's forward; spread = "
+          "(slowest - fastest batch) / median")
+
+
+def main(argv=None) -> int:
+    names = ["scalar", "logistic", "mlp", "first-call"]
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="short timings (smoke run)")
+    parser.add_argument("--only", action="append", metavar="NAME",
+                        help=f"run only these (repeatable or comma-separated): {', '.join(names)}")
+    parser.add_argument("--min-time", type=float, default=None,
+                        help="seconds per row (default 0.5, --quick 0.02)")
+    parser.add_argument("--no-pin", action="store_true",
+                        help="do not bind the process to one CPU (JAX then uses every core)")
+    parser.add_argument("--batches", type=int, default=None,
+                        help="batches per row (default 7, --quick 3)")
+    args = parser.parse_args(argv)
+    only = set(names)
+    if args.only:
+        only = {n.strip() for item in args.only for n in item.split(",") if n.strip()}
+        unknown = only - set(names)
+        if unknown:
+            parser.error(f"unknown --only {', '.join(sorted(unknown))}; choose from {names}")
+    min_time = args.min_time or (0.02 if args.quick else 0.5)
+    batches = args.batches or (3 if args.quick else 7)
+
+    libs = load_libraries()
+    header(args, libs, min_time, batches)
+    status: dict = {}
+    for wl in build_workloads():
+        if wl.name in only:
+            run_workload(wl, libs, min_time, batches, status)
+    if "first-call" in only:
+        run_first_call(libs[0], 1 if args.quick else 3, status)
+
+    if status.get("s2sgrad_mismatch"):
+        print("\nFAILED: s2sgrad's gradient disagrees with the hand-written gradient", flush=True)
+        return 1
+    if status.get("s2sgrad_error"):
+        print("\nFAILED: s2sgrad raised an error on a workload", flush=True)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
