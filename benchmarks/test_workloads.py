@@ -1,0 +1,229 @@
+"""Checks of the benchmark workloads and harness (no timing is asserted).
+
+The hand-written gradients are the baseline every library is compared against, so they are
+checked here against central finite differences; the per-library factories are checked to
+compute the same function as the literal one s2sgrad reads. Run with ``pytest benchmarks``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import os
+import sys
+import types
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import workloads as W
+
+
+def central_difference(f, args, i, direction, eps):
+    """d/dt f(args with args[i] + t * direction) at t = 0."""
+    plus, minus = list(args), list(args)
+    plus[i] = args[i] + eps * direction
+    minus[i] = args[i] - eps * direction
+    return (f(*plus) - f(*minus)) / (2 * eps)
+
+
+# --- scalar -----------------------------------------------------------------------------------
+
+
+def scalar_points():
+    rng = np.random.default_rng(1234)
+    points = [W.scalar_inputs(), (0.0, 0.0, 0.0, 0.0), (1.0, 1.0, 1.0, 1.0)]
+    points += [tuple(float(v) for v in rng.uniform(-2.0, 2.0, 4)) for _ in range(25)]
+    return points
+
+
+@pytest.mark.parametrize("point", scalar_points())
+def test_scalar_gradient_matches_finite_differences(point):
+    value, grads = W.scalar_value_and_grad(*point)
+    assert value == pytest.approx(W.scalar_fn(*point), rel=1e-13, abs=1e-13)
+    assert len(grads) == 4
+    for i, g in enumerate(grads):
+        fd = central_difference(W.scalar_fn, point, i, 1.0, 1e-6)
+        assert g == pytest.approx(fd, rel=1e-6, abs=1e-7), f"d/d arg {i} at {point}"
+
+
+def test_scalar_factory_is_the_same_function():
+    fn = W.make_scalar_fn(math)
+    for point in scalar_points():
+        assert fn(*point) == W.scalar_fn(*point)
+
+
+def test_scalar_fn_has_about_a_hundred_operations_and_no_loops():
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(W.scalar_fn))
+    ops = [n for n in ast.walk(tree) if isinstance(n, (ast.BinOp, ast.UnaryOp, ast.Call))
+           and not (isinstance(n, ast.UnaryOp) and isinstance(n.operand, ast.Constant))]
+    assert len(ops) == 114
+    assert not any(isinstance(n, (ast.For, ast.While, ast.comprehension)) for n in ast.walk(tree))
+
+
+# --- logistic and mlp -------------------------------------------------------------------------
+
+
+def check_array_gradient(fn, hand, args, wrt, seed, eps=1e-6):
+    value, grads = hand(*args)
+    assert value == pytest.approx(fn(*args), rel=1e-12)
+    assert len(grads) == len(wrt)
+    rng = np.random.default_rng(seed)
+    for i, g in zip(wrt, grads):
+        assert np.shape(g) == np.shape(args[i])
+        for _ in range(3):  # random directions cover every entry at once
+            direction = rng.standard_normal(np.shape(args[i]))
+            fd = central_difference(fn, args, i, direction, eps)
+            assert np.sum(g * direction) == pytest.approx(fd, rel=1e-6, abs=1e-9)
+        flat = np.ravel(g)
+        for k in rng.choice(flat.size, size=min(3, flat.size), replace=False):
+            unit = np.zeros(flat.size)
+            unit[k] = 1.0
+            fd = central_difference(fn, args, i, unit.reshape(np.shape(g)), eps)
+            assert flat[k] == pytest.approx(fd, rel=1e-5, abs=1e-9)
+
+
+def test_logistic_gradient_matches_finite_differences():
+    args = W.logistic_inputs()
+    check_array_gradient(W.logistic_loss, W.logistic_value_and_grad, args, W.WRT["logistic"], 0)
+
+
+def test_logistic_gradient_with_large_margins():
+    # |z| from 2 to ~150: exp(|z|) would overflow a naive form.
+    w, _, X, y = W.logistic_inputs(seed=3, n=50, d=5)
+    args = (300.0 * w, -2.0, X, y)
+    value, (gw, gb) = W.logistic_value_and_grad(*args)
+    assert np.isfinite(value) and np.all(np.isfinite(gw)) and np.isfinite(gb)
+    # The loss is ~25 here and nearly linear in w: a larger step keeps rounding out of the
+    # difference quotient.
+    check_array_gradient(W.logistic_loss, W.logistic_value_and_grad, args, W.WRT["logistic"], 1,
+                         eps=1e-3)
+
+
+def test_mlp_gradient_matches_finite_differences():
+    args = W.mlp_inputs(batch=16, d_in=12, d_hidden=7, d_out=5)
+    check_array_gradient(W.mlp_loss, W.mlp_value_and_grad, args, W.WRT["mlp"], 2)
+
+
+def test_mlp_hand_gradient_does_not_modify_inputs():
+    args = W.mlp_inputs(batch=8, d_in=6, d_hidden=4, d_out=3)
+    copies = [np.copy(a) for a in args]
+    W.mlp_value_and_grad(*args)
+    W.logistic_value_and_grad(*W.logistic_inputs(n=20, d=4))
+    for a, c in zip(args, copies):
+        np.testing.assert_array_equal(a, c)
+
+
+@pytest.mark.parametrize("name", ["logistic", "mlp"])
+def test_array_factories_are_the_same_function(name):
+    fn = getattr(W, f"{name}_loss")
+    made = getattr(W, f"make_{name}_loss")(np)
+    args = getattr(W, f"{name}_inputs")()
+    assert made(*args) == fn(*args)
+
+
+def test_compile_probe_runs_on_its_inputs():
+    value = W.compile_probe(*W.compile_probe_inputs())
+    assert np.ndim(value) == 0 and np.isfinite(value)
+
+
+# --- peers, when installed: the factories give each library the same function ---------------
+
+
+def test_autograd_versions_agree_with_hand_written():
+    autograd = pytest.importorskip("autograd")
+    anp = pytest.importorskip("autograd.numpy")
+    cases = [
+        (W.make_scalar_fn, W.scalar_value_and_grad, W.scalar_inputs(), W.WRT["scalar"]),
+        (W.make_logistic_loss, W.logistic_value_and_grad, W.logistic_inputs(n=50, d=5),
+         W.WRT["logistic"]),
+        (W.make_mlp_loss, W.mlp_value_and_grad, W.mlp_inputs(batch=8, d_in=6, d_hidden=4,
+                                                            d_out=3), W.WRT["mlp"]),
+    ]
+    for make, hand, args, wrt in cases:
+        value, grads = autograd.value_and_grad(make(anp), argnum=wrt)(*args)
+        ref_value, ref_grads = hand(*args)
+        assert value == pytest.approx(ref_value, rel=1e-12)
+        for g, r in zip(grads, ref_grads):
+            np.testing.assert_allclose(g, r, rtol=1e-9, atol=1e-12)
+
+
+# --- the harness --------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def harness():
+    """benchmarks/run.py as a module; its thread settings are undone afterwards."""
+    saved = dict(os.environ)
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "run.py")
+    spec = importlib.util.spec_from_file_location("benchmarks_run", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    yield module
+    del sys.modules[spec.name]
+    os.environ.clear()
+    os.environ.update(saved)
+
+
+def fake_s2sgrad(harness, scale=1.0, fail=False):
+    """A stand-in s2sgrad whose value_and_grad is the hand-written gradient (times scale)."""
+    hands = {W.scalar_fn: W.scalar_value_and_grad, W.logistic_loss: W.logistic_value_and_grad,
+             W.mlp_loss: W.mlp_value_and_grad}
+
+    def value_and_grad(fn, wrt=0):
+        def run(*args):
+            if fail:
+                raise RuntimeError("cannot differentiate")
+            value, grads = hands[fn](*args)
+            return value, tuple(g * scale for g in grads)
+
+        return run
+
+    module = types.SimpleNamespace(value_and_grad=value_and_grad, __version__="test")
+    return harness.Library("s2sgrad", "s2sgrad test", module)
+
+
+def run_scalar(harness, lib, capsys):
+    status = {}
+    wl = next(w for w in harness.build_workloads() if w.name == "scalar")
+    harness.run_workload(wl, [lib], min_time=0.002, batches=2, status=status)
+    return status, capsys.readouterr().out
+
+
+def test_harness_accepts_a_matching_gradient(harness, capsys):
+    status, out = run_scalar(harness, fake_s2sgrad(harness), capsys)
+    assert status == {}
+    assert "verdict scalar: s2sgrad value+grad =" in out
+
+
+def test_harness_flags_a_wrong_gradient(harness, capsys):
+    status, out = run_scalar(harness, fake_s2sgrad(harness, scale=1.001), capsys)
+    assert status.get("s2sgrad_mismatch")
+    assert "GRADIENT MISMATCH" in out and "disagrees with the hand-written one" in out
+
+
+def test_harness_reports_an_error_in_the_table(harness, capsys):
+    status, out = run_scalar(harness, fake_s2sgrad(harness, fail=True), capsys)
+    assert status.get("s2sgrad_error")
+    assert "error: RuntimeError: cannot differentiate" in out
+
+
+def test_harness_shows_unavailable_libraries(harness, capsys):
+    lib = harness.Library("s2sgrad", "s2sgrad", None, "unavailable: no value_and_grad yet")
+    status, out = run_scalar(harness, lib, capsys)
+    assert status == {}
+    assert "unavailable: no value_and_grad yet" in out
+
+
+def test_compare_reports_shape_and_value_differences(harness):
+    ref = (1.0, (np.zeros(3),))
+    assert harness.compare(ref, (1.0, (np.zeros(3),))) == ""
+    assert "shape" in harness.compare(ref, (1.0, (np.zeros(4),)))
+    assert "value" in harness.compare(ref, (1.5, (np.zeros(3),)))
+    assert "grad[0]" in harness.compare(ref, (1.0, (np.ones(3),)))
