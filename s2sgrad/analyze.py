@@ -206,8 +206,8 @@ class _Analyzer:
                 raise self.parsed.error(
                     "tuples and lists of differentiated values are not supported yet", node,
                     "Return or combine the values with NumPy functions (np.stack, +, ...).")
-            self.set_value(target, Abstract("object", None, False, type(node) is gast.Tuple
-                                            and tuple or list))
+            self.set_value(target, Abstract("object", len(node.elts), False,
+                                            tuple if isinstance(node, gast.Tuple) else list))
             return Op("nondiff", target)
         # a copy of an atom
         self.set_value(target, self.value(node),
@@ -273,30 +273,39 @@ class _Analyzer:
                   diff_params=diff_params)
 
     def bind(self, rule: Rule, args: list, keywords: dict, node: gast.AST, what: str) -> dict:
-        params = rule.params
-        if len(args) > len(params):
+        """Bind call-site atoms to the rule's parameters, as Python binds the primitive's."""
+        signature = inspect.signature(rule.template)
+        params = list(signature.parameters.values())[2:]
+        positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        star = next((p.name for p in params if p.kind == p.VAR_POSITIONAL), None)
+        bindings: dict[str, Any] = dict(zip((p.name for p in positional), args))
+        extra = args[len(positional):]
+        if star is not None:
+            bindings[star] = syntax.tuple_(extra)
+        elif extra:
             raise self.parsed.error(
                 f"{what}() is called with {len(args)} positional arguments; its derivative "
-                f"rule takes {len(params)} ({', '.join(params)})", node,
+                f"rule takes {len(positional)} ({', '.join(p.name for p in positional)})", node,
                 "Pass the extra arguments by keyword, or extend the rule.")
-        bindings = dict(zip(params, args))
+        names = {p.name for p in params if p.kind != p.VAR_POSITIONAL}
         for key, value in keywords.items():
-            if key not in params:
+            if key not in names or key in bindings:
                 raise self.parsed.error(
                     f"{what}() got the keyword argument '{key}', which its derivative rule "
-                    f"does not know ({', '.join(params)})", node,
+                    f"does not accept here ({', '.join(p.name for p in params)})", node,
                     "Remove the argument, or register a rule that accepts it.")
             bindings[key] = value
         for p in params:
-            if p not in bindings:
-                if p not in rule.defaults:
-                    raise self.parsed.error(f"{what}() is missing the argument '{p}'", node)
-                default = rule.defaults[p]
-                bindings[p] = syntax.const(default) if _is_literal(default) else None
-                if bindings[p] is None:
-                    raise self.parsed.error(
-                        f"internal: the default of '{p}' in the rule of {what} is not a "
-                        "literal", node)
+            if p.name in bindings:
+                continue
+            if p.default is inspect.Parameter.empty:
+                raise self.parsed.error(f"{what}() is missing the argument '{p.name}'", node)
+            if not _is_literal(p.default):
+                raise self.parsed.error(
+                    f"the derivative rule of {what} has a default for '{p.name}' that is not "
+                    "a literal; rule defaults must be None, numbers, strings or tuples", node)
+            bindings[p.name] = syntax.const(p.default) if not isinstance(p.default, tuple) \
+                else syntax.tuple_(syntax.const(v) for v in p.default)
         return bindings
 
     def user_call(self, fn: Callable, args: list, keywords: dict, target: str | None,
@@ -338,6 +347,13 @@ class _Analyzer:
             self.elementwise(operands, values, target)
             return
         rank: int | None = None
+        if rule.primitive in _RESHAPES:
+            rank = _shape_rank([bindings.get("shape") or bindings.get("newshape")], self)
+            if isinstance(rank, int) and isinstance(bindings.get("shape"), gast.Tuple) and len(
+                    bindings["shape"].elts) == 1 and rule.primitive is np.ndarray.reshape:
+                rank = _shape_rank(bindings["shape"].elts, self)  # x.reshape((3, 4))
+            self.set_value(target, Abstract("array", rank, True))
+            return
         if shape == "reduce":
             axis = _static(bindings.get("axis"))
             keepdims = _static(bindings.get("keepdims", syntax.const(False)))
@@ -382,6 +398,13 @@ class _Analyzer:
                                            False)
         elif prim in (len, int, math.floor, math.ceil):
             self.set_value(target, Abstract("scalar", 0, False))
+        elif prim in _CREATOR_RANKS:
+            rank = _CREATOR_RANKS[prim](args, self)
+            cls = self.shape_class.get(args[0].id) if prim in _LIKE and isinstance(
+                args[0], gast.Name) else None
+            self.set_value(target, Abstract("array", rank, True), cls)
+        elif (getattr(prim, "__module__", "") or "").startswith("numpy"):
+            self.set_value(target, Abstract("array", None, False))
         else:
             self.set_value(target, Abstract("object", None, False, object))
 
@@ -406,6 +429,37 @@ class _Analyzer:
                     if isinstance(atom, gast.Name):
                         useful.add(atom.id)
         return useful & self.varied
+
+
+def _shape_rank(args: list, analyzer: _Analyzer) -> int | None:
+    """The rank of an array created from the shape ``args[0]`` (an int or a tuple)."""
+    if not args:
+        return None
+    shape = args[0]
+    if shape is None:
+        return None
+    if isinstance(shape, gast.Tuple):
+        return len(shape.elts)
+    if syntax.is_const(shape) and isinstance(shape.value, int):
+        return 1
+    value = analyzer.value(shape)
+    if value.kind == "object" and value.type in (tuple, list):
+        return value.ndim  # a tuple built in the function: its length is known
+    return 1 if value.kind == "scalar" and not value.float else None
+
+
+def _like_rank(args: list, analyzer: _Analyzer) -> int | None:
+    return analyzer.value(args[0]).ndim if args else None
+
+
+_RESHAPES = (np.reshape, np.ndarray.reshape)
+_LIKE = (np.zeros_like, np.ones_like, np.empty_like)
+_CREATOR_RANKS = {
+    np.zeros: _shape_rank, np.ones: _shape_rank, np.empty: _shape_rank,
+    np.arange: lambda args, analyzer: 1, np.linspace: lambda args, analyzer: 1,
+    np.eye: lambda args, analyzer: 2, np.identity: lambda args, analyzer: 2,
+    **{like: _like_rank for like in _LIKE},
+}
 
 
 def _is_library(fn: Callable) -> bool:

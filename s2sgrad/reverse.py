@@ -83,7 +83,8 @@ class _Reverser:
         self.shape_of: dict[str, str] = {}
         self.callee_saved: dict[int, str] = {}
         self.adjoint: list[gast.stmt] = []
-        self.facts = Facts(ndim=self._ndim, is_none=self._is_none)
+        self.facts = Facts(ndim=self._ndim, is_none=self._is_none,
+                           is_numpy=lambda name: self.bindings.names.get(name) is np)
         self.saved = self.namer.fresh("saved")
         self.seed = self.namer.fresh("out_bar")
 

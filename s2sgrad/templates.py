@@ -82,6 +82,7 @@ class Facts:
 
     ndim: Callable[[str], int | None]
     is_none: Callable[[str], bool | None]
+    is_numpy: Callable[[str], bool] = lambda name: False  # does this name refer to numpy?
 
 
 def inline(template: Template, bindings: dict[str, gast.expr], facts: Facts, namer: Namer,
@@ -95,9 +96,12 @@ def inline(template: Template, bindings: dict[str, gast.expr], facts: Facts, nam
     env: dict[str, gast.expr] = dict(bindings)
     env.update({k: syntax.name(v) for k, v in global_names.items() if k != v})
     out: list[gast.stmt] = []
-    result = _inline_block(template.node.body, env, facts, namer, out)
-    if result is None:
+    try:
+        result = _inline_block(template.node.body, env, facts, namer, out)
+    except _Undecided:
         return None
+    if result is None:
+        raise TypeError(f"the rule {template.function.__name__} does not end with a return")
     contributions = result + [None] * (len(template.outputs) - len(result))
     return Inlined(out, contributions)
 
@@ -112,10 +116,9 @@ def _inline_block(body: list[gast.stmt], env: dict[str, gast.expr], facts: Facts
         if isinstance(stmt, gast.If):
             test = static_eval(_subst(stmt.test, env, facts), facts)
             if test is UNKNOWN:
-                return None
-            branch = stmt.body if test else stmt.orelse
-            result = _inline_block(branch, env, facts, namer, out)
-            if result is not None or _returns(branch):
+                raise _Undecided
+            result = _inline_block(stmt.body if test else stmt.orelse, env, facts, namer, out)
+            if result is not None:
                 return result
         elif isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
             value = _subst(stmt.value, env, facts)
@@ -131,12 +134,12 @@ def _inline_block(body: list[gast.stmt], env: dict[str, gast.expr], facts: Facts
         elif isinstance(stmt, gast.Pass):
             continue
         else:
-            return None
+            raise _Undecided
     return None
 
 
-def _returns(body: list[gast.stmt]) -> bool:
-    return any(isinstance(s, gast.Return) for s in gast.walk(syntax.module(body)))
+class _Undecided(Exception):
+    """A test in the template cannot be decided at transform time."""
 
 
 def _subst(node: gast.expr, env: dict[str, gast.expr], facts: Facts) -> gast.expr:
@@ -145,6 +148,9 @@ def _subst(node: gast.expr, env: dict[str, gast.expr], facts: Facts) -> gast.exp
 
 
 class _FoldRanks(gast.NodeTransformer):
+    """Fold ``np.ndim(x)`` of a known rank, and pure NumPy index arithmetic on constants
+    (``np.argsort(np.mod((1, 0), 2))`` -> ``(1, 0)``), so the adjoint reads as written."""
+
     def __init__(self, facts: Facts):
         self.facts = facts
 
@@ -154,7 +160,37 @@ class _FoldRanks(gast.NodeTransformer):
             value = static_eval(node, self.facts)
             if value is not UNKNOWN:
                 return syntax.located(syntax.const(value), node)
+        func = syntax.dotted_name(node.func) or ""
+        head, _, attr = func.rpartition(".")
+        if attr in _PURE and self.facts.is_numpy(head) and not node.keywords and all(
+                syntax.is_const(a) or syntax.is_static_tuple(a) for a in node.args):
+            value = _PURE[attr](*(syntax.const_value(a) for a in node.args))
+            literal = _literal(value)
+            if literal is not None:
+                return syntax.located(literal, node)
         return node
+
+
+    def visit_UnaryOp(self, node: gast.UnaryOp) -> gast.expr:
+        self.generic_visit(node)
+        if isinstance(node.op, gast.USub) and syntax.is_const(node.operand) \
+                and isinstance(node.operand.value, (int, float)):
+            return syntax.located(syntax.const(-node.operand.value), node)
+        return node
+
+
+_PURE = {"argsort": np.argsort, "mod": np.mod, "reshape": np.reshape, "add": np.add,
+         "subtract": np.subtract, "negative": np.negative}
+
+
+def _literal(value: Any) -> gast.expr | None:
+    """A small integer array or number as a Python literal (a tuple for 1-d arrays)."""
+    array = np.asarray(value)
+    if array.dtype.kind not in "iu" or array.ndim > 1 or array.size > 32:
+        return None
+    if array.ndim == 0:
+        return syntax.const(int(array))
+    return syntax.tuple_(syntax.const(int(v)) for v in array)
 
 
 def _is_ndim_call(node: gast.Call) -> bool:
@@ -216,9 +252,13 @@ def static_eval(node: gast.expr, facts: Facts) -> Any:
                 return UNKNOWN if rank is None else rank
             value = static_eval(arg, facts)
             return UNKNOWN if value is UNKNOWN else np.ndim(value)
-        if func == "len":
+        if func == "len" or func.split(".")[-1] == "size":
+            if isinstance(arg, gast.Tuple):  # the length of a tuple of atoms is static
+                return len(arg.elts)
             value = static_eval(arg, facts)
-            return len(value) if isinstance(value, tuple) else UNKNOWN
+            if func == "len":
+                return len(value) if isinstance(value, tuple) else UNKNOWN
+            return UNKNOWN if value is UNKNOWN else int(np.size(value))
         if func == "isinstance":
             return UNKNOWN
     return UNKNOWN
