@@ -1,0 +1,111 @@
+"""Rules for products and linear algebra: ``dot``, ``matmul`` (``@``), ``outer``, ``trace``,
+``linalg.inv`` and ``linalg.det``.
+
+``dot`` and ``matmul`` branch on the operands' ranks with ``if np.ndim(...)`` tests, which the
+compiler folds when the ranks are known, so the generated code holds the one case that applies
+(``g @ b.T`` for two matrices). Every contribution has its operand's shape, also when the
+batch axes of ``matmul`` stacks broadcast: the rule sums over them itself.
+"""
+
+import operator
+
+import numpy as np
+
+from .registry import vjp_rule
+
+
+@vjp_rule(np.dot, np.ndarray.dot, shape="dot")
+def dot(g, ans, a, b, out=None):
+    # np.dot contracts the last axis of a with the second-to-last of b (the only one if b
+    # is 1-d) and keeps every other axis, a's first.
+    if np.ndim(a) == 0:
+        g_a = np.sum(g * b)
+        g_b = g * a
+    elif np.ndim(b) == 0:
+        g_a = g * b
+        g_b = np.sum(g * a)
+    elif np.ndim(a) == 2 and np.ndim(b) == 2:
+        g_a = g @ np.transpose(b)
+        g_b = np.transpose(a) @ g
+    elif np.ndim(b) == 1:
+        g_a = np.multiply.outer(g, b)
+        g_b = np.tensordot(g, a, np.ndim(g))
+    elif np.ndim(a) == 1:
+        g_a = np.tensordot(g, np.swapaxes(b, -1, -2), np.ndim(g))
+        g_b = np.swapaxes(np.multiply.outer(g, a), -1, -2)
+    else:
+        # g has a's leading axes, then b's; contract over b's to get a, over a's to get b.
+        g_a = np.tensordot(g, np.swapaxes(b, -1, -2), np.ndim(b) - 1)
+        g_b = np.moveaxis(np.tensordot(a, g, (np.arange(np.ndim(a) - 1),) * 2), 0, -2)
+    return g_a, g_b
+
+
+@vjp_rule(operator.matmul, np.matmul, shape="matmul")
+def matmul(g, ans, a, b):
+    # A 1-d operand is a row (a) or a column (b) whose added axis is dropped from the result;
+    # stacks of matrices broadcast over their leading (batch) axes.
+    if np.ndim(a) == 1 and np.ndim(b) == 1:
+        g_a = g * b
+        g_b = g * a
+    elif np.ndim(a) == 2 and np.ndim(b) == 2:
+        g_a = g @ np.transpose(b)
+        g_b = np.transpose(a) @ g
+    elif np.ndim(b) == 1:
+        g_a = np.expand_dims(g, -1) * b
+        g_b = np.tensordot(g, a, np.ndim(g))
+    elif np.ndim(a) == 1:
+        g_a = np.tensordot(g, np.swapaxes(b, -1, -2), np.ndim(g))
+        g_b = np.expand_dims(a, -1) * np.expand_dims(g, -2)
+    elif np.ndim(b) == 2:
+        # A stack times one matrix (a batch of inputs times weights): b's contribution sums
+        # over the batch, as one matrix product over the flattened batch.
+        g_a = g @ np.transpose(b)
+        rows = np.reshape(a, (-1, np.shape(b)[0]))
+        g_b = np.transpose(rows) @ np.reshape(g, (-1, np.shape(b)[1]))
+    elif np.ndim(a) == 2:
+        # One matrix times a stack: a's contribution sums over the stack's batch axes.
+        g_a = np.sum(np.reshape(g @ np.swapaxes(b, -1, -2), (-1,) + np.shape(a)), axis=0)
+        g_b = np.transpose(a) @ g
+    else:
+        # Two stacks, whose batch axes may broadcast: each product has the broadcast batch
+        # shape and is summed over the axes that broadcasting added or stretched
+        # (np.apply_over_axes keeps them as 1s; with none it returns the product as it is).
+        full_a = g @ np.swapaxes(b, -1, -2)
+        full_b = np.swapaxes(a, -1, -2) @ g
+        lead_a = np.ones(np.ndim(full_a) - np.ndim(a), np.intp)
+        lead_b = np.ones(np.ndim(full_b) - np.ndim(b), np.intp)
+        axes_a = np.flatnonzero(np.not_equal(np.shape(full_a), np.append(lead_a, np.shape(a))))
+        axes_b = np.flatnonzero(np.not_equal(np.shape(full_b), np.append(lead_b, np.shape(b))))
+        g_a = np.reshape(np.apply_over_axes(np.sum, full_a, axes_a), np.shape(a))
+        g_b = np.reshape(np.apply_over_axes(np.sum, full_b, axes_b), np.shape(b))
+    return g_a, g_b
+
+
+@vjp_rule(np.outer, shape="outer")
+def outer(g, ans, a, b, out=None):
+    # np.outer flattens both operands first.
+    return np.reshape(g @ np.ravel(b), np.shape(a)), np.reshape(np.ravel(a) @ g, np.shape(b))
+
+
+@vjp_rule(np.trace, np.ndarray.trace, shape=None)
+def trace(g, ans, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    # The cotangent lands on the traced diagonal; for a stack, axis1 and axis2 of each entry.
+    diagonal = np.eye(np.shape(a)[axis1], np.shape(a)[axis2], offset)
+    if np.ndim(a) == 2 and axis1 == 0 and axis2 == 1:
+        g_a = g * diagonal
+    else:
+        g_a = np.moveaxis(np.multiply.outer(g, diagonal), (-2, -1), (axis1, axis2))
+    return g_a
+
+
+@vjp_rule(np.linalg.inv, shape="same")
+def inv(g, ans, a):
+    # d(A^-1) = -A^-1 dA A^-1, so the cotangent is -A^-T g A^-T (per matrix of a stack).
+    ans_t = np.swapaxes(ans, -1, -2)
+    return -(ans_t @ g @ ans_t)
+
+
+@vjp_rule(np.linalg.det, shape=None)
+def det(g, ans, a):
+    # d det(A) = det(A) tr(A^-1 dA); a singular matrix raises LinAlgError here.
+    return np.expand_dims(g * ans, (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)

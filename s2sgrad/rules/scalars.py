@@ -1,0 +1,177 @@
+"""Rules for the ``math`` module and the ``float`` conversion: functions of Python scalars.
+
+The templates compute with ``math`` so a derivative of floats stays a float. Like the primal
+functions they raise rather than return inf or nan where the derivative does not exist: the
+gradient of ``math.sqrt`` at 0 is a ``ZeroDivisionError``, of ``math.pow(x, y)`` in ``y`` for a
+negative ``x`` a ``ValueError``.
+"""
+
+import math
+
+import numpy as np
+
+from .registry import vjp_rule
+
+
+@vjp_rule(math.exp, shape="scalar")
+def exp(g, ans, x):
+    return g * ans
+
+
+@vjp_rule(math.expm1, shape="scalar")
+def expm1(g, ans, x):
+    return g * (ans + 1.0)
+
+
+@vjp_rule(math.log, shape="scalar")
+def log(g, ans, x, base=math.e):
+    # log(x, base) == log(x) / log(base); log(e) == 1.0 exactly, so the default costs nothing.
+    log_base = math.log(base)
+    return g / (x * log_base), -g * ans / (base * log_base)
+
+
+@vjp_rule(math.log2, shape="scalar")
+def log2(g, ans, x):
+    return g / (x * math.log(2.0))
+
+
+@vjp_rule(math.log10, shape="scalar")
+def log10(g, ans, x):
+    return g / (x * math.log(10.0))
+
+
+@vjp_rule(math.log1p, shape="scalar")
+def log1p(g, ans, x):
+    return g / (1.0 + x)
+
+
+@vjp_rule(math.sqrt, shape="scalar")
+def sqrt(g, ans, x):
+    return g / (2.0 * ans)
+
+
+@vjp_rule(math.pow, shape="scalar")
+def pow(g, ans, x, y):
+    # 0 ** y has no logarithm but its derivative in y is 0 (for y > 0).
+    if x == 0:
+        g_y = 0.0 * g
+    else:
+        g_y = g * ans * math.log(x)
+    return g * y * math.pow(x, y - 1.0), g_y
+
+
+@vjp_rule(math.sin, shape="scalar")
+def sin(g, ans, x):
+    return g * math.cos(x)
+
+
+@vjp_rule(math.cos, shape="scalar")
+def cos(g, ans, x):
+    return -g * math.sin(x)
+
+
+@vjp_rule(math.tan, shape="scalar")
+def tan(g, ans, x):
+    return g * (1.0 + ans * ans)
+
+
+@vjp_rule(math.asin, shape="scalar")
+def asin(g, ans, x):
+    return g / math.sqrt(1.0 - x * x)
+
+
+@vjp_rule(math.acos, shape="scalar")
+def acos(g, ans, x):
+    return -g / math.sqrt(1.0 - x * x)
+
+
+@vjp_rule(math.atan, shape="scalar")
+def atan(g, ans, x):
+    return g / (1.0 + x * x)
+
+
+@vjp_rule(math.atan2, shape="scalar")
+def atan2(g, ans, y, x):
+    r2 = x * x + y * y
+    return g * x / r2, -g * y / r2
+
+
+@vjp_rule(math.hypot, shape="scalar")
+def hypot(g, ans, x, y):
+    # Two coordinates only: math.hypot(x, y, z) does not bind to this rule.
+    return g * x / ans, g * y / ans
+
+
+@vjp_rule(math.sinh, shape="scalar")
+def sinh(g, ans, x):
+    return g * math.cosh(x)
+
+
+@vjp_rule(math.cosh, shape="scalar")
+def cosh(g, ans, x):
+    return g * math.sinh(x)
+
+
+@vjp_rule(math.tanh, shape="scalar")
+def tanh(g, ans, x):
+    return g * (1.0 - ans * ans)
+
+
+@vjp_rule(math.asinh, shape="scalar")
+def asinh(g, ans, x):
+    return g / math.sqrt(x * x + 1.0)
+
+
+@vjp_rule(math.acosh, shape="scalar")
+def acosh(g, ans, x):
+    return g / math.sqrt(x * x - 1.0)
+
+
+@vjp_rule(math.atanh, shape="scalar")
+def atanh(g, ans, x):
+    return g / (1.0 - x * x)
+
+
+@vjp_rule(math.erf, shape="scalar")
+def erf(g, ans, x):
+    return g * (2.0 / math.sqrt(math.pi)) * math.exp(-x * x)
+
+
+@vjp_rule(math.erfc, shape="scalar")
+def erfc(g, ans, x):
+    return -g * (2.0 / math.sqrt(math.pi)) * math.exp(-x * x)
+
+
+@vjp_rule(math.fabs, shape="scalar")
+def fabs(g, ans, x):
+    # abs'(0) == 0, as for np.abs; math.copysign would give 1 at 0.
+    return g * np.sign(x)
+
+
+@vjp_rule(math.degrees, shape="scalar")
+def degrees(g, ans, x):
+    return g * (180.0 / math.pi)
+
+
+@vjp_rule(math.radians, shape="scalar")
+def radians(g, ans, x):
+    return g * (math.pi / 180.0)
+
+
+@vjp_rule(float, shape="scalar")
+def to_float(g, ans, x=0.0):
+    return g
+
+
+if hasattr(math, "exp2"):  # Python 3.11+
+
+    @vjp_rule(math.exp2, shape="scalar")
+    def exp2(g, ans, x):
+        return g * ans * math.log(2.0)
+
+
+if hasattr(math, "cbrt"):  # Python 3.11+
+
+    @vjp_rule(math.cbrt, shape="scalar")
+    def cbrt(g, ans, x):
+        return g / (3.0 * ans * ans)

@@ -1,0 +1,111 @@
+"""Rules for functions that move entries without changing them: transposes, reshapes, axis
+moves, flips, copies and casts.
+
+The contribution is the cotangent moved back: the inverse permutation, or a reshape to the
+input's shape (in the same ``order``, which makes it the inverse of ``reshape`` and ``ravel``).
+"""
+
+import numpy as np
+
+from .registry import vjp_rule
+
+
+@vjp_rule(np.transpose, shape="transpose")
+def transpose(g, ans, a, axes=None):
+    # argsort of a permutation is its inverse; np.mod makes negative axes positive first.
+    if axes is None:
+        g_a = np.transpose(g)
+    else:
+        g_a = np.transpose(g, np.argsort(np.mod(axes, np.ndim(a))))
+    return g_a
+
+
+@vjp_rule(np.ndarray.transpose, shape="transpose")
+def transpose_method(g, ans, a, *axes):
+    # x.transpose() / x.transpose((1, 0, 2)) / x.transpose(1, 0, 2): np.reshape(axes, -1)
+    # flattens the last two spellings to one list of axes.
+    if np.size(axes) == 0:
+        g_a = np.transpose(g)
+    else:
+        g_a = np.transpose(g, np.argsort(np.mod(np.reshape(axes, -1), np.ndim(a))))
+    return g_a
+
+
+@vjp_rule(np.ndarray.T, shape="transpose")
+def T(g, ans, a):
+    return np.transpose(g)
+
+
+@vjp_rule(np.swapaxes, np.ndarray.swapaxes, shape="same")
+def swapaxes(g, ans, a, axis1, axis2):
+    return np.swapaxes(g, axis1, axis2)
+
+
+@vjp_rule(np.moveaxis, shape="same")
+def moveaxis(g, ans, a, source, destination):
+    return np.moveaxis(g, destination, source)
+
+
+@vjp_rule(np.flip, shape="same")
+def flip(g, ans, m, axis=None):
+    return np.flip(g, axis)
+
+
+@vjp_rule(np.reshape, shape=None)
+def reshape(g, ans, a, shape, order="C", copy=None):
+    return np.reshape(g, np.shape(a), order=order)
+
+
+@vjp_rule(np.ndarray.reshape, shape=None)
+def reshape_method(g, ans, a, *shape, order="C", copy=None):
+    # x.reshape(3, 4) and x.reshape((3, 4)) both bind: the shape is not needed anyway.
+    return np.reshape(g, np.shape(a), order=order)
+
+
+@vjp_rule(np.ravel, np.ndarray.ravel, np.ndarray.flatten, shape=None)
+def ravel(g, ans, a, order="C"):
+    return np.reshape(g, np.shape(a), order=order)
+
+
+@vjp_rule(np.squeeze, np.ndarray.squeeze, shape=None)
+def squeeze(g, ans, a, axis=None):
+    return np.reshape(g, np.shape(a))
+
+
+@vjp_rule(np.expand_dims, shape=None)
+def expand_dims(g, ans, a, axis):
+    return np.reshape(g, np.shape(a))
+
+
+@vjp_rule(np.copy, shape="same")
+def copy(g, ans, a, order="K", subok=False):
+    return g
+
+
+@vjp_rule(np.ndarray.copy, shape="same")
+def copy_method(g, ans, a, order="C"):
+    return g
+
+
+@vjp_rule(np.ndarray.astype, shape="same")
+def astype(g, ans, a, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    # The cotangent keeps the output's dtype: casting it back to an integer input would
+    # truncate it.
+    return g
+
+
+_matrix_transposes = [
+    f
+    for f in (
+        getattr(np, "matrix_transpose", None),  # NumPy 2
+        getattr(getattr(np, "linalg", None), "matrix_transpose", None),
+        getattr(np.ndarray, "mT", None),
+    )
+    if f is not None
+]
+
+if _matrix_transposes:
+
+    @vjp_rule(*_matrix_transposes, shape="same")
+    def matrix_transpose(g, ans, x):
+        return np.swapaxes(g, -1, -2)
