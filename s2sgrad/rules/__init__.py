@@ -12,3 +12,6 @@ from .registry import (  # noqa: F401
     primitive_name,
     vjp_rule,
 )
+
+# The library's own table, before any user registration replaces an entry (docs, tests).
+LIBRARY_RULES = tuple(all_rules())

@@ -1,0 +1,613 @@
+"""Every derivative rule, checked numerically as plain Python, without the compiler.
+
+For a case (inputs of a primitive) the rule's contribution to each float input must satisfy
+
+    <g, (f(x + eps v) - f(x - eps v)) / (2 eps)>  ==  <contribution, v>
+
+for a random cotangent ``g`` and direction ``v``. Inputs keep away from kinks, ties and domain
+edges; those points have their own exact tests below. Elementwise contributions are reduced
+with ``unbroadcast`` first, as the engine does; all others must already have the input's shape.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import math
+import operator
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from s2sgrad import rules
+from s2sgrad.rules import doc, registry
+from s2sgrad.runtime.unbroadcast import unbroadcast
+
+EPS = 1e-6
+RTOL, ATOL = 1e-6, 1e-8
+
+rng = np.random.default_rng(20240611)
+
+
+# --- inputs -------------------------------------------------------------------------------
+
+
+def normal(*shape):
+    return np.asarray(rng.standard_normal(shape))  # shape () gives a 0-d array, not a scalar
+
+
+def uniform(lo, hi, *shape):
+    return np.asarray(rng.uniform(lo, hi, shape))
+
+
+def signed(lo, hi, *shape):
+    """|x| in [lo, hi] with a random sign: away from zero."""
+    return np.asarray(uniform(lo, hi, *shape) * rng.choice([-1.0, 1.0], shape))
+
+
+def num(x):
+    """A Python float from a 0-d draw, for cases that pass plain floats."""
+    return float(x)
+
+
+def spd(n, *batch):
+    """Well-conditioned square matrices, so inv and det are smooth and accurate."""
+    return normal(*batch, n, n) * 0.3 + 2.0 * np.eye(n)
+
+
+@dataclass
+class Case:
+    args: tuple
+    kwargs: dict = field(default_factory=dict)
+    quiet: bool = False  # a contribution to a non-float input may warn (log of a negative base)
+
+
+def case(*args, **kwargs):
+    return Case(args, kwargs)
+
+
+def quiet(c):
+    c.quiet = True
+    return c
+
+
+def unary(lo=-2.0, hi=2.0, away=0.0):
+    """An array, a Python float and a 0-d array, in [lo, hi] (or |x| in [away, hi])."""
+    draw = (lambda *s: signed(away, hi, *s)) if away else (lambda *s: uniform(lo, hi, *s))
+    return [case(draw(3, 4)), case(num(draw())), case(draw())]
+
+
+def binary(a=normal, b=normal):
+    """The broadcasting patterns every binary elementwise rule must handle."""
+    return [
+        case(a(3, 4), b(3, 4)),
+        case(a(3, 1), b(4)),
+        case(num(a()), b(2, 3)),
+        case(a(2, 3), num(b())),
+        case(a(), b(3)),
+        case(num(a()), num(b())),
+    ]
+
+
+def positive(*shape):
+    return uniform(0.5, 2.0, *shape)
+
+
+def nonzero(*shape):
+    return signed(0.5, 2.0, *shape)
+
+
+def remainder_operands():
+    # |a / b| stays within (1.09, 1.9): floor(a / b) and trunc(a / b) are constant around
+    # every input.
+    def a(*shape):
+        return signed(1.2, 1.9, *shape)
+
+    def b(*shape):
+        return uniform(1.0, 1.1, *shape)
+
+    return binary(a, b)
+
+
+REDUCE_AXES = [
+    {},
+    {"axis": 0},
+    {"axis": -1},
+    {"axis": (0, 2)},
+    {"axis": 1, "keepdims": True},
+    {"axis": None, "keepdims": True},
+    {"axis": (-1, 0), "keepdims": True},
+]
+
+
+def reductions(draw=normal, extra=None, scalars=(float, np.ndarray)):
+    """Every axis/keepdims pattern on a 3-d array, a 1-d one, and the scalar inputs given
+    (methods take no Python float; std has a kink at a constant input)."""
+    cases = [case(draw(3, 4, 5), **kw) for kw in REDUCE_AXES]
+    cases += [case(draw(6)), case(draw(6), axis=0)]
+    cases += [case(num(draw())) if kind is float else case(draw()) for kind in scalars]
+    if extra:
+        cases = [Case(c.args, {**c.kwargs, **extra}) for c in cases if np.ndim(c.args[0]) > 0]
+    return cases
+
+
+def method_reductions(draw=normal):
+    return reductions(draw, scalars=(np.ndarray,))
+
+
+def ranks(pairs):
+    return [case(normal(*sa), normal(*sb)) for sa, sb in pairs]
+
+
+DOT_SHAPES = [
+    ((), ()), ((), (3,)), ((2, 3), ()), ((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)),
+    ((2, 3), (3, 4)), ((2, 5, 3), (3,)), ((3,), (2, 3, 4)), ((2, 5, 3), (3, 4)),
+    ((2, 3), (5, 3, 4)), ((2, 5, 3), (4, 3, 2)),
+]
+
+MATMUL_SHAPES = [
+    ((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)), ((5, 2, 3), (3,)),
+    ((3,), (5, 3, 4)), ((5, 2, 3), (3, 4)), ((6, 5, 2, 3), (3, 4)), ((2, 3), (5, 3, 4)),
+    ((2, 3), (6, 5, 3, 4)), ((5, 2, 3), (5, 3, 4)), ((1, 2, 3), (5, 3, 4)),
+    ((6, 1, 2, 3), (5, 3, 4)), ((5, 2, 3), (6, 1, 3, 4)), ((6, 1, 2, 3), (1, 5, 3, 4)),
+]
+
+
+def clip_cases(method=False):
+    lo, hi = ("min", "max") if method else ("a_min", "a_max")
+    cases = [
+        case(normal(3, 4), -0.5, 0.5),
+        case(normal(3, 4), uniform(-1.0, -0.2, 3, 1), uniform(0.2, 1.0, 4)),
+        case(normal(3, 4), None, 0.3),
+        case(normal(3, 4), -0.3, None),
+        case(normal(3, 4), **{lo: -0.4, hi: uniform(0.2, 1.0, 4)}),
+    ]
+    if not method:
+        cases.append(case(num(normal()), -0.5, 0.5))
+        cases.append(case(normal(3, 4), min=uniform(-1.0, -0.2, 3, 1), max=0.4))
+    return cases
+
+
+def math_cases(lo=-2.0, hi=2.0):
+    return [case(num(uniform(lo, hi))), case(num(uniform(lo, hi))), case(np.float64(uniform(lo, hi)))]
+
+
+def getter(descriptor):
+    return lambda a: descriptor.__get__(a)
+
+
+# The table: every primitive with a registered rule, and inputs to check its rule on.
+CASES: dict = {
+    # operators
+    operator.add: binary(), np.add: binary(),
+    operator.sub: binary(), np.subtract: binary(),
+    operator.mul: binary(), np.multiply: binary(),
+    operator.truediv: binary(normal, nonzero), np.true_divide: binary(normal, nonzero),
+    operator.pow: binary(positive, normal) + [case(np.array([0.0, 1.3, 0.7]), 2.0),
+                                              quiet(case(normal(3, 4), 3))],
+    np.power: binary(positive, normal) + [case(np.array([0.0, 1.3, 0.7]), 2.0)],
+    np.float_power: binary(positive, normal),
+    pow: [case(num(positive()), num(normal())), case(positive(3, 4), num(normal())),
+          quiet(case(normal(2, 3), 2))],
+    operator.neg: unary(), np.negative: unary(),
+    operator.pos: unary(), np.positive: unary(),
+    operator.mod: remainder_operands(), np.remainder: remainder_operands(),
+    np.fmod: remainder_operands(),
+    # elementwise
+    np.exp: unary(), np.exp2: unary(), np.expm1: unary(),
+    np.log: unary(0.5, 3.0), np.log2: unary(0.5, 3.0), np.log10: unary(0.5, 3.0),
+    np.log1p: unary(-0.5, 2.0), np.sqrt: unary(0.5, 3.0), np.cbrt: unary(hi=2.0, away=0.5),
+    np.square: unary(), np.reciprocal: unary(hi=2.0, away=0.5),
+    np.sin: unary(), np.cos: unary(), np.tan: unary(-1.2, 1.2),
+    np.arcsin: unary(-0.9, 0.9), np.arccos: unary(-0.9, 0.9), np.arctan: unary(),
+    np.sinh: unary(), np.cosh: unary(), np.tanh: unary(),
+    np.arcsinh: unary(), np.arccosh: unary(1.2, 3.0), np.arctanh: unary(-0.9, 0.9),
+    np.deg2rad: unary(), np.radians: unary(), np.rad2deg: unary(), np.degrees: unary(),
+    np.absolute: unary(hi=2.0, away=0.1), np.fabs: unary(hi=2.0, away=0.1),
+    abs: unary(hi=2.0, away=0.1),
+    np.arctan2: binary(nonzero, nonzero), np.hypot: binary(nonzero, nonzero),
+    np.logaddexp: binary(), np.logaddexp2: binary(),
+    np.maximum: binary(), np.minimum: binary(),
+    np.where: [case(normal(3, 1) > 0, normal(4), num(normal())),
+               case(normal(3, 4) > 0, normal(3, 4), normal(3, 4)),
+               case(np.array(True), normal(2, 3), normal(3))],
+    np.clip: clip_cases(),
+    np.ndarray.clip: clip_cases(method=True),
+    # math
+    math.exp: math_cases(), math.expm1: math_cases(),
+    math.log: math_cases(0.5, 3.0) + [case(num(uniform(0.5, 3.0)), num(uniform(1.5, 4.0))),
+                                      case(num(uniform(0.5, 3.0)), 10.0)],
+    math.log2: math_cases(0.5, 3.0), math.log10: math_cases(0.5, 3.0),
+    math.log1p: math_cases(-0.5, 2.0), math.sqrt: math_cases(0.5, 3.0),
+    math.pow: [case(num(positive()), num(normal())), case(num(positive()), 3.0),
+               case(0.0, 2.0)],
+    math.sin: math_cases(), math.cos: math_cases(), math.tan: math_cases(-1.2, 1.2),
+    math.asin: math_cases(-0.9, 0.9), math.acos: math_cases(-0.9, 0.9), math.atan: math_cases(),
+    math.atan2: [case(num(normal()), num(normal())), case(num(nonzero()), -1.5)],
+    math.hypot: [case(num(normal()), num(normal())), case(3.0, num(nonzero()))],
+    math.sinh: math_cases(), math.cosh: math_cases(), math.tanh: math_cases(),
+    math.asinh: math_cases(), math.acosh: math_cases(1.2, 3.0),
+    math.atanh: math_cases(-0.9, 0.9), math.erf: math_cases(), math.erfc: math_cases(),
+    math.fabs: [case(num(nonzero())), case(-1.5), case(2.5)],
+    math.degrees: math_cases(), math.radians: math_cases(),
+    float: [case(np.float64(normal())), case(normal()), case(num(normal()))],
+    # reductions
+    np.sum: reductions(), np.ndarray.sum: method_reductions(),
+    np.mean: reductions(), np.ndarray.mean: method_reductions(),
+    np.max: reductions(), np.amax: reductions(), np.ndarray.max: method_reductions(),
+    np.min: reductions(), np.amin: reductions(), np.ndarray.min: method_reductions(),
+    np.prod: reductions(nonzero) + [
+        case(np.array([[0.0, 1.5, -0.7], [0.0, 0.0, 1.2], [0.8, -1.1, 1.3]]), axis=1),
+        case(np.array([0.9, 0.0, 1.3, -1.2])),
+    ],
+    np.ndarray.prod: method_reductions(nonzero),
+    np.var: reductions() + reductions(extra={"ddof": 1}),
+    np.ndarray.var: method_reductions() + reductions(extra={"ddof": 1}),
+    np.std: reductions(scalars=()) + reductions(extra={"ddof": 1}),
+    np.ndarray.std: reductions(scalars=()) + reductions(extra={"ddof": 1}),
+    np.cumsum: [case(normal(3, 4)), case(normal(3, 4), 0), case(normal(2, 3, 4), axis=-1),
+                case(normal(5)), case(num(normal()))],
+    np.ndarray.cumsum: [case(normal(3, 4)), case(normal(3, 4), axis=1)],
+    # shapes
+    np.transpose: [case(normal(3, 4)), case(normal(2, 3, 4), (1, 0, 2)),
+                   case(normal(2, 3, 4), axes=(-1, 0, 1)), case(normal(5))],
+    np.ndarray.transpose: [case(normal(3, 4)), case(normal(2, 3, 4), (2, 0, 1)),
+                           case(normal(2, 3, 4), 1, -1, 0)],
+    np.ndarray.T: [case(normal(3, 4)), case(normal(2, 3, 4)), case(normal(5))],
+    np.swapaxes: [case(normal(2, 3, 4), 0, 2), case(normal(3, 4), -1, 0)],
+    np.ndarray.swapaxes: [case(normal(2, 3, 4), 1, -1)],
+    np.moveaxis: [case(normal(2, 3, 4), 0, -1), case(normal(2, 3, 4), (0, 1), (2, 0))],
+    np.flip: [case(normal(3, 4)), case(normal(3, 4), 1), case(normal(2, 3, 4), axis=(0, 2))],
+    np.reshape: [case(normal(3, 4), (2, 6)), case(normal(3, 4), (-1,)),
+                 case(normal(2, 3, 4), (4, 6), order="F"), case(num(normal()), (1, 1))],
+    np.ndarray.reshape: [case(normal(3, 4), 2, 6), case(normal(3, 4), (4, 3)),
+                         case(normal(2, 3, 4), 6, -1, order="F")],
+    np.ravel: [case(normal(3, 4)), case(normal(2, 3, 4), "F"), case(num(normal()))],
+    np.ndarray.ravel: [case(normal(3, 4)), case(normal(3, 4), order="F")],
+    np.ndarray.flatten: [case(normal(3, 4)), case(normal(2, 3, 4), "F")],
+    np.squeeze: [case(normal(3, 1, 4)), case(normal(1, 3, 1), axis=0)],
+    np.ndarray.squeeze: [case(normal(3, 1, 4)), case(normal(1, 3, 1), -1)],
+    np.expand_dims: [case(normal(3, 4), 0), case(normal(3, 4), axis=(0, -1))],
+    np.copy: [case(normal(3, 4)), case(num(normal()))],
+    np.ndarray.copy: [case(normal(3, 4))],
+    np.ndarray.astype: [case(normal(3, 4), np.float64), case(normal(3), "f8")],
+    # linear algebra
+    np.dot: ranks(DOT_SHAPES) + [case(num(normal()), normal(3)), case(normal(3), num(normal()))],
+    np.ndarray.dot: ranks([s for s in DOT_SHAPES if s[0] != ()]),
+    np.matmul: ranks(MATMUL_SHAPES),
+    operator.matmul: ranks(MATMUL_SHAPES),
+    np.outer: [case(normal(3), normal(4)), case(normal(2, 2), normal(3)),
+               case(num(normal()), normal(3))],
+    np.trace: [case(normal(3, 3)), case(normal(3, 5), 1), case(normal(4, 3), offset=-1),
+               case(normal(2, 3, 3), 0, 1, 2), case(normal(3, 2, 3), axis1=2, axis2=0),
+               case(normal(3, 4), axis1=1, axis2=0)],
+    np.ndarray.trace: [case(normal(3, 3)), case(normal(2, 3, 4), 1, 1, 2)],
+    np.linalg.inv: [case(spd(3)), case(spd(2, 4))],
+    np.linalg.det: [case(spd(3)), case(spd(2, 4)), case(normal(2, 2) + 2.0 * np.eye(2))],
+    # creators
+    np.full: [case((2, 3), num(normal())), case(4, normal()), case((3, 2), normal(1), order="F")],
+    np.full_like: [case(normal(2, 3), num(normal())), case(normal(4), normal())],
+    np.linspace: [case(num(normal()), num(normal())), case(num(normal()), num(normal()), 7),
+                  case(normal(), normal(), 6, endpoint=False), case(1.5, num(normal()), num=1)],
+}
+
+for _name in ("exp2", "cbrt"):  # Python 3.11+
+    if hasattr(math, _name):
+        CASES[getattr(math, _name)] = math_cases()
+
+_matrix_transposes = [getattr(np, "matrix_transpose", None),
+                      getattr(np.linalg, "matrix_transpose", None),
+                      getattr(np.ndarray, "mT", None)]
+for _f in _matrix_transposes:
+    if _f is not None:
+        CASES[_f] = [case(normal(3, 4)), case(normal(2, 3, 4))]
+
+# getset descriptors (x.T) are read, not called.
+CALLS = {f: getter(f) for f in (np.ndarray.T, getattr(np.ndarray, "mT", None)) if f is not None}
+
+
+# --- the check ----------------------------------------------------------------------------
+
+
+def library_rules():
+    return doc.library_rules()
+
+
+def is_float(x):
+    if isinstance(x, float):
+        return True
+    return isinstance(x, (np.ndarray, np.floating)) and np.issubdtype(np.asarray(x).dtype,
+                                                                      np.floating)
+
+
+def call(primitive, args, kwargs):
+    return CALLS.get(primitive, primitive)(*args, **kwargs)
+
+
+def draw_like(x):
+    v = rng.standard_normal(np.shape(x))
+    return float(v) if np.ndim(x) == 0 and not isinstance(x, np.ndarray) else v
+
+
+def shifted(x, t, v):
+    """x + t v, of x's type (0-d arithmetic gives NumPy scalars)."""
+    y = x + t * v
+    return float(y) if isinstance(x, float) else np.asarray(y) if isinstance(x, np.ndarray) else y
+
+
+def contributions(rule, g, ans, args, kwargs):
+    out = rule.template(g, ans, *args, **kwargs)
+    return out if isinstance(out, tuple) else (out,)
+
+
+def bound_inputs(rule, args, kwargs):
+    """(parameter, value, where) for each parameter the call binds, in the rule's order."""
+    sig = inspect.signature(rule.template)
+    bound = sig.bind(None, None, *args, **kwargs).arguments
+    where = {}
+    positional = [p for p in list(sig.parameters.values())[2:]
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    for i, p in enumerate(positional[:len(args)]):
+        where[p.name] = i
+    return [(name, bound.get(name), where.get(name, name)) for name in rule.params]
+
+
+def with_input(args, kwargs, where, value):
+    if isinstance(where, int):
+        args = args[:where] + (value,) + args[where + 1:]
+    else:
+        kwargs = {**kwargs, where: value}
+    return args, kwargs
+
+
+def check_rule(primitive, c: Case):
+    rule = registry.lookup(primitive)
+    ans = call(primitive, c.args, c.kwargs)
+    g = draw_like(ans)
+    # On inputs inside the domain a rule has no business dividing by zero or making a nan.
+    with np.errstate(divide="raise", over="raise", invalid="ignore" if c.quiet else "raise"):
+        got = contributions(rule, g, ans, c.args, c.kwargs)
+    inputs = bound_inputs(rule, c.args, c.kwargs)
+    checked = 0
+    for (name, x, where), contribution in zip(inputs, got):
+        if not is_float(x):
+            continue
+        if contribution is None:  # the rule says the output does not depend on x
+            contribution = np.zeros(np.shape(x))
+        elif rule.shape == "elementwise":
+            contribution = unbroadcast(contribution, np.shape(x))
+        assert np.shape(contribution) == np.shape(x), f"contribution to {name}"
+        v = draw_like(x)
+        plus = call(primitive, *with_input(c.args, c.kwargs, where, shifted(x, EPS, v)))
+        minus = call(primitive, *with_input(c.args, c.kwargs, where, shifted(x, -EPS, v)))
+        numeric = np.sum(g * (np.asarray(plus) - np.asarray(minus))) / (2 * EPS)
+        analytic = np.sum(contribution * v)
+        assert np.isclose(analytic, numeric, rtol=RTOL, atol=ATOL), (name, analytic, numeric)
+        checked += 1
+    assert checked, "the case has no float input to check"
+
+
+def describe(x):
+    if isinstance(x, float):
+        return "float"
+    if isinstance(x, np.ndarray):
+        return "[" + "x".join(map(str, x.shape)) + "]"
+    if isinstance(x, np.floating):
+        return "f64"
+    return repr(x) if not isinstance(x, type) else x.__name__
+
+
+def case_id(primitive, c: Case):
+    parts = [describe(a) for a in c.args] + [f"{k}={describe(v)}" for k, v in c.kwargs.items()]
+    return f"{doc.name(primitive)}({','.join(parts)})"
+
+
+PARAMS = [pytest.param(p, c, id=case_id(p, c)) for p, cs in CASES.items() for c in cs]
+
+
+@pytest.mark.parametrize("primitive, c", PARAMS)
+def test_rule_matches_finite_differences(primitive, c):
+    check_rule(primitive, c)
+
+
+def test_every_rule_has_cases():
+    missing = [r.name for r in library_rules() + user_facing_rules() if r.primitive not in CASES]
+    assert not missing, f"rules without a case in CASES: {missing}"
+
+
+def user_facing_rules():
+    """Rules now in the registry whose template lives in s2sgrad.rules (a test elsewhere may
+    have replaced some with its own)."""
+    return [r for r in registry.all_rules() if r.template.__module__.startswith("s2sgrad.rules.")]
+
+
+def test_cases_are_for_registered_rules():
+    stale = [registry.primitive_name(p) for p in CASES if registry.lookup(p) is None]
+    assert not stale
+
+
+# --- exact values where finite differences do not apply --------------------------------------
+
+
+def test_maximum_minimum_split_ties_half_and_half():
+    a, b, g = np.array([1.0, 2.0, 3.0]), np.array([1.0, 0.0, 3.0]), np.array([2.0, 4.0, 6.0])
+    rule = registry.lookup(np.maximum).template
+    ga, gb = rule(g, np.maximum(a, b), a, b)
+    np.testing.assert_array_equal(ga, [1.0, 4.0, 3.0])
+    np.testing.assert_array_equal(gb, [1.0, 0.0, 3.0])
+    ga, gb = registry.lookup(np.minimum).template(g, np.minimum(a, b), a, b)
+    np.testing.assert_array_equal(ga, [1.0, 0.0, 3.0])
+    np.testing.assert_array_equal(gb, [1.0, 4.0, 3.0])
+    ga, gb = rule(1.0, 2.0, 2.0, 2.0)  # maximum(x, x) == x: the halves add up to 1
+    assert ga + gb == 1.0
+
+
+@pytest.mark.parametrize("primitive", [np.max, np.amax, np.ndarray.max,
+                                       np.min, np.amin, np.ndarray.min],
+                         ids=doc.name)
+def test_max_min_reductions_share_ties_evenly(primitive):
+    x = np.array([[1.0, 3.0, 3.0], [-2.0, -2.0, -2.0], [0.0, -1.0, 5.0]])
+    if primitive in (np.min, np.amin, np.ndarray.min):
+        x = -x
+    rule = registry.lookup(primitive).template
+    g = np.array([6.0, 3.0, 1.0])
+    np.testing.assert_allclose(rule(g, primitive(x, axis=1), x, axis=1),
+                               [[0, 3, 3], [1, 1, 1], [0, 0, 1]])
+    np.testing.assert_allclose(rule(g[:, None], primitive(x, axis=1, keepdims=True), x,
+                                    axis=1, keepdims=True), [[0, 3, 3], [1, 1, 1], [0, 0, 1]])
+    np.testing.assert_allclose(rule(4.0, primitive(x[:1]), x[:1]), [[0, 2, 2]])
+
+
+@pytest.mark.parametrize("primitive", [np.absolute, np.fabs, abs, math.fabs],
+                         ids=doc.name)
+def test_abs_has_zero_gradient_at_zero(primitive):
+    rule = registry.lookup(primitive).template
+    assert rule(1.0, 0.0, 0.0) == 0.0
+    if primitive is not math.fabs:
+        np.testing.assert_array_equal(rule(np.ones(3), None, np.array([-2.0, 0.0, 2.0])),
+                                      [-1.0, 0.0, 1.0])
+
+
+def test_clip_passes_the_gradient_at_the_bounds_and_gives_the_rest_to_them():
+    x = np.array([-2.0, -1.0, 0.0, 1.0, 2.0])
+    lo, hi = np.full(5, -1.0), 1.0
+    g = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    got = registry.lookup(np.clip).template(g, np.clip(x, lo, hi), x, lo, hi)
+    np.testing.assert_array_equal(got[0], [0.0, 2.0, 3.0, 4.0, 0.0])
+    np.testing.assert_array_equal(got[1], [1.0, 0.0, 0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(got[2], [0.0, 0.0, 0.0, 0.0, 5.0])
+
+
+def test_where_keeps_inf_out_of_the_unselected_side():
+    c = np.array([True, False])
+    _, gx, gy = registry.lookup(np.where).template(np.array([np.inf, 1.0]), None, c, 0.0, 0.0)
+    np.testing.assert_array_equal(gx, [np.inf, 0.0])
+    np.testing.assert_array_equal(gy, [0.0, 1.0])
+
+
+def test_power_at_zero_base():
+    rule = registry.lookup(operator.pow).template
+    ga, gb = rule(1.0, 0.0, np.array(0.0), 2.0)
+    assert ga == 0.0 and gb == 0.0
+
+
+@pytest.mark.parametrize("x, expected", [
+    ([2.0, 0.0, 3.0], [0.0, 6.0, 0.0]),  # one zero: the product of the others
+    ([2.0, 0.0, 0.0], [0.0, 0.0, 0.0]),  # two zeros: every partial product vanishes
+    ([2.0, 5.0, 3.0], [15.0, 6.0, 10.0]),
+])
+def test_prod_with_zeros(x, expected):
+    x = np.array(x)
+    np.testing.assert_allclose(registry.lookup(np.prod).template(1.0, np.prod(x), x), expected)
+
+
+# --- the templates obey what inlining needs --------------------------------------------------
+
+ALLOWED_GLOBALS = {"np": np, "math": math}
+FORBIDDEN = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
+             ast.NamedExpr, ast.IfExp, ast.Yield, ast.YieldFrom, ast.Await, ast.Starred)
+
+
+def templates():
+    seen = {}
+    for r in library_rules():
+        seen.setdefault(r.template, r)
+    return [pytest.param(t, id=f"{t.__module__.rsplit('.', 1)[-1]}.{t.__name__}") for t in seen]
+
+
+def check_block(body, defined, params, errors, top):
+    for i, stmt in enumerate(body):
+        if isinstance(stmt, ast.Return):
+            if not (top and i == len(body) - 1):
+                errors.append(f"line {stmt.lineno}: return must be the last statement")
+            check_reads(stmt.value, defined, errors)
+            width = len(stmt.value.elts) if isinstance(stmt.value, ast.Tuple) else 1
+            if width > len(params):
+                errors.append("returns more contributions than the rule has parameters")
+        elif isinstance(stmt, ast.Assign):
+            if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
+                errors.append(f"line {stmt.lineno}: assign to one plain name only")
+                continue
+            check_reads(stmt.value, defined, errors)
+            if stmt.targets[0].id in params or stmt.targets[0].id in ("g", "ans"):
+                errors.append(f"line {stmt.lineno}: assigns to the parameter {stmt.targets[0].id}")
+            defined = defined | {stmt.targets[0].id}
+        elif isinstance(stmt, ast.If):
+            check_reads(stmt.test, defined, errors)
+            then = check_block(stmt.body, defined, params, errors, top=False)
+            other = check_block(stmt.orelse, defined, params, errors, top=False)
+            defined = then & other  # a name is defined after the if only if both branches define it
+        else:
+            errors.append(f"line {stmt.lineno}: {type(stmt).__name__} is not allowed")
+    if top and not (body and isinstance(body[-1], ast.Return)):
+        errors.append("the body must end with a return")
+    return defined
+
+
+def check_reads(node, defined, errors):
+    for n in ast.walk(node):
+        if isinstance(n, FORBIDDEN):
+            errors.append(f"line {n.lineno}: {type(n).__name__} is not allowed")
+        if isinstance(n, ast.Name) and n.id not in defined:
+            errors.append(f"line {n.lineno}: {n.id} is read before it is assigned on every path")
+        if isinstance(n, ast.Call):
+            root = n.func
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if not (isinstance(root, ast.Name) and root.id in ALLOWED_GLOBALS):
+                errors.append(f"line {n.lineno}: calls must be to np.* or math.*")
+
+
+@pytest.mark.parametrize("template", templates())
+def test_template_is_inlinable(template):
+    node = ast.parse(textwrap.dedent(inspect.getsource(template))).body[0]
+    assert isinstance(node, ast.FunctionDef)
+    args = node.args
+    assert [a.arg for a in args.args[:2]] == ["g", "ans"]
+    assert args.kwarg is None, "no **kwargs: every parameter must bind by name"
+    params = {a.arg for a in args.args[2:] + args.kwonlyargs} | (
+        {args.vararg.arg} if args.vararg else set())
+    errors = []
+    check_block(node.body, params | {"g", "ans"} | set(ALLOWED_GLOBALS), params, errors, top=True)
+    assert not errors, "\n".join(errors)
+    for name, module in ALLOWED_GLOBALS.items():
+        if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node)):
+            assert template.__globals__.get(name) is module, f"{name} is not {module} here"
+
+
+@pytest.mark.parametrize("rule", [pytest.param(r, id=doc.name(r.primitive)) for r in library_rules()])
+def test_template_parameters_bind_like_the_primitive(rule):
+    """Keyword arguments at call sites bind by name: the template must use NumPy's names."""
+    try:
+        theirs = list(inspect.signature(rule.primitive).parameters.values())
+    except (TypeError, ValueError):
+        pytest.skip("no introspectable signature")
+    ours = list(inspect.signature(rule.template).parameters.values())[2:]
+    var_keyword = any(p.kind is p.VAR_KEYWORD for p in theirs)
+    for i, p in enumerate(ours):
+        if i >= len(theirs) or theirs[i].kind is theirs[i].VAR_KEYWORD:
+            assert var_keyword, f"{p.name} is not a parameter of {rule.name}"
+            continue
+        q = theirs[i]
+        if q.kind is q.POSITIONAL_ONLY:
+            assert p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD), p.name
+        else:
+            assert (p.name, p.kind is p.VAR_POSITIONAL) == (q.name, q.kind is q.VAR_POSITIONAL)
+
+
+def test_importing_the_package_registers_the_tables():
+    assert rules.lookup(np.tanh) is not None
+    assert rules.is_nondifferentiable(np.argmax)
+    assert not rules.is_nondifferentiable(np.tanh)
+
+
+# --- docs -------------------------------------------------------------------------------------
+
+
+def test_docs_table_is_up_to_date():
+    path = Path(__file__).resolve().parents[1] / "docs" / "rules.md"
+    text = path.read_text()
+    assert doc.update(text) == text, "docs/rules.md is stale: run python -m s2sgrad.rules.doc"
