@@ -1,0 +1,165 @@
+"""Optimizers over Tensors: ``SGD`` and ``Adam``, with PyTorch's update formulas.
+
+    opt = optim.Adam(model.parameters(), lr=1e-3)
+    for x, y in batches:
+        opt.zero_grad()
+        loss_fn(model(x), y).backward()
+        opt.step()
+
+Updates change the parameters' data in place and bump their version counters, so a graph
+that saved a parameter before the step refuses to run backward afterwards instead of
+computing a wrong gradient. Hyperparameters live in ``param_groups`` (a list of dicts, one
+per group of parameters) and can be changed between steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+from .runtime import grad_mode
+from .runtime.tensor import Tensor
+
+
+class Optimizer:
+    """Holds parameter groups and per-parameter state; subclasses define ``update``."""
+
+    defaults: dict[str, Any]
+
+    def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
+        self.defaults = defaults
+        self.state: dict[int, dict[str, Any]] = {}  # keyed by id(parameter)
+        params = list(params)
+        if not params:
+            raise ValueError("optimizer got an empty parameter list")
+        groups = params if isinstance(params[0], dict) else [{"params": params}]
+        self.param_groups: list[dict[str, Any]] = []
+        for group in groups:
+            self.add_param_group(group)
+
+    def add_param_group(self, group: dict[str, Any]) -> None:
+        """Add a group: ``{"params": [...], "lr": ...}``; unset options take the defaults."""
+        params = group["params"]
+        params = [params] if isinstance(params, Tensor) else list(params)
+        for p in params:
+            if not isinstance(p, Tensor):
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params "
+                                f"is {type(p).__name__}")
+            if not p.is_leaf:
+                raise ValueError("can't optimize a non-leaf Tensor")
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in seen for p in params):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append({**self.defaults, **group, "params": params})
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradients: to None (the default), or to zeros in place."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if set_to_none:
+                    p.grad = None
+                elif p._grad is not None:
+                    p._grad.zero_()
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Update every parameter that has a gradient; returns ``closure()`` if given."""
+        loss = None
+        if closure is not None:
+            with grad_mode.enable_grad():
+                loss = closure()
+        with grad_mode.no_grad():
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p._grad is not None:
+                        self.update(p, p._grad.data, self.state.setdefault(id(p), {}), group)
+                        p._version.value += 1
+        return loss
+
+    def update(self, p: Tensor, grad: np.ndarray, state: dict[str, Any],
+               group: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+
+def _check(name: str, value: float, low: float = 0.0) -> None:
+    if not value >= low:
+        raise ValueError(f"Invalid {name}: {value}")
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent, with optional momentum, dampening, weight decay and
+    Nesterov momentum (PyTorch's formulation: the first step's buffer is the gradient)."""
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0.0,
+                 dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False,
+                 maximize: bool = False) -> None:
+        _check("learning rate", lr)
+        _check("momentum value", momentum)
+        _check("weight_decay value", weight_decay)
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, {"lr": lr, "momentum": momentum, "dampening": dampening,
+                                  "weight_decay": weight_decay, "nesterov": nesterov,
+                                  "maximize": maximize})
+
+    def update(self, p: Tensor, grad: np.ndarray, state: dict[str, Any],
+               group: dict[str, Any]) -> None:
+        g = -grad if group["maximize"] else grad
+        if group["weight_decay"]:
+            g = g + group["weight_decay"] * p.data
+        momentum = group["momentum"]
+        if momentum:
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                buf = state["momentum_buffer"] = np.array(g, copy=True)
+            else:
+                buf *= momentum
+                buf += (1 - group["dampening"]) * g
+            g = g + momentum * buf if group["nesterov"] else buf
+        p.data -= group["lr"] * g
+
+
+class Adam(Optimizer):
+    """Adam (Kingma & Ba), with PyTorch's bias correction, L2 ``weight_decay`` added to the
+    gradient, and optional AMSGrad."""
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0.0, amsgrad: bool = False,
+                 maximize: bool = False) -> None:
+        _check("learning rate", lr)
+        _check("epsilon value", eps)
+        _check("weight_decay value", weight_decay)
+        for i, beta in enumerate(betas):
+            if not 0.0 <= beta < 1.0:
+                raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+        super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps,
+                                  "weight_decay": weight_decay, "amsgrad": amsgrad,
+                                  "maximize": maximize})
+
+    def update(self, p: Tensor, grad: np.ndarray, state: dict[str, Any],
+               group: dict[str, Any]) -> None:
+        beta1, beta2 = group["betas"]
+        g = -grad if group["maximize"] else grad
+        if group["weight_decay"]:
+            g = g + group["weight_decay"] * p.data
+        if not state:
+            state["step"] = 0
+            state["exp_avg"] = np.zeros_like(p.data)
+            state["exp_avg_sq"] = np.zeros_like(p.data)
+            if group["amsgrad"]:
+                state["max_exp_avg_sq"] = np.zeros_like(p.data)
+        state["step"] += 1
+        m, v = state["exp_avg"], state["exp_avg_sq"]
+        m += (g - m) * (1 - beta1)  # PyTorch's lerp: m + (1 - beta1) * (g - m)
+        v *= beta2
+        v += (1 - beta2) * g * g
+        if group["amsgrad"]:
+            np.maximum(state["max_exp_avg_sq"], v, out=state["max_exp_avg_sq"])
+            v = state["max_exp_avg_sq"]
+        step = state["step"]
+        bias1 = 1 - beta1 ** step
+        bias2_sqrt = (1 - beta2 ** step) ** 0.5
+        denom = np.sqrt(v) / bias2_sqrt + group["eps"]
+        p.data -= (group["lr"] / bias1) * (m / denom)

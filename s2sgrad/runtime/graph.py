@@ -1,0 +1,453 @@
+"""The graph between compiled functions, and the engine that runs it backwards.
+
+Inside a ``@grad`` function there is no graph: the compiler produced a forward that returns
+``(out, saved)`` and a backward that maps the output cotangent to input cotangents. Between
+calls the graph is dynamic, as in PyTorch: each call on Tensors that require grad makes one
+``Node`` holding ``saved`` and, for each differentiated input, an edge to where its gradient
+goes: the node that produced it, or the leaf Tensor that accumulates it.
+
+``backward()`` orders the nodes reachable from the roots (reverse topological order), sums the
+cotangents arriving at each node's outputs, calls its compiled backward once, and frees
+``saved`` unless ``retain_graph=True``.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from . import grad_mode
+from .tensor import Tensor, Version, _make
+
+FREED = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward."
+)
+CREATE_GRAPH = (
+    "create_graph=True is not supported yet: gradients of gradients through Tensors are not "
+    "implemented. Differentiate a @grad function twice with the functional API instead."
+)
+
+
+class Node:
+    """One recorded call: the compiled backward, its saved values and the input edges.
+
+    ``edges[k]`` is where the cotangent of the k-th differentiated input goes: ``(node, i)``
+    for output ``i`` of another node, or ``(tensor, 0)`` for a leaf that accumulates it.
+    The edges are an arbitrary list, so inputs need not be positional arguments.
+    """
+
+    __slots__ = (
+        "__weakref__",
+        "checks",
+        "compiled",
+        "edges",
+        "freeable",
+        "name",
+        "outputs",
+        "retained",
+        "saved",
+    )
+
+    def __init__(self, name: str, compiled: Any, saved: Any, edges: tuple,
+                 checks: tuple, outputs: tuple | None) -> None:
+        self.name = name
+        self.compiled = compiled
+        self.saved = saved
+        # A node that saved no array has nothing to free: it may run backward again (PyTorch
+        # too lets a graph that saved no tensor be walked twice).
+        self.freeable = _holds_arrays(saved)
+        self.edges = edges
+        self.checks = checks  # (version, expected value, array, origin) per Tensor seen
+        self.outputs = outputs  # (shape, dtype) of each output when the function returns a tuple
+        self.retained: dict[int, weakref.ref] | None = None
+
+    @property
+    def source(self) -> str:
+        """The generated backward source of this node's function."""
+        return self.compiled.adjoint_source
+
+    @property
+    def next_functions(self) -> tuple:
+        """``((node, output_index) or (None, 0), ...)`` for each differentiated input."""
+        return tuple((t, i) if isinstance(t, Node) else (None, 0) for t, i in self.edges)
+
+    def retain(self, index: int, tensor: Tensor) -> None:
+        if self.retained is None:
+            self.retained = {}
+        self.retained[index] = weakref.ref(tensor)
+
+    def __repr__(self) -> str:
+        return f"<{self.name} object at {id(self):#x}>"
+
+    def check_versions(self) -> None:
+        """Refuse to run if a value saved for this backward was changed in place since."""
+        for version, expected, array, origin in self.checks:
+            if version.value != expected and _saved_uses(self.saved, array):
+                raise RuntimeError(_modified_message(array, origin, self, version.value,
+                                                     expected))
+
+
+def _saved_uses(saved: Any, array: np.ndarray) -> bool:
+    """Whether ``saved`` holds ``array`` or a view of its memory."""
+    if isinstance(saved, np.ndarray):
+        return np.may_share_memory(saved, array)
+    if isinstance(saved, (tuple, list)):
+        return any(_saved_uses(s, array) for s in saved)
+    return False
+
+
+def _holds_arrays(saved: Any) -> bool:
+    """Whether freeing ``saved`` releases anything (a graph that saved nothing may rerun)."""
+    if isinstance(saved, (np.ndarray, np.generic)):
+        return True
+    if isinstance(saved, (tuple, list, dict)):
+        values = saved.values() if isinstance(saved, dict) else saved
+        return any(_holds_arrays(s) for s in values)
+    return False
+
+
+def _modified_message(array: np.ndarray, origin: Any, node: Node, now: int, then: int) -> str:
+    which = ""
+    if isinstance(origin, int):
+        which = f", which is output {origin} of {_op_name(node.name)},"
+    elif origin is not None and isinstance(origin[0], Node):
+        which = f", which is output {origin[1]} of {_op_name(origin[0].name)},"
+    return (
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: [{array.dtype} {list(array.shape)}]{which} is at version {now}; expected "
+        f"version {then} instead. Hint: {node.name} saved this value in the forward pass; "
+        "change a copy (t.clone()) instead, or make the in-place change after backward()."
+    )
+
+
+def _op_name(node_name: str) -> str:
+    return node_name.split("Backward")[0]
+
+
+# -- recording --------------------------------------------------------------------------------
+
+def node_name(function_name: str) -> str:
+    """``loss`` -> ``LossBackward``, ``my_loss`` -> ``MyLossBackward``."""
+    words = [w for w in function_name.replace("<", "").replace(">", "").split("_") if w]
+    return "".join(w[0].upper() + w[1:] for w in words) + "Backward"
+
+
+def call_function(function: Any, args: tuple, kwargs: dict, name: str | None = None) -> Any:
+    """Call a ``@grad`` Function on arguments of which some are Tensors.
+
+    With grad mode on and a Tensor argument that requires grad, run the compiled forward on
+    the raw values, record a node, and return Tensors whose ``grad_fn`` is that node.
+    Otherwise run the original function and wrap its result in Tensors.
+    """
+    if kwargs:
+        args, kwargs = _bind_keyword_tensors(function, args, kwargs)
+    raw = tuple([a.data if isinstance(a, Tensor) else _plain_arg(a) for a in args])
+    wrt = tuple([i for i, a in enumerate(args) if isinstance(a, Tensor) and a._requires_grad])
+    if not wrt or not grad_mode._enabled.get():
+        return wrap_plain(function.fn(*raw, **kwargs), args)
+    compiled = function.compiled_for(wrt, raw, kwargs)
+    out, saved = compiled.forward(*raw, **kwargs)
+    if name is None:
+        name = node_name(compiled.name)
+    return record(name, compiled, saved, out, args, wrt)
+
+
+def _plain_arg(a: Any) -> Any:
+    if isinstance(a, (list, tuple)) and any(isinstance(x, Tensor) for x in a):
+        raise TypeError(
+            "a Tensor inside a list or tuple argument cannot be differentiated; "
+            "pass each Tensor as its own argument"
+        )
+    return a
+
+
+def _bind_keyword_tensors(function: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """Move Tensor keyword arguments to their positions: only positions can be differentiated."""
+    if not any(isinstance(v, Tensor) for v in kwargs.values()):
+        return args, kwargs
+    import inspect
+
+    bound = inspect.signature(function.fn).bind(*args, **kwargs)
+    args, kwargs = bound.args, bound.kwargs
+    for key, value in kwargs.items():
+        if isinstance(value, Tensor):
+            if value._requires_grad:
+                raise TypeError(
+                    f"keyword-only argument {key!r} is a Tensor that requires grad; "
+                    "make it a positional parameter to differentiate it"
+                )
+            kwargs[key] = value.data
+    return args, kwargs
+
+
+def record(name: str, compiled: Any, saved: Any, out: Any, args: Sequence[Any],
+           wrt: Sequence[int]) -> Any:
+    """Make the node of one call and the output Tensors that point at it."""
+    edges = tuple([_edge(args[i]) for i in wrt])
+    checks = [(a._version, a._version.value, a.data, _edge(a) if a._requires_grad else None)
+              for a in args if isinstance(a, Tensor)]
+    if isinstance(out, tuple):
+        arrays = [np.asarray(o) for o in out]
+        node = Node(name, compiled, saved, edges, (), tuple((a.shape, a.dtype) for a in arrays))
+        outs = []
+        for i, a in enumerate(arrays):
+            if a.dtype.kind in "fc":
+                t = _make(a, node, i, _version_for(a, args))
+                checks.append((t._version, t._version.value, a, i))
+            else:
+                t = _make(a, version=_version_for(a, args))
+            outs.append(t)
+        node.checks = tuple(checks)
+        return tuple(outs)
+    array = np.asarray(out)
+    if array.dtype.kind not in "fc":
+        return _make(array, version=_version_for(array, args))  # not differentiable
+    node = Node(name, compiled, saved, edges, (), None)
+    t = _make(array, node, 0, _version_for(array, args))
+    checks.append((t._version, t._version.value, array, 0))
+    node.checks = tuple(checks)
+    return t
+
+
+def _edge(t: Tensor) -> tuple:
+    return (t, 0) if t.grad_fn is None else (t.grad_fn, t._out)
+
+
+def _version_for(array: np.ndarray, args: Sequence[Any]) -> Version:
+    """A result that aliases an input's memory shares its version counter, like a view."""
+    for a in args:
+        if isinstance(a, Tensor) and (array is a.data or (
+                array.base is not None and np.may_share_memory(array, a.data))):
+            return a._version
+    return Version()
+
+
+def wrap_plain(out: Any, args: Sequence[Any] = (), numbers: bool = True) -> Any:
+    """Wrap a result computed without recording: arrays (and Python numbers, with
+    ``numbers``) become Tensors; anything else is returned as it is."""
+    if isinstance(out, tuple):
+        return tuple(wrap_plain(o, args, numbers) for o in out)
+    if isinstance(out, (np.ndarray, np.generic)) or (
+            numbers and isinstance(out, (float, int, complex))):
+        array = np.asarray(out)
+        return _make(array, version=_version_for(array, args))
+    return out
+
+
+# -- the engine -------------------------------------------------------------------------------
+
+def backward(tensors: Sequence[Tensor], grad_tensors: Sequence[Any] | None = None,
+             retain_graph: bool | None = None, create_graph: bool = False,
+             inputs: Sequence[Tensor] | None = None) -> None:
+    """Accumulate into the leaves' ``.grad`` the gradients of ``tensors`` (PyTorch's
+    ``torch.autograd.backward``)."""
+    if create_graph:
+        raise NotImplementedError(CREATE_GRAPH)
+    tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    roots = _seeds(tensors, grad_tensors)
+    only = None if inputs is None else ([inputs] if isinstance(inputs, Tensor) else inputs)
+    grads = run(roots, bool(retain_graph), only, accumulate=True)
+    for t, g in zip(only or (), grads or (), strict=True):
+        if g is not None:
+            if t.grad_fn is None:
+                _accumulate(t, g)
+            else:
+                _accumulate(t, g)
+
+
+def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
+         grad_outputs: Any = None, retain_graph: bool | None = None,
+         create_graph: bool = False, allow_unused: bool | None = None) -> tuple:
+    """The gradients of ``outputs`` with respect to ``inputs``, without touching ``.grad``.
+
+    Returns a tuple with one Tensor per input (None for an unused input when
+    ``allow_unused=True``).
+    """
+    if create_graph:
+        raise NotImplementedError(CREATE_GRAPH)
+    outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    for t in inputs:
+        if not t._requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    roots = _seeds(outputs, grad_outputs)
+    grads = run(roots, bool(retain_graph), inputs, accumulate=False)
+    result = []
+    for k, (t, g) in enumerate(zip(inputs, grads, strict=True)):
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError(
+                    f"The differentiated Tensor at index {k} appears to not have been used in "
+                    "the graph. Set allow_unused=True if this is the desired behavior."
+                )
+            result.append(None)
+        else:
+            result.append(_make(np.array(g, dtype=t.data.dtype)))
+    return tuple(result)
+
+
+def _seeds(tensors: list[Tensor], grads: Sequence[Any] | None) -> list[tuple[Tensor, Any]]:
+    """Pair each root with its cotangent, checking what PyTorch checks."""
+    if grads is None:
+        grads = [None] * len(tensors)
+    elif isinstance(grads, (Tensor, np.ndarray, float, int)):
+        grads = [grads]
+    if len(grads) != len(tensors):
+        raise RuntimeError(
+            f"grad_tensors should have the same length as tensors: got {len(grads)} and "
+            f"{len(tensors)}"
+        )
+    roots = []
+    for k, (t, g) in enumerate(zip(tensors, grads, strict=True)):
+        if not t._requires_grad:
+            raise RuntimeError(
+                f"element {k} of tensors does not require grad and does not have a grad_fn"
+            )
+        if g is None:
+            if t.data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            g = np.ones_like(t.data)
+        else:
+            g = g.data if isinstance(g, Tensor) else np.asarray(g, dtype=t.data.dtype)
+            if g.shape != t.data.shape:
+                raise RuntimeError(
+                    f"Mismatch in shape: grad_output[{k}] has a shape of {g.shape} and "
+                    f"output[{k}] has a shape of {t.data.shape}."
+                )
+        roots.append((t, g))
+    return roots
+
+
+def _topological(roots: list[Node]) -> list[Node]:
+    """Nodes reachable from ``roots``, each before every node its edges lead to."""
+    order: list[Node] = []
+    seen: set[int] = set()
+    stack: list[tuple[Node, bool]] = [(n, False) for n in roots]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        for target, _ in node.edges:
+            if isinstance(target, Node) and id(target) not in seen:
+                stack.append((target, False))
+    order.reverse()
+    return order
+
+
+def run(roots: list[tuple[Tensor, Any]], retain_graph: bool,
+        inputs: Sequence[Tensor] | None, accumulate: bool) -> list | None:
+    """Propagate the root cotangents backwards.
+
+    With ``accumulate``, leaves' ``.grad`` receive their gradients (all leaves, or only
+    ``inputs`` when given: the caller stores them). Returns the gradient of each of
+    ``inputs`` (None where none arrived), or None when ``inputs`` is None.
+    """
+    pending: dict[Node, list] = {}  # cotangents arriving at each node's outputs
+    root_nodes = []
+    leaf_slot: dict[int, int] = {}  # id(leaf) -> index in inputs
+    node_slot: dict[tuple[int, int], int] = {}  # (id(node), output) -> index in inputs
+    found: list = [None] * len(inputs) if inputs is not None else []
+    for k, t in enumerate(inputs or ()):
+        if t.grad_fn is None:
+            leaf_slot[id(t)] = k
+        else:
+            node_slot[(id(t.grad_fn), t._out)] = k
+
+    def deliver(target: Any, index: int, g: Any) -> None:
+        if isinstance(target, Node):
+            slots = pending.get(target)
+            if slots is None:
+                slots = pending[target] = [None] * (len(target.outputs or ()) or 1)
+            slots[index] = g if slots[index] is None else slots[index] + g
+        elif inputs is not None:
+            k = leaf_slot.get(id(target))
+            if k is not None:
+                found[k] = g if found[k] is None else found[k] + g
+        elif accumulate:
+            _accumulate(target, g)
+
+    for t, g in roots:
+        if t.grad_fn is None:
+            deliver(t, 0, g)
+        else:
+            deliver(t.grad_fn, t._out, g)
+            root_nodes.append(t.grad_fn)
+
+    order = _topological(root_nodes)
+    needed = _needed(order, leaf_slot, node_slot) if inputs is not None else None
+    for node in order:
+        slots = pending.pop(node, None)
+        if slots is None:
+            continue
+        if node_slot:
+            for i, g in enumerate(slots):
+                k = node_slot.get((id(node), i))
+                if k is not None and g is not None:
+                    found[k] = g
+        if node.retained and accumulate and inputs is None:
+            for i, ref in node.retained.items():
+                t = ref()
+                if t is not None and slots[i] is not None:
+                    _accumulate(t, slots[i])
+        if needed is not None and id(node) not in needed:
+            continue
+        if node.saved is None:
+            raise RuntimeError(FREED)
+        node.check_versions()
+        if node.outputs is None:
+            out_bar = slots[0]
+        else:
+            out_bar = tuple(np.zeros(shape, dtype) if g is None else g
+                            for g, (shape, dtype) in zip(slots, node.outputs, strict=True))
+        in_bars = node.compiled.backward(node.saved, out_bar)
+        if len(node.edges) == 1 and not isinstance(in_bars, tuple):
+            in_bars = (in_bars,)
+        if not retain_graph and node.freeable:
+            node.saved = None
+        for (target, index), g in zip(node.edges, in_bars, strict=True):
+            if g is not None:
+                deliver(target, index, g)
+    return found if inputs is not None else None
+
+
+def _needed(order: list[Node], leaf_slot: dict, node_slot: dict) -> set[int]:
+    """Ids of the nodes whose backward leads to one of the requested inputs."""
+    needed: set[int] = set()
+    for node in reversed(order):  # every node after the nodes its edges lead to
+        for target, index in node.edges:
+            if isinstance(target, Node):
+                if id(target) in needed or (id(target), index) in node_slot:
+                    needed.add(id(node))
+                    break
+            elif id(target) in leaf_slot:
+                needed.add(id(node))
+                break
+    return needed
+
+
+def _accumulate(leaf: Tensor, g: Any) -> None:
+    """Add ``g`` into ``leaf.grad``: a fresh copy the first time, then in place."""
+    g = np.asarray(g)
+    if g.shape != leaf.data.shape:
+        raise RuntimeError(
+            f"internal error: a gradient of shape {g.shape} reached a Tensor of shape "
+            f"{leaf.data.shape}"
+        )
+    if leaf._grad is None:
+        leaf._grad = _make(np.array(g, dtype=leaf.data.dtype))  # a copy: g may alias the seed
+    else:
+        leaf._grad.data += g
+        leaf._grad._version.value += 1
+

@@ -1,0 +1,386 @@
+"""Eager operations on Tensors: each one a tiny generated function through the compiler.
+
+``x * y`` on Tensors calls ``def mul(x, y): return x * y``, wrapped by ``@grad`` like any user
+function, so operators outside a compiled function use the same rule table and code generator
+as the code inside one: there is one differentiation mechanism, not two. The generated
+sources live in a fake file, ``<s2sgrad ops>``, registered in ``linecache`` so that the
+compiler (and tracebacks) can read them.
+
+NumPy functions reach here through ``__array_ufunc__`` / ``__array_function__``:
+``np.sum(t, axis=0)`` becomes ``def sum_(x0): return np.sum(x0, axis=0)``. Arguments that are
+arrays or floats become parameters; the rest (axes, flags, shapes) are written into the source
+as literals, one generated function per distinct layout, cached.
+
+Dispatch is one dict look-up for the generated function, then ``graph.call_function``, whose
+own look-up of the compiled pair is one dict access keyed by argument kinds and ranks.
+"""
+
+from __future__ import annotations
+
+import linecache
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .. import rules
+from ..api import Function
+from . import grad_mode
+from .graph import call_function, wrap_plain
+from .tensor import LEAF_INPLACE, Tensor, _make
+
+FILENAME = "<s2sgrad ops>"
+_lines: list[str] = []
+_globals: dict[str, Any] = {"np": np, "__name__": __name__}
+
+
+def define(name: str, params: list[str], expression: str) -> Function:
+    """Compile ``def name(params): return expression`` into the ops file, as a Function."""
+    source = f"def {name}({', '.join(params)}):\n    return {expression}\n"
+    start = len(_lines)
+    _lines.extend(source.splitlines(True))
+    _register()
+    namespace: dict[str, Any] = {}
+    code = compile("\n" * start + source, FILENAME, "exec")
+    exec(code, _globals, namespace)  # noqa: S102 (our own generated source)
+    return Function(namespace[name])
+
+
+def _register() -> None:
+    """(Re-)register the ops file with linecache, which some tools clear."""
+    text = "".join(_lines)
+    linecache.cache[FILENAME] = (len(text), None, list(_lines), FILENAME)
+
+
+def _bound(value: Any) -> str:
+    """A name under which the generated code refers to ``value`` (a function, usually)."""
+    name = getattr(value, "__name__", None)
+    for module, prefix in ((np, "np."), (np.linalg, "np.linalg.")):
+        if name and getattr(module, name, None) is value:
+            return prefix + name
+    key = f"_{name or 'f'}_{id(value):x}"
+    _globals[key] = value
+    return key
+
+
+# -- operators --------------------------------------------------------------------------------
+
+_OPERATORS: dict[str, tuple[list[str], str]] = {
+    "add": (["x", "y"], "x + y"),
+    "sub": (["x", "y"], "x - y"),
+    "mul": (["x", "y"], "x * y"),
+    "truediv": (["x", "y"], "x / y"),
+    "pow": (["x", "y"], "x ** y"),
+    "matmul": (["x", "y"], "x @ y"),
+    "mod": (["x", "y"], "x % y"),
+    "neg": (["x"], "-x"),
+    "pos": (["x"], "+x"),
+    "relu": (["x"], "np.maximum(x, 0.0)"),
+    "sigmoid": (["x"], "1.0 / (1.0 + np.exp(-x))"),
+    # A value replaced in place: the old value gets no gradient, the new one all of it.
+    "fill": (["x", "y"], "np.where(False, x, y)"),
+    "copy": (["x", "y"], "np.where(False, x, y)"),
+}
+_NAMES = {
+    "add": "AddBackward0", "sub": "SubBackward0", "mul": "MulBackward0",
+    "truediv": "DivBackward0", "mod": "RemainderBackward0", "neg": "NegBackward0",
+    "pos": "PositiveBackward0", "relu": "ReluBackward0", "sigmoid": "SigmoidBackward0",
+    "fill": "FillBackward0", "copy": "CopyBackwards",
+}
+_functions: dict[str, Function] = {}
+
+
+def _operator(op: str) -> Function:
+    function = _functions.get(op)
+    if function is None:
+        params, expression = _OPERATORS[op]
+        function = _functions[op] = define(op, params, expression)
+    return function
+
+
+def _matmul_name(a: Any, b: Any) -> str:
+    ranks = (np.ndim(_data(a)), np.ndim(_data(b)))
+    return {(2, 2): "MmBackward0", (2, 1): "MvBackward0", (1, 1): "DotBackward0"}.get(
+        ranks, "MatmulBackward0")
+
+
+def _binary_name(op: str, a: Any, b: Any) -> str:
+    if op == "pow":
+        if not isinstance(a, Tensor):
+            return "PowBackward2"
+        return "PowBackward1" if isinstance(b, Tensor) else "PowBackward0"
+    if op == "matmul":
+        return _matmul_name(a, b)
+    if op == "sub" and not isinstance(a, Tensor):
+        return "RsubBackward1"
+    return _NAMES[op]
+
+
+_OPERAND = (Tensor, np.ndarray, np.generic, float, int, bool, complex)
+
+
+def _operand(value: Any) -> Any:
+    if isinstance(value, _OPERAND):
+        return value
+    if isinstance(value, (list, tuple)):
+        return np.asarray(value)
+    return None
+
+
+def binary(op: str, a: Any, b: Any, name: str | None = None) -> Tensor:
+    """``a <op> b`` where one of them is a Tensor."""
+    a, b = _operand(a), _operand(b)
+    if a is None or b is None:
+        return NotImplemented
+    return call_function(_operator(op), (a, b), {}, name or _binary_name(op, a, b))
+
+
+def unary(op: str, x: Tensor) -> Tensor:
+    return call_function(_operator(op), (x,), {}, _NAMES[op])
+
+
+def plain(ufunc: Callable, a: Any, b: Any) -> Tensor:
+    """A function with no gradient (comparisons): computed on the data, never recorded."""
+    a, b = _operand(a), _operand(b)
+    if a is None or b is None:
+        return NotImplemented
+    return wrap_plain(ufunc(_data(a), _data(b)))
+
+
+def _data(value: Any) -> Any:
+    return value.data if isinstance(value, Tensor) else value
+
+
+# -- NumPy functions --------------------------------------------------------------------------
+
+_FUNCTION_NAMES = {
+    "add": "AddBackward0", "subtract": "SubBackward0", "multiply": "MulBackward0",
+    "divide": "DivBackward0", "true_divide": "DivBackward0", "power": "PowBackward0",
+    "negative": "NegBackward0", "absolute": "AbsBackward0", "square": "PowBackward0",
+    "reshape": "ViewBackward0", "transpose": "PermuteBackward0",
+    "swapaxes": "TransposeBackward0", "squeeze": "SqueezeBackward0",
+    "expand_dims": "UnsqueezeBackward0", "concatenate": "CatBackward0",
+    "stack": "StackBackward0", "clip": "ClampBackward1", "copy": "CloneBackward0",
+    "arcsin": "AsinBackward0", "arccos": "AcosBackward0", "arctan": "AtanBackward0",
+    "arctan2": "Atan2Backward0", "remainder": "RemainderBackward0",
+}
+# Reductions: PyTorch's name ends in 0 for all axes and in 1 for chosen axes.
+_REDUCTIONS = {"sum": "Sum", "mean": "Mean", "prod": "Prod", "max": "Max", "amax": "Max",
+               "min": "Min", "amin": "Min", "var": "Var", "std": "Std"}
+_numpy_functions: dict[tuple, Function] = {}
+
+
+def _function_name(func: Any, args: tuple, kwargs: dict) -> str:
+    name = getattr(func, "__name__", "function")
+    if name in ("matmul", "dot") and len(args) == 2:
+        return _matmul_name(*args)
+    if name in _REDUCTIONS:
+        has_axis = kwargs.get("axis") is not None or (len(args) > 1 and args[1] is not None)
+        return _REDUCTIONS[name] + ("Backward1" if has_axis else "Backward0")
+    return _FUNCTION_NAMES.get(name) or (
+        "".join(w.capitalize() for w in name.split("_")) + "Backward0")
+
+
+def _is_literal(value: Any) -> bool:
+    if value is None or isinstance(value, (bool, int, str, np.integer, np.bool_, slice)):
+        return True
+    if isinstance(value, (tuple, list)):
+        return all(_is_literal(v) for v in value)
+    return False
+
+
+def _literal(value: Any) -> str:
+    if isinstance(value, (np.dtype, type)) and (isinstance(value, np.dtype)
+                                                or issubclass(value, np.generic)):
+        return f"np.dtype({np.dtype(value).name!r})"
+    return repr(value)
+
+
+class _Layout:
+    """The text of a call with its array arguments replaced by parameters x0, x1..."""
+
+    def __init__(self) -> None:
+        self.values: list[Any] = []
+        self.grad = False  # whether a Tensor that requires grad is among the values
+
+    def param(self, value: Any) -> str:
+        if isinstance(value, Tensor) and value._requires_grad:
+            self.grad = True
+        self.values.append(value)
+        return f"x{len(self.values) - 1}"
+
+    def arg(self, value: Any, operand: bool) -> str:
+        if isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) for v in value):
+            items = ", ".join(self.arg(v, True) for v in value)
+            return f"[{items}]" if isinstance(value, list) else f"({items},)"
+        if isinstance(value, (np.dtype, type)):
+            return _literal(value)
+        if not operand and _is_literal(value):
+            return _literal(value)
+        return self.param(value)
+
+
+def numpy_call(func: Any, args: tuple, kwargs: dict, operands: bool = False) -> Any:
+    """``func(*args, **kwargs)`` with Tensors among the arguments (``__array_function__``)."""
+    layout = _Layout()
+    parts = [layout.arg(a, operands) for a in args]
+    parts += [f"{k}={layout.arg(v, operands)}" for k, v in kwargs.items()]
+    if not layout.grad or not grad_mode._enabled.get() or rules.is_nondifferentiable(func):
+        return wrap_plain(func(*_unwrap(args), **_unwrap(kwargs)), layout.values, False)
+    text = f"{_bound(func)}({', '.join(parts)})"
+    function = _numpy_functions.get((func, text))
+    if function is None:
+        if rules.lookup(func) is None:
+            result = func(*_unwrap(args), **_unwrap(kwargs))
+            if not _floating(result):  # np.shape, np.argmax...: nothing to differentiate
+                return wrap_plain(result, layout.values, False)
+        params = [f"x{i}" for i in range(len(layout.values))]
+        name = getattr(func, "__name__", "")
+        name = name if name.isidentifier() else "function"
+        function = _numpy_functions[(func, text)] = define(name, params, text)
+    return call_function(function, tuple(layout.values), {}, _function_name(func, args, kwargs))
+
+
+def _floating(result: Any) -> bool:
+    if isinstance(result, tuple):
+        return any(_floating(r) for r in result)
+    return isinstance(result, (np.ndarray, np.generic, float)) and np.asarray(
+        result).dtype.kind in "fc"
+
+
+def _unwrap(value: Any) -> Any:
+    if isinstance(value, Tensor):
+        return value.data
+    if isinstance(value, (list, tuple)):
+        return type(value)(_unwrap(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _unwrap(v) for k, v in value.items()}
+    return value
+
+
+def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
+    """NumPy ufuncs on Tensors: ``np.tanh(t)``, ``ndarray * t``, ``np.add(t, 1, out=t)``."""
+    out = kwargs.pop("out", None)
+    if method != "__call__":
+        if any(isinstance(a, Tensor) and a._requires_grad for a in inputs) and \
+                grad_mode._enabled.get():
+            raise TypeError(
+                f"np.{ufunc.__name__}.{method} is not differentiable on Tensors; use the "
+                f"matching function (np.sum for np.add.reduce, np.cumsum for np.add.accumulate)"
+            )
+        return wrap_plain(getattr(ufunc, method)(*_unwrap(inputs), **_unwrap(kwargs)),
+                          numbers=False)
+    if ufunc is np.matmul and not kwargs:
+        result = binary("matmul", *inputs)
+    else:
+        result = numpy_call(ufunc, inputs, kwargs, operands=True)
+    if out is None:
+        return result
+    if len(out) != 1 or not isinstance(out[0], Tensor):
+        if isinstance(result, Tensor) and result._requires_grad:
+            raise RuntimeError(
+                f"np.{ufunc.__name__}(..., out=ndarray) would drop the gradient of a Tensor "
+                "that requires grad; assign to a Tensor, or detach() the inputs"
+            )
+        np.copyto(out[0], _data(result))
+        return out[0]
+    return inplace(out[0], "copy", result)
+
+
+# -- indexing, reductions ---------------------------------------------------------------------
+
+def _index(index: Any) -> Any:
+    if isinstance(index, Tensor):
+        return index.data
+    if isinstance(index, tuple):
+        return tuple(_index(i) for i in index)
+    return index
+
+
+def _index_name(index: Any) -> str:
+    parts = index if isinstance(index, tuple) else (index,)
+    if all(isinstance(p, (int, np.integer)) or p is Ellipsis for p in parts):
+        return "SelectBackward0"
+    if any(isinstance(p, (list, np.ndarray)) for p in parts):
+        return "IndexBackward0"
+    return "SelectBackward0" if any(isinstance(p, (int, np.integer)) for p in parts) \
+        else "SliceBackward0"
+
+
+def getitem(t: Tensor, index: Any) -> Tensor:
+    index = _index(index)
+    function = _functions.get("getitem")
+    if function is None:
+        function = _functions["getitem"] = define("getitem", ["x", "index"], "x[index]")
+    return call_function(function, (t, index), {}, _index_name(index))
+
+
+def reduction(func: Any, t: Tensor, dim: Any, keepdim: bool, axis: Any,
+              keepdims: bool | None) -> Tensor:
+    """``t.sum(dim, keepdim)`` with PyTorch's or NumPy's argument names."""
+    axis = dim if axis is None else axis
+    keepdims = keepdim if keepdims is None else keepdims
+    if isinstance(axis, list):
+        axis = tuple(axis)
+    kwargs: dict[str, Any] = {}
+    if axis is not None:
+        kwargs["axis"] = axis
+    if keepdims:
+        kwargs["keepdims"] = True
+    return numpy_call(func, (t,), kwargs)
+
+
+# -- in-place operations ----------------------------------------------------------------------
+
+_INPLACE = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.true_divide,
+            "pow": np.power}
+
+
+def inplace(t: Tensor, op: str, other: Any) -> Tensor:
+    """``t <op>= other`` in place: same Tensor, same memory, version bumped.
+
+    When the change must be recorded (grad mode on and a Tensor that requires grad involved),
+    the operation runs out of place on a copy of ``t``'s old value, and ``t`` takes the result
+    and its node, as PyTorch rebases a Tensor changed in place. A leaf that requires grad
+    cannot be changed in place while grad mode is on.
+    """
+    tracked = grad_mode._enabled.get() and (
+        t._requires_grad or (isinstance(other, Tensor) and other._requires_grad))
+    if not tracked:
+        value = _data(other)
+        if op in ("fill", "copy"):
+            np.copyto(t.data, value)
+        else:
+            _INPLACE[op](t.data, value, out=t.data)
+        t._version.value += 1
+        return t
+    if t.grad_fn is None and t._requires_grad:
+        raise RuntimeError(LEAF_INPLACE)
+    old = _make(t.data.copy(), t.grad_fn, t._out)  # the forward may save the old value
+    old._requires_grad = t._requires_grad
+    result = binary(op, old, other, None if op in _INPLACE else _NAMES[op])
+    if result is NotImplemented:
+        raise TypeError(f"unsupported operand for in-place {op}: {type(other).__name__}")
+    np.copyto(t.data, result.data)
+    t._version.value += 1
+    t.grad_fn, t._out, t._requires_grad = result.grad_fn, result._out, result._requires_grad
+    if t._retains and t.grad_fn is not None:
+        t.grad_fn.retain(t._out, t)
+    return t
+
+
+def setitem(t: Tensor, index: Any, value: Any) -> None:
+    """``t[index] = value``, in place."""
+    index = _index(index)
+    tracked = grad_mode._enabled.get() and (
+        t._requires_grad or (isinstance(value, Tensor) and value._requires_grad))
+    if not tracked:
+        t.data[index] = _data(value)
+        t._version.value += 1
+        return
+    if t.grad_fn is None and t._requires_grad:
+        raise RuntimeError(LEAF_INPLACE)
+    raise NotImplementedError(
+        "assigning into part of a Tensor that is in the graph (t[i] = v) is not supported yet; "
+        "build the new value out of place instead, e.g. with np.where(mask, v, t)"
+    )

@@ -1,0 +1,572 @@
+"""Tensor: an ndarray plus what PyTorch-style autograd needs to know about it.
+
+A Tensor holds its value in ``data`` (a NumPy array, float64 unless told otherwise), and, when
+it was computed from Tensors that require grad, the graph node that made it (``grad_fn``).
+Operators and NumPy functions on Tensors run through the same compiler as ``@grad`` functions
+(see ``ops.py``); ``backward()`` runs the compiled adjoints in reverse order (see ``graph.py``).
+
+A Tensor also carries a version counter, bumped by every in-place operation (``+=``,
+``zero_()``, ``t[i] = v``...) and shared with the Tensors that alias its memory (``detach()``,
+views). A node remembers the versions it saw, so that ``backward()`` can refuse to use a value
+that was changed after it was saved, instead of returning a wrong gradient.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .printing import format_tensor
+
+REQUIRES_FLOAT = "Only Tensors of floating point and complex dtype can require gradients"
+REQUIRES_FLOAT_INPLACE = "only Tensors of floating point dtype can require gradients"
+LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+NONLEAF_FLAG = (
+    "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+    "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+)
+NONLEAF_GRAD = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+    "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If "
+    "you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. "
+    "See github.com/pytorch/pytorch/pull/30531 for more information."
+)
+
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+
+class Version:
+    """A counter of in-place changes, shared by all Tensors that view the same memory."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0
+
+
+def _can_require_grad(dtype: np.dtype) -> bool:
+    return dtype.kind in "fc"
+
+
+class Tensor:
+    """An ndarray that can take part in reverse-mode differentiation, PyTorch style.
+
+    Create one with ``s2sgrad.tensor(data, requires_grad=...)``.
+    """
+
+    __slots__ = (
+        "__weakref__",
+        "_grad",
+        "_out",
+        "_requires_grad",
+        "_retains",
+        "_version",
+        "data",
+        "grad_fn",
+    )
+
+    def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None) -> None:
+        if isinstance(data, Tensor):
+            data = data.data
+        _init(self, np.array(data, dtype=dtype), None, 0, False, Version())
+        if requires_grad:
+            if not _can_require_grad(self.data.dtype):
+                raise RuntimeError(REQUIRES_FLOAT)
+            self._requires_grad = True
+
+    # -- autograd state ---------------------------------------------------------------------
+
+    @property
+    def requires_grad(self) -> bool:
+        """Whether gradients flow to this Tensor (set on leaves, inherited by results)."""
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set ``requires_grad`` in place on a leaf; returns ``self``."""
+        if self.grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(NONLEAF_FLAG)
+            return self
+        if requires_grad and not _can_require_grad(self.data.dtype):
+            raise RuntimeError(REQUIRES_FLOAT_INPLACE)
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        """True for Tensors not computed by a recorded operation (their ``grad_fn`` is None)."""
+        return self.grad_fn is None
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The accumulated gradient of a leaf after ``backward()``, or None.
+
+        On a non-leaf it is None (with a warning) unless ``retain_grad()`` was called.
+        """
+        if self.grad_fn is not None and not self._retains:
+            warnings.warn(NONLEAF_GRAD, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Any) -> None:
+        if value is not None:
+            value = value if isinstance(value, Tensor) else Tensor(value)
+            if value.data.shape != self.data.shape:
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value.data.shape)}' to a "
+                    f"tensor of size '{list(self.data.shape)}'. Please ensure that the gradient "
+                    "and the tensor are the same size"
+                )
+            if value.data.dtype != self.data.dtype:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{value.data.dtype}' to a "
+                    f"tensor with dtype '{self.data.dtype}'"
+                )
+        self._grad = value
+
+    @property
+    def retains_grad(self) -> bool:
+        """True for a non-leaf on which ``retain_grad()`` was called."""
+        return self._retains
+
+    def retain_grad(self) -> None:
+        """Make ``backward()`` fill ``.grad`` of this non-leaf Tensor too."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is not None and not self._retains:
+            self.grad_fn.retain(self._out, self)
+            self._retains = True
+
+    def backward(self, gradient: Any = None, retain_graph: bool | None = None,
+                 create_graph: bool = False, inputs: Sequence[Tensor] | None = None) -> None:
+        """Accumulate the gradient of this Tensor into ``.grad`` of the leaves it depends on.
+
+        ``gradient`` (the cotangent of this Tensor) may be omitted for a single-element
+        Tensor. The saved values of the graph are freed unless ``retain_graph=True``.
+        ``inputs`` restricts accumulation to those leaves.
+        """
+        from .graph import backward
+
+        backward([self], [gradient], retain_graph, create_graph, inputs)
+
+    def detach(self) -> Tensor:
+        """A Tensor sharing this one's data (and version counter), outside any graph."""
+        return _make(self.data, version=self._version)
+
+    def detach_(self) -> Tensor:
+        """Detach this Tensor from the graph in place; it becomes a leaf."""
+        self.grad_fn = None
+        self._out = 0
+        self._requires_grad = False
+        return self
+
+    # -- conversions ------------------------------------------------------------------------
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.data.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.data.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.data.ndim
+
+    def dim(self) -> int:
+        return self.data.ndim
+
+    def size(self, dim: int | None = None) -> tuple[int, ...] | int:
+        """The shape (PyTorch's ``size()``), or the length of dimension ``dim``."""
+        return self.data.shape if dim is None else self.data.shape[dim]
+
+    def numel(self) -> int:
+        """The number of elements."""
+        return self.data.size
+
+    def item(self) -> float | int | bool:
+        """The value of a one-element Tensor as a Python number."""
+        if self.data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self.data.size} elements cannot be converted to Scalar"
+            )
+        return self.data.item()
+
+    def tolist(self) -> Any:
+        return self.data.tolist()
+
+    def numpy(self) -> np.ndarray:
+        """The data as an ndarray, sharing memory (refused if the Tensor requires grad)."""
+        if self._requires_grad:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. "
+                "Use tensor.detach().numpy() instead."
+            )
+        return self.data
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        data = self.numpy()
+        if dtype is not None and data.dtype != dtype:
+            return data.astype(dtype)
+        return data.copy() if copy else data
+
+    def __len__(self) -> int:
+        if self.data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.data.shape[0]
+
+    def __iter__(self) -> Iterator[Tensor]:
+        if self.data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.data.shape[0]))
+
+    def __bool__(self) -> bool:
+        if self.data.size != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.data)
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        return self.data.__index__()
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        if self.grad_fn is not None:
+            suffix = [f"grad_fn=<{self.grad_fn.name}>"]
+        else:
+            suffix = ["requires_grad=True"] if self._requires_grad else []
+        return format_tensor(self.data, suffix)
+
+    def __format__(self, spec: str) -> str:
+        if not spec:
+            return repr(self)
+        if self.data.ndim == 0:
+            return format(self.data.item(), spec)
+        return object.__format__(self, spec)
+
+    def __deepcopy__(self, memo: dict) -> Tensor:
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the "
+                "deepcopy protocol at the moment."
+            )
+        new = type(self).__new__(type(self))
+        _init(new, self.data.copy(), None, 0, self._requires_grad, Version())
+        if self._grad is not None:
+            new._grad = _make(self._grad.data.copy())
+        memo[id(self)] = new
+        return new
+
+    # -- operators (each one a compiled function when it needs a gradient; see ops.py) -------
+
+    def __add__(self, other: Any) -> Tensor:
+        return _ops.binary("add", self, other)
+
+    def __radd__(self, other: Any) -> Tensor:
+        return _ops.binary("add", other, self)
+
+    def __sub__(self, other: Any) -> Tensor:
+        return _ops.binary("sub", self, other)
+
+    def __rsub__(self, other: Any) -> Tensor:
+        return _ops.binary("sub", other, self)
+
+    def __mul__(self, other: Any) -> Tensor:
+        return _ops.binary("mul", self, other)
+
+    def __rmul__(self, other: Any) -> Tensor:
+        return _ops.binary("mul", other, self)
+
+    def __truediv__(self, other: Any) -> Tensor:
+        return _ops.binary("truediv", self, other)
+
+    def __rtruediv__(self, other: Any) -> Tensor:
+        return _ops.binary("truediv", other, self)
+
+    def __pow__(self, other: Any) -> Tensor:
+        return _ops.binary("pow", self, other)
+
+    def __rpow__(self, other: Any) -> Tensor:
+        return _ops.binary("pow", other, self)
+
+    def __matmul__(self, other: Any) -> Tensor:
+        return _ops.binary("matmul", self, other)
+
+    def __rmatmul__(self, other: Any) -> Tensor:
+        return _ops.binary("matmul", other, self)
+
+    def __mod__(self, other: Any) -> Tensor:
+        return _ops.binary("mod", self, other)
+
+    def __rmod__(self, other: Any) -> Tensor:
+        return _ops.binary("mod", other, self)
+
+    def __floordiv__(self, other: Any) -> Tensor:
+        return _ops.plain(np.floor_divide, self, other)
+
+    def __rfloordiv__(self, other: Any) -> Tensor:
+        return _ops.plain(np.floor_divide, other, self)
+
+    def __neg__(self) -> Tensor:
+        return _ops.unary("neg", self)
+
+    def __pos__(self) -> Tensor:
+        return _ops.unary("pos", self)
+
+    def __abs__(self) -> Tensor:
+        return _ops.numpy_call(np.abs, (self,), {})
+
+    # Comparisons give bool Tensors, which never require grad.
+    def __lt__(self, other: Any) -> Tensor:
+        return _ops.plain(np.less, self, other)
+
+    def __le__(self, other: Any) -> Tensor:
+        return _ops.plain(np.less_equal, self, other)
+
+    def __gt__(self, other: Any) -> Tensor:
+        return _ops.plain(np.greater, self, other)
+
+    def __ge__(self, other: Any) -> Tensor:
+        return _ops.plain(np.greater_equal, self, other)
+
+    def __eq__(self, other: object) -> Tensor:  # type: ignore[override]
+        return _ops.plain(np.equal, self, other)
+
+    def __ne__(self, other: object) -> Tensor:  # type: ignore[override]
+        return _ops.plain(np.not_equal, self, other)
+
+    def __getitem__(self, index: Any) -> Tensor:
+        return _ops.getitem(self, index)
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        return _ops.array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func: Any, types: Any, args: tuple, kwargs: dict) -> Any:
+        return _ops.numpy_call(func, args, kwargs)
+
+    # -- in-place operations ----------------------------------------------------------------
+
+    def __iadd__(self, other: Any) -> Self:
+        return _ops.inplace(self, "add", other)
+
+    def __isub__(self, other: Any) -> Self:
+        return _ops.inplace(self, "sub", other)
+
+    def __imul__(self, other: Any) -> Self:
+        return _ops.inplace(self, "mul", other)
+
+    def __itruediv__(self, other: Any) -> Self:
+        return _ops.inplace(self, "truediv", other)
+
+    def __ipow__(self, other: Any) -> Self:
+        return _ops.inplace(self, "pow", other)
+
+    def add_(self, other: Any, alpha: float = 1) -> Tensor:
+        """In place ``self += alpha * other``."""
+        return _ops.inplace(self, "add", other if alpha == 1 else alpha * other)
+
+    def sub_(self, other: Any, alpha: float = 1) -> Tensor:
+        """In place ``self -= alpha * other``."""
+        return _ops.inplace(self, "sub", other if alpha == 1 else alpha * other)
+
+    def mul_(self, other: Any) -> Tensor:
+        return _ops.inplace(self, "mul", other)
+
+    def div_(self, other: Any) -> Tensor:
+        return _ops.inplace(self, "truediv", other)
+
+    def zero_(self) -> Tensor:
+        """Fill with zeros in place (e.g. ``x.grad.zero_()``)."""
+        return _ops.inplace(self, "fill", 0)
+
+    def fill_(self, value: Any) -> Tensor:
+        return _ops.inplace(self, "fill", value)
+
+    def copy_(self, src: Any) -> Tensor:
+        """Copy ``src`` into this Tensor in place (broadcasting), differentiably."""
+        return _ops.inplace(self, "copy", src)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        _ops.setitem(self, index, value)
+
+    # -- methods that mirror PyTorch's (NumPy names work too: np.sum(t, axis=0)) -------------
+
+    def sum(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
+            keepdims: bool | None = None) -> Tensor:
+        """Sum over ``dim`` (PyTorch's name) or ``axis`` (NumPy's); all axes by default."""
+        return _ops.reduction(np.sum, self, dim, keepdim, axis, keepdims)
+
+    def mean(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
+             keepdims: bool | None = None) -> Tensor:
+        """Mean over ``dim`` / ``axis``; all axes by default."""
+        return _ops.reduction(np.mean, self, dim, keepdim, axis, keepdims)
+
+    def prod(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+        return _ops.reduction(np.prod, self, dim, keepdim, None, None)
+
+    def reshape(self, *shape: Any) -> Tensor:
+        """A Tensor with the same data and a new shape: ``t.reshape(2, 3)`` or ``((2, 3))``."""
+        if len(shape) == 1 and not isinstance(shape[0], int):
+            shape = tuple(shape[0])
+        return _ops.numpy_call(np.reshape, (self, tuple(shape)), {})
+
+    view = reshape
+
+    def flatten(self) -> Tensor:
+        return _ops.numpy_call(np.reshape, (self, (-1,)), {})
+
+    def squeeze(self, dim: int | None = None) -> Tensor:
+        return _ops.numpy_call(np.squeeze, (self,), {} if dim is None else {"axis": dim})
+
+    def unsqueeze(self, dim: int) -> Tensor:
+        return _ops.numpy_call(np.expand_dims, (self, dim), {})
+
+    @property
+    def T(self) -> Tensor:
+        """The dimensions reversed, like ``ndarray.T``."""
+        return _ops.numpy_call(np.transpose, (self,), {})
+
+    def t(self) -> Tensor:
+        return self.T
+
+    def transpose(self, dim0: int, dim1: int) -> Tensor:
+        """Swap two dimensions (PyTorch's meaning, not NumPy's)."""
+        return _ops.numpy_call(np.swapaxes, (self, dim0, dim1), {})
+
+    def permute(self, *dims: Any) -> Tensor:
+        if len(dims) == 1 and not isinstance(dims[0], int):
+            dims = tuple(dims[0])
+        return _ops.numpy_call(np.transpose, (self, tuple(dims)), {})
+
+    def matmul(self, other: Any) -> Tensor:
+        return _ops.binary("matmul", self, other)
+
+    mm = matmul
+
+    def dot(self, other: Any) -> Tensor:
+        return _ops.numpy_call(np.dot, (self, other), {})
+
+    def pow(self, exponent: Any) -> Tensor:
+        return _ops.binary("pow", self, exponent)
+
+    def exp(self) -> Tensor:
+        return _ops.numpy_call(np.exp, (self,), {})
+
+    def log(self) -> Tensor:
+        return _ops.numpy_call(np.log, (self,), {})
+
+    def sqrt(self) -> Tensor:
+        return _ops.numpy_call(np.sqrt, (self,), {})
+
+    def abs(self) -> Tensor:
+        return _ops.numpy_call(np.abs, (self,), {})
+
+    def sin(self) -> Tensor:
+        return _ops.numpy_call(np.sin, (self,), {})
+
+    def cos(self) -> Tensor:
+        return _ops.numpy_call(np.cos, (self,), {})
+
+    def tanh(self) -> Tensor:
+        return _ops.numpy_call(np.tanh, (self,), {})
+
+    def square(self) -> Tensor:
+        return _ops.numpy_call(np.square, (self,), {})
+
+    def relu(self) -> Tensor:
+        return _ops.unary("relu", self)
+
+    def sigmoid(self) -> Tensor:
+        return _ops.unary("sigmoid", self)
+
+    def clamp(self, min: Any = None, max: Any = None) -> Tensor:
+        return _ops.numpy_call(np.clip, (self, min, max), {})
+
+    def clone(self) -> Tensor:
+        """A copy with its own memory that stays in the graph (gradients flow through)."""
+        return _ops.numpy_call(np.copy, (self,), {})
+
+
+def _init(t: Tensor, data: np.ndarray, grad_fn: Any, out: int, requires_grad: bool,
+          version: Version) -> None:
+    t.data = data
+    t.grad_fn = grad_fn
+    t._out = out
+    t._requires_grad = requires_grad
+    t._grad = None
+    t._version = version
+    t._retains = False
+
+
+def _make(data: Any, grad_fn: Any = None, out: int = 0, version: Version | None = None) -> Tensor:
+    """A Tensor around ``data`` without copying (the fast path used by the runtime)."""
+    t = Tensor.__new__(Tensor)
+    _init(t, np.asarray(data), grad_fn, out, grad_fn is not None, version or Version())
+    return t
+
+
+def tensor(data: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+    """A new leaf Tensor holding a copy of ``data``.
+
+    Python floats become float64, ints int64. Only floating dtypes can require grad.
+
+    >>> x = tensor([2.0, 3.0], requires_grad=True)
+    >>> x
+    tensor([2., 3.], requires_grad=True)
+    """
+    return Tensor(data, requires_grad=requires_grad, dtype=dtype)
+
+
+def _like(fill: Any, t: Any, dtype: Any, requires_grad: bool) -> Tensor:
+    data = t.data if isinstance(t, Tensor) else np.asarray(t)
+    return Tensor(np.full(data.shape, fill, dtype=dtype or data.dtype), requires_grad)
+
+
+def zeros_like(t: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """A Tensor of zeros with the shape and dtype of ``t``."""
+    return _like(0, t, dtype, requires_grad)
+
+
+def ones_like(t: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """A Tensor of ones with the shape and dtype of ``t``."""
+    return _like(1, t, dtype, requires_grad)
+
+
+def _shape(size: tuple) -> tuple[int, ...]:
+    return tuple(size[0]) if len(size) == 1 and not isinstance(size[0], int) else size
+
+
+def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """A Tensor of zeros: ``zeros(2, 3)`` or ``zeros((2, 3))``."""
+    return Tensor(np.zeros(_shape(size), dtype=dtype or np.float64), requires_grad)
+
+
+def ones(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """A Tensor of ones: ``ones(2, 3)`` or ``ones((2, 3))``."""
+    return Tensor(np.ones(_shape(size), dtype=dtype or np.float64), requires_grad)
+
+
+def randn(*size: Any, requires_grad: bool = False) -> Tensor:
+    """Standard normal samples from NumPy's global generator: ``randn(5, 3)``."""
+    return Tensor(np.random.standard_normal(_shape(size)), requires_grad)
+
+
+from . import ops as _ops
