@@ -6,7 +6,7 @@ Python. Functional transforms (``gradient``, ``value_and_grad``, ``vjp``) call t
 back; Tensors with ``requires_grad`` give PyTorch's ``backward()`` / ``.grad`` semantics.
 """
 
-from . import rules  # noqa: F401  (registers the derivative rules)
+from . import rules, testing  # noqa: F401  (importing rules registers them)
 from .api import Function, grad, gradient, show, value_and_grad, vjp  # noqa: F401
 from .errors import TransformError  # noqa: F401
 from .rules import nondifferentiable, vjp_rule  # noqa: F401

@@ -27,7 +27,7 @@ from typing import Any
 import gast
 import numpy as np
 
-from . import syntax
+from . import shapes, syntax
 from .normalize import Normalized
 from .parse import MISSING
 from .rules import registry
@@ -40,35 +40,46 @@ class Abstract:
     """What is known of a value at transform time."""
 
     kind: str  # 'scalar' (Python number), 'array' (ndarray / numpy scalar), 'none', 'object'
-    ndim: int | None = None
+    dims: tuple | None = None  # per axis: size 1 (True), not 1 (False), unknown (None)
     float: bool = True  # a floating-point value (only those carry gradients)
     type: type | None = None  # for 'object': the class, to resolve method calls
+
+    @property
+    def ndim(self) -> int | None:
+        return None if self.dims is None else len(self.dims)
 
     def __repr__(self) -> str:
         if self.kind == "object":
             return f"<{getattr(self.type, '__name__', 'object')}>"
         if self.kind == "none":
             return "None"
-        rank = "?" if self.ndim is None else self.ndim
-        return f"{self.kind}[{rank}{'' if self.float else ', int'}]"
+        dims = "?" if self.dims is None else "".join(
+            {True: "1", False: "n", None: "?"}[d] for d in self.dims)
+        return f"{self.kind}[{dims}{'' if self.float else ', int'}]"
+
+
+class ShapeTuple(tuple):
+    """Marks the abstract value of ``x.shape``: a tuple of ints."""
 
 
 UNKNOWN_ARRAY = Abstract("array", None, True)
-SCALAR = Abstract("scalar", 0, True)
+SCALAR = Abstract("scalar", (), True)
 
 
 def abstract_of(value: Any) -> Abstract:
     """The abstract value of a run-time argument (the cache key of a specialisation)."""
     if isinstance(value, bool):
-        return Abstract("scalar", 0, False)
+        return Abstract("scalar", (), False)
     if isinstance(value, float):
         return SCALAR
     if isinstance(value, int):
-        return Abstract("scalar", 0, False)
+        return Abstract("scalar", (), False)
     if isinstance(value, (np.ndarray, np.generic)):
-        return Abstract("array", value.ndim, value.dtype.kind in "fc")
+        return Abstract("array", shapes.of_shape(value.shape), value.dtype.kind in "fc")
     if value is None:
         return Abstract("none", None, False)
+    if isinstance(value, tuple):
+        return Abstract("object", (None,) * len(value), False, tuple)
     return Abstract("object", None, False, type(value))
 
 
@@ -165,12 +176,12 @@ class _Analyzer:
         if syntax.is_const(atom):
             return abstract_of(atom.value)
         if syntax.is_static_tuple(atom):
-            return Abstract("object", None, False, tuple)
+            return abstract_of(syntax.const_value(atom))
         resolved = self.parsed.resolve(atom)
         if resolved is MISSING:
             return Abstract("object", None, False, object)
         v = abstract_of(resolved)
-        # A global array may be rebound to another rank later: do not specialise on it.
+        # A global array may be rebound to another shape later: do not specialise on it.
         return v if v.kind != "array" else Abstract("array", None, v.float)
 
     def is_varied(self, atom: Any) -> bool:
@@ -200,13 +211,18 @@ class _Analyzer:
                 return self.opaque(target, [node.value], f".{node.attr}")
             return self.primitive(descriptor, [node.value], {}, target, node)
         if isinstance(node, gast.Subscript):
+            if self.value(node.value).type is ShapeTuple:  # x.shape[0], x.shape[1:]
+                sliced = isinstance(node.slice, gast.Slice)
+                self.set_value(target, Abstract("object", None, False, ShapeTuple) if sliced
+                               else Abstract("scalar", (), False))
+                return Op("nondiff", target, what="shape")
             return self.primitive(operator.getitem, [node.value, node.slice], {}, target, node)
         if isinstance(node, (gast.Tuple, gast.List)):
             if any(self.is_varied(e) for e in node.elts):
                 raise self.parsed.error(
                     "tuples and lists of differentiated values are not supported yet", node,
                     "Return or combine the values with NumPy functions (np.stack, +, ...).")
-            self.set_value(target, Abstract("object", len(node.elts), False,
+            self.set_value(target, Abstract("object", (None,) * len(node.elts), False,
                                             tuple if isinstance(node, gast.Tuple) else list))
             return Op("nondiff", target)
         # a copy of an atom
@@ -346,63 +362,95 @@ class _Analyzer:
         if shape == "elementwise":
             self.elementwise(operands, values, target)
             return
-        rank: int | None = None
+        dims: tuple | None = None
         if rule.primitive in _RESHAPES:
-            rank = _shape_rank([bindings.get("shape") or bindings.get("newshape")], self)
-            if isinstance(rank, int) and isinstance(bindings.get("shape"), gast.Tuple) and len(
-                    bindings["shape"].elts) == 1 and rule.primitive is np.ndarray.reshape:
-                rank = _shape_rank(bindings["shape"].elts, self)  # x.reshape((3, 4))
-            self.set_value(target, Abstract("array", rank, True))
+            new_shape = bindings.get("shape") or bindings.get("newshape")
+            if rule.primitive is np.ndarray.reshape and isinstance(new_shape, gast.Tuple) \
+                    and len(new_shape.elts) == 1:
+                new_shape = new_shape.elts[0]  # x.reshape((3, 4)) rather than x.reshape(3, 4)
+            self.set_value(target, Abstract("array", self.shape_dims(new_shape), True))
             return
         if shape == "reduce":
             axis = _static(bindings.get("axis"))
             keepdims = _static(bindings.get("keepdims", syntax.const(False)))
-            if keepdims is True:
-                rank = first.ndim
-            elif axis is None:
-                rank = 0
-            elif axis is not MISSING and first.ndim is not None and keepdims is False:
-                rank = first.ndim - (len(axis) if isinstance(axis, tuple) else 1)
-        elif shape in ("matmul", "dot") and len(values) > 1:
-            rank = _product_rank(shape, first.ndim, values[1].ndim)
+            if axis is not MISSING and isinstance(keepdims, bool):
+                dims = shapes.reduce(first.dims, axis, keepdims)
+        elif shape == "matmul" and len(values) > 1:
+            dims = shapes.matmul(first.dims, values[1].dims)
+        elif shape == "dot" and len(values) > 1:
+            dims = shapes.dot(first.dims, values[1].dims)
         elif shape == "outer":
-            rank = 2
-        elif shape in ("transpose", "same"):
-            rank = first.ndim
+            dims = (None, None)
+        elif shape == "transpose":
+            axes = _static(bindings.get("axes"))
+            if isinstance(axes, tuple) and len(axes) <= 1 and rule.params[-1:] == ("axes",) \
+                    and inspect.signature(rule.template).parameters["axes"].kind == \
+                    inspect.Parameter.VAR_POSITIONAL:
+                axes = axes[0] if axes else None  # x.transpose(), x.transpose((1, 0))
+            if axes is MISSING:
+                dims = None if first.ndim is None else (None,) * first.ndim
+            else:
+                dims = shapes.transpose(first.dims, axes)
+        elif shape == "same":
+            dims = first.dims
         elif shape == "scalar":
-            rank = 0
+            dims = ()
         kind = "scalar" if shape == "scalar" and all(v.kind == "scalar" for v in values) \
             else "array"
         cls = self.shape_class.get(operands[0].id) if shape == "same" and isinstance(
             operands[0], gast.Name) else None
-        self.set_value(target, Abstract(kind, rank, True), cls)
+        self.set_value(target, Abstract(kind, dims, True), cls)
+
+    def shape_dims(self, shape: Any) -> tuple | None:
+        """Dims of an array made with ``shape`` (an atom: a literal, or a tuple of atoms)."""
+        if shape is None:
+            return None
+        if syntax.is_const(shape) or syntax.is_static_tuple(shape):
+            return shapes.of_literal(syntax.const_value(shape))
+        if isinstance(shape, gast.Tuple):
+            return tuple(shapes.of_literal(syntax.const_value(e))[0]
+                         if syntax.is_const(e) and isinstance(e.value, int) else None
+                         for e in shape.elts)
+        value = self.value(shape)
+        if value.kind == "object" and value.type in (tuple, list):
+            return value.dims  # a tuple built in the function: its length is known
+        if value.kind == "scalar" and not value.float:
+            return (None,)
+        return None
 
     def elementwise(self, operands: list, values: list[Abstract], target: str) -> None:
         arrays = [(a, v) for a, v in zip(operands, values, strict=True)
-                  if not (v.kind == "scalar" or v.ndim == 0 or v.kind in ("none", "object"))]
+                  if v.kind in ("scalar", "array")]
         kind = "array" if any(v.kind == "array" for v in values) else "scalar"
-        ranks = [v.ndim for _, v in arrays]
-        rank = 0 if not arrays else (None if None in ranks else max(ranks))
+        dims = shapes.broadcast(*(v.dims for _, v in arrays))
         classes = {self.shape_class.get(a.id) if isinstance(a, gast.Name) else None
-                   for a, _ in arrays}
+                   for a, v in arrays if v.ndim != 0}
         cls = classes.pop() if len(classes) == 1 and None not in classes else None
         is_float = any(v.float for v in values)
-        self.set_value(target, Abstract(kind, rank, is_float), cls)
+        self.set_value(target, Abstract(kind, dims, is_float), cls)
 
     def infer_nondiff(self, prim: Any, args: list, target: str | None) -> None:
         if target is None:
             return
         if isinstance(prim, np.ufunc) or prim in _CMP_PRIMITIVES.values():
             self.elementwise(args, [self.value(a) for a in args], target)
-            self.values[target] = Abstract(self.values[target].kind, self.values[target].ndim,
+            self.values[target] = Abstract(self.values[target].kind, self.values[target].dims,
                                            False)
-        elif prim in (len, int, math.floor, math.ceil):
-            self.set_value(target, Abstract("scalar", 0, False))
-        elif prim in _CREATOR_RANKS:
-            rank = _CREATOR_RANKS[prim](args, self)
-            cls = self.shape_class.get(args[0].id) if prim in _LIKE and isinstance(
-                args[0], gast.Name) else None
-            self.set_value(target, Abstract("array", rank, True), cls)
+        elif prim in (len, int, math.floor, math.ceil, np.ndarray.size, np.ndarray.ndim):
+            self.set_value(target, Abstract("scalar", (), False))
+        elif prim in (np.ndarray.shape, np.shape):
+            rank = self.value(args[0]).ndim if args else None
+            self.set_value(target, Abstract("object", None if rank is None else (None,) * rank,
+                                            False, ShapeTuple))
+        elif prim in _LIKE and args:
+            cls = self.shape_class.get(args[0].id) if isinstance(args[0], gast.Name) else None
+            self.set_value(target, Abstract("array", self.value(args[0]).dims, True), cls)
+        elif prim in _FROM_SHAPE and args:
+            self.set_value(target, Abstract("array", self.shape_dims(args[0]), True))
+        elif prim in (np.arange, np.linspace):
+            self.set_value(target, Abstract("array", (None,), True))
+        elif prim in (np.eye, np.identity):
+            self.set_value(target, Abstract("array", (None, None), True))
         elif (getattr(prim, "__module__", "") or "").startswith("numpy"):
             self.set_value(target, Abstract("array", None, False))
         else:
@@ -431,35 +479,9 @@ class _Analyzer:
         return useful & self.varied
 
 
-def _shape_rank(args: list, analyzer: _Analyzer) -> int | None:
-    """The rank of an array created from the shape ``args[0]`` (an int or a tuple)."""
-    if not args:
-        return None
-    shape = args[0]
-    if shape is None:
-        return None
-    if isinstance(shape, gast.Tuple):
-        return len(shape.elts)
-    if syntax.is_const(shape) and isinstance(shape.value, int):
-        return 1
-    value = analyzer.value(shape)
-    if value.kind == "object" and value.type in (tuple, list):
-        return value.ndim  # a tuple built in the function: its length is known
-    return 1 if value.kind == "scalar" and not value.float else None
-
-
-def _like_rank(args: list, analyzer: _Analyzer) -> int | None:
-    return analyzer.value(args[0]).ndim if args else None
-
-
 _RESHAPES = (np.reshape, np.ndarray.reshape)
 _LIKE = (np.zeros_like, np.ones_like, np.empty_like)
-_CREATOR_RANKS = {
-    np.zeros: _shape_rank, np.ones: _shape_rank, np.empty: _shape_rank,
-    np.arange: lambda args, analyzer: 1, np.linspace: lambda args, analyzer: 1,
-    np.eye: lambda args, analyzer: 2, np.identity: lambda args, analyzer: 2,
-    **{like: _like_rank for like in _LIKE},
-}
+_FROM_SHAPE = (np.zeros, np.ones, np.empty)
 
 
 def _is_library(fn: Callable) -> bool:
@@ -479,22 +501,6 @@ def _static(atom: Any) -> Any:
     if syntax.is_const(atom) or syntax.is_static_tuple(atom):
         return syntax.const_value(atom)
     return MISSING
-
-
-def _product_rank(kind: str, a: int | None, b: int | None) -> int | None:
-    if a is None or b is None:
-        return None
-    if kind == "dot":
-        if a == 0 or b == 0:
-            return max(a, b)
-        return a + b - 2
-    if a == 1 and b == 1:
-        return 0
-    if a == 1:
-        return b - 1
-    if b == 1:
-        return a - 1
-    return max(a, b)
 
 
 def _short(what: str) -> str:

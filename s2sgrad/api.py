@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .analyze import UNKNOWN_ARRAY, abstract_of
-from .parse import unwrap
+from .parse import parse, unwrap
 from .pipeline import Compiled, compile_vjp
 
 Wrt = int | Sequence[int]
@@ -26,7 +26,7 @@ def _fast_key(args: tuple, kwargs: dict) -> tuple:
     for a in args:
         t = type(a)
         if t is np.ndarray:
-            key.append((a.ndim, a.dtype.char))
+            key.append((a.shape, a.dtype.char))
         elif t is float or t is int or t is bool:
             key.append(t)
         else:
@@ -41,6 +41,8 @@ class _Specialiser:
 
     def __init__(self, fn: Callable):
         self.fn = unwrap(fn)
+        if not inspect.isfunction(self.fn):
+            parse(self.fn)  # raises the TransformError that explains why
         self.signature = inspect.signature(self.fn)
         self.params = [p.name for p in self.signature.parameters.values()
                        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -51,6 +53,8 @@ class _Specialiser:
         key = (wrt, _fast_key(args, kwargs))
         found = self.cache.get(key)
         if found is None:
+            if len(self.cache) > 4096:  # many distinct shapes: keep the look-up table small
+                self.cache.clear()
             found = self.cache[key] = self._compile(wrt, args, kwargs)
         self.last = found
         return found
@@ -114,6 +118,15 @@ def _specialiser(fn: Callable) -> _Specialiser:
     return spec
 
 
+def _bound(fn: Callable) -> tuple[Callable, tuple]:
+    """A bound method (or ``@grad`` method on an instance) -> (the function, (self,))."""
+    if isinstance(fn, BoundFunction):
+        return fn.function, (fn.obj,)
+    if inspect.ismethod(fn):
+        return fn.__func__, (fn.__self__,)
+    return fn, ()
+
+
 def _normalize_wrt(wrt: Wrt) -> tuple[tuple[int, ...], bool]:
     if isinstance(wrt, (int, np.integer)):
         return (int(wrt),), True
@@ -139,12 +152,15 @@ def _seed(out: Any, fname: str) -> Any:
 
 def value_and_grad(fn: Callable, wrt: Wrt = 0) -> Callable:
     """``value_and_grad(f, wrt)(*args) -> (f(*args), gradient)``; a tuple if ``wrt`` is one."""
+    fn, prefix = _bound(fn)
     spec = _specialiser(fn)
     positions, single = _normalize_wrt(wrt)
+    positions = tuple(i + len(prefix) if i >= 0 else i for i in positions)
     fname = spec.fn.__name__
 
     @functools.wraps(spec.fn)
     def value_and_grad_fn(*args, **kwargs):
+        args = prefix + args
         compiled = spec.compiled(positions, args, kwargs)
         out, saved = compiled.forward(*args, **kwargs)
         grads = compiled.backward(saved, _seed(out, fname))
@@ -167,7 +183,9 @@ def gradient(fn: Callable, wrt: Wrt = 0) -> Callable:
 def vjp(fn: Callable, *args: Any, **kwargs: Any) -> tuple[Any, Callable]:
     """``out, pullback = vjp(f, *args)``; ``pullback(seed)`` gives a cotangent for every
     positional argument (None for arguments that are not floating point)."""
+    fn, prefix = _bound(fn)
     spec = _specialiser(fn)
+    args = prefix + args
     positions = tuple(i for i, a in enumerate(args)
                       if i < len(spec.params) and abstract_of(a).float
                       and abstract_of(a).kind in ("scalar", "array"))
@@ -180,7 +198,8 @@ def vjp(fn: Callable, *args: Any, **kwargs: Any) -> tuple[Any, Callable]:
             raise ValueError(f"Mismatch in shape: the seed has a shape of {np.shape(seed)} and "
                              f"the output of {spec.fn.__name__}() has a shape of {out_shape}")
         grads = iter(compiled.backward(saved, seed))
-        return tuple(next(grads) if i in positions else None for i in range(len(args)))
+        every = tuple(next(grads) if i in positions else None for i in range(len(args)))
+        return every[len(prefix):]
 
     return out, pullback
 

@@ -188,7 +188,9 @@ class _ANF:
                 raise self.parsed.error(f"'{node.id}' is used before it is assigned", node)
             return syntax.located(syntax.name(self.current[node.id]), node)
         if isinstance(node, gast.Name) and self.parsed.lookup(node.id) is MISSING:
-            raise self.parsed.error(f"name '{node.id}' is not defined", node)
+            raise self.parsed.error(f"name '{node.id}' is not defined", node,
+                                    "Define it before the function is first called, or pass "
+                                    "it in as an argument.")
         return syntax.clone(node)
 
     def define(self, user_name: str) -> str:

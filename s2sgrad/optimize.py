@@ -14,7 +14,6 @@ After:  ``Optimized``: the adjoint with constants folded and identities removed 
 from __future__ import annotations
 
 import operator
-from collections import Counter
 from dataclasses import dataclass
 
 import gast
@@ -92,34 +91,65 @@ def _is(node: gast.expr, number: int) -> bool:
 
 
 def _propagate_copies(adjoint: list[gast.stmt], rev: Reversed) -> list[gast.stmt]:
-    """Remove copies ``a = b`` where ``a`` and ``b`` are each assigned once.
+    """Remove copies ``a = b`` of cotangents.
 
-    A temporary that is read only by the copy takes the copy's name (``w_bar = _g1`` turns
-    ``_g1 = ...`` into ``w_bar = ...``); otherwise later reads of ``a`` read ``b``.
+    - A temporary read only by the copy takes the copy's name (``w_bar = _g1`` turns
+      ``_g1 = ...`` into ``w_bar = ...``).
+    - A copy whose target is next updated by accumulation is fused with it
+      (``a = b; a = a + e`` becomes ``a = b + e``).
+    - Otherwise, when ``a`` is assigned once and ``b`` is not assigned after the copy,
+      later reads of ``a`` read ``b``.
     """
-    counts = Counter(t for s in adjoint for t in _targets(s))
-    reads = Counter(n.id for s in adjoint for n in gast.walk(s)
-                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
-    renamed_defs: dict[str, str] = {}  # temporary -> the copy's target
-    mapping: dict[str, str] = {}
-    out = []
-    for stmt in adjoint:
-        if (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
-                and isinstance(stmt.value, gast.Name)):
+    out = list(adjoint)
+    changed = True
+    while changed:
+        changed = False
+        for k, stmt in enumerate(out):
+            if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
+                    and isinstance(stmt.value, gast.Name)):
+                continue
             a, b = stmt.targets[0].id, stmt.value.id
-            if counts[a] == 1 and counts[b] == 1 and reads[b] == 1 and b.startswith("_"):
-                renamed_defs[b] = a
+            before, after = out[:k], out[k + 1:]
+            defs_after = [j for j, s in enumerate(after) if a in _targets(s)]
+            if _is_temp_read_once(b, out, k):
+                for s in before:
+                    _rename_all(s, {b: a})
+                del out[k]
+            elif defs_after and _is_accumulation(after[defs_after[0]], a) and not any(
+                    a in syntax.names_read(s) for s in after[:defs_after[0]]):
+                update = after[defs_after[0]]
+                update.value.left = syntax.name(b)  # a = a + e  ->  a = b + e
+                del out[k]
+            elif not defs_after and not any(b in _targets(s) for s in after):
+                for s in after:
+                    syntax.rename(s, {a: b})
+                del out[k]
+            else:
                 continue
-            if counts[a] == 1 and counts[b] <= 1:
-                mapping[a] = mapping.get(b, b)
-                continue
-        out.append(stmt)
-    for stmt in out:
-        syntax.rename(stmt, mapping)
-        for node in gast.walk(stmt):
-            if isinstance(node, gast.Name) and node.id in renamed_defs:
-                node.id = renamed_defs[node.id]
+            changed = True
+            break
     return out
+
+
+def _is_temp_read_once(name: str, stmts: list[gast.stmt], copy_at: int) -> bool:
+    if not name.startswith("_"):
+        return False
+    defs = [j for j, s in enumerate(stmts) if name in _targets(s)]
+    reads = sum(1 for s in stmts for n in gast.walk(s)
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id == name)
+    return len(defs) == 1 and defs[0] < copy_at and reads == 1 and \
+        isinstance(stmts[defs[0]].targets[0], gast.Name)
+
+
+def _is_accumulation(stmt: gast.stmt, name: str) -> bool:
+    return (isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.BinOp)
+            and isinstance(stmt.value.op, gast.Add) and syntax.is_name(stmt.value.left, name))
+
+
+def _rename_all(stmt: gast.stmt, mapping: dict[str, str]) -> None:
+    for node in gast.walk(stmt):
+        if isinstance(node, gast.Name) and node.id in mapping:
+            node.id = mapping[node.id]
 
 
 def _eliminate_dead(adjoint: list[gast.stmt]) -> list[gast.stmt]:

@@ -113,6 +113,10 @@ def parse(fn: Callable) -> Parsed:
     indent = len(lines[0]) - len(lines[0].lstrip()) if dedented != source else 0
     tree = gast.parse(dedented)
     node = tree.body[0]
+    if isinstance(node, gast.AsyncFunctionDef):
+        raise TransformError(f"cannot differentiate {what}: async functions are not supported",
+                             filename, node.lineno + first - 1, node.col_offset + indent,
+                             hint="Differentiate a synchronous function.")
     if not isinstance(node, gast.FunctionDef):
         raise TransformError(f"cannot differentiate {what}: expected a def", filename, first, 0)
     for child in gast.walk(node):

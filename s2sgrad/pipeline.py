@@ -12,6 +12,7 @@ function after every pass.
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 import threading
@@ -70,6 +71,8 @@ def compile_vjp(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
                 call_site: tuple[Parsed, Any] | None = None) -> Compiled:
     """The compiled pair of ``fn`` differentiated with respect to the parameters ``wrt``."""
     fn = unwrap(fn)
+    if not inspect.isfunction(fn):
+        parse(fn)  # raises the TransformError that explains why
     key = (tuple(wrt), tuple(sorted(signature.items())))
     with _lock:
         per_fn = _cache.setdefault(fn, {})
@@ -77,9 +80,12 @@ def compile_vjp(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
             return per_fn[key]
         token = (fn, key)
         if token in _in_progress:
-            where = call_site[0].error("recursive functions are not supported yet",
-                                       call_site[1]) if call_site else None
-            raise where or TransformError(f"{fn.__qualname__} calls itself recursively")
+            hint = "Rewrite the recursion as a loop over the depth."
+            if call_site:
+                raise call_site[0].error(f"{fn.__qualname__}() calls itself recursively; "
+                                         "recursive functions are not supported yet",
+                                         call_site[1], hint)
+            raise TransformError(f"{fn.__qualname__}() calls itself recursively", hint=hint)
         _in_progress.add(token)
         try:
             compiled = _run_passes(fn, tuple(wrt), signature)

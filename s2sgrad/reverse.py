@@ -21,7 +21,7 @@ from typing import Any
 import gast
 import numpy as np
 
-from . import syntax
+from . import shapes, syntax
 from .analyze import Analysis, Op
 from .naming import Namer
 from .parse import MISSING
@@ -219,13 +219,27 @@ class _Reverser:
                 for k in range(len(template.outputs))]
 
     def fit(self, i: int, c: gast.expr, atom: str, out: str) -> gast.expr:
-        """Reduce a contribution shaped like ``out`` to the shape of ``atom``, if they can differ."""
+        """Reduce a contribution shaped like ``out`` to the shape of ``atom``, if they can differ.
+
+        Where the analysis knows which axes have size 1 this is a plain ``np.sum`` over the
+        broadcast axes (or nothing); elsewhere a run-time ``unbroadcast``.
+        """
         if self.a.same_shape(atom, out):
             return c
-        if self.a.ndim(atom) == 0:
-            return c if self.a.ndim(out) == 0 else syntax.call(f"{self.np}.sum", [c])
-        helper = self.bindings.claim("unbroadcast", unbroadcast)
-        return syntax.call(syntax.name(helper), [c, syntax.name(self.save_shape(i, atom))])
+        operand, result = self.a.values[atom].dims, self.a.values[out].dims
+        if operand == ():
+            return c if result == () else syntax.call(f"{self.np}.sum", [c])
+        plan = None if operand is None or result is None else shapes.sum_axes(operand, result)
+        if plan is None:
+            helper = self.bindings.claim("unbroadcast", unbroadcast)
+            return syntax.call(syntax.name(helper), [c, syntax.name(self.save_shape(i, atom))])
+        lead, kept = plan
+        if lead:
+            c = syntax.call(f"{self.np}.sum", [c], {"axis": _axes(lead)})
+        if kept:
+            c = syntax.call(f"{self.np}.sum", [c], {"axis": _axes(kept),
+                                                     "keepdims": syntax.const(True)})
+        return c
 
     def call_adjoint(self, i: int, op: Op, g: gast.expr) -> None:
         compiled = op.callee
@@ -263,3 +277,7 @@ class _Reverser:
             else:
                 grads.append(syntax.call(f"{self.np}.zeros_like", [syntax.name(p)]))
         return syntax.ret(syntax.tuple_(grads))
+
+
+def _axes(axes: tuple[int, ...]) -> gast.expr:
+    return syntax.const(axes[0]) if len(axes) == 1 else syntax.tuple_(syntax.const(a) for a in axes)

@@ -143,8 +143,7 @@ def primitive_name(primitive: Any) -> str:
         return repr(primitive)
     if module in (None, "builtins"):
         return qualname
-    if module.startswith("numpy"):
-        module = "numpy"
-    if module == "_operator":
-        module = "operator"
+    # Public spelling: numpy.fft._pocketfft.fft -> numpy.fft.fft, _operator.add -> operator.add
+    module = ".".join(p for p in module.split(".") if not p.startswith("_")) or \
+        module.lstrip("_")
     return f"{module}.{qualname}"

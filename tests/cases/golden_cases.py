@@ -1,0 +1,33 @@
+"""Functions whose generated code is kept in tests/golden/ (readability is reviewed)."""
+
+import math
+
+import numpy as np
+
+
+def tanh_regression(w, x, y):
+    h = np.tanh(x @ w)
+    return np.mean((h - y) ** 2)
+
+
+def mlp_loss(W1, b1, W2, b2, x, onehot):
+    h = np.tanh(x @ W1 + b1)
+    logits = h @ W2 + b2
+    shifted = logits - np.max(logits, axis=1, keepdims=True)
+    log_probs = shifted - np.log(np.sum(np.exp(shifted), axis=1, keepdims=True))
+    return -np.sum(onehot * log_probs) / x.shape[0]
+
+
+def scalar_chain(a, b):
+    c = a * b + math.sin(a)
+    c = c / b
+    return c ** 2
+
+
+def softplus(z):
+    return np.log1p(np.exp(z))
+
+
+def logistic(w, b, x, y):
+    z = x @ w + b
+    return np.mean(softplus(z) - y * z)

@@ -1,0 +1,138 @@
+"""Functions the compiler must refuse, each with its offending construct on the line marked
+`# <- refused`. tests/test_errors.py names the token the caret must point at."""
+
+import numpy as np
+
+COUNTER = 0
+
+
+def uses_try(x):
+    try:  # <- refused
+        y = x * 2
+    except ValueError:
+        y = x
+    return y
+
+
+def uses_with(x):
+    with open("f") as fh:  # <- refused
+        y = x * len(fh.read())
+    return y
+
+
+def uses_yield(x):
+    yield x * 2  # <- refused
+
+
+async def uses_async(x):
+    return x
+
+
+def uses_global(x):
+    global COUNTER  # <- refused
+    COUNTER = 1
+    return x * 2
+
+
+def uses_nonlocal_factory():
+    total = 0.0
+
+    def inner(x):
+        nonlocal total  # <- refused
+        total = x
+        return x * 2
+    return inner
+
+
+def uses_del(x):
+    y = x * 2
+    del y  # <- refused
+    return x
+
+
+def uses_exec(x):
+    y = eval("x * 2")  # <- refused
+    return y
+
+
+def uses_attribute_store(x, obj):
+    obj.value = x  # <- refused
+    return x * 2
+
+
+def uses_subscript_store(x):
+    y = np.zeros(3)
+    y[0] = x  # <- refused
+    return np.sum(y)
+
+
+def uses_import(x):
+    import math  # <- refused
+    return math.sin(x)
+
+
+def uses_if(x):
+    if x > 0:  # <- refused
+        return x
+    return -x
+
+
+def uses_for(x):
+    for i in range(3):  # <- refused
+        x = x * 2
+    return x
+
+
+def uses_while(x):
+    while x < 10:  # <- refused
+        x = x * 2
+    return x
+
+
+def uses_lambda(x):
+    f = lambda v: v * 2  # <- refused  # noqa: E731
+    return f(x)
+
+
+def uses_listcomp(x):
+    return sum([x * i for i in range(3)])  # <- refused
+
+
+def uses_ifexp(x):
+    return x if x > 0 else -x  # <- refused
+
+
+def uses_starred(x, args):
+    return np.maximum(*args) * x  # <- refused
+
+
+def uses_chained_compare(x):
+    return x * (0 < x < 1)  # <- refused
+
+
+def no_rule(x):
+    y = np.fft.fft(x)  # <- refused
+    return np.sum(np.abs(y))
+
+
+def no_rule_method(x):
+    y = np.sort(x) * 2.0  # <- refused
+    return np.sum(y * y)
+
+
+def recursive(x):
+    return recursive(x * 0.5) + x  # <- refused
+
+
+def unknown_keyword(x):
+    return np.sum(x, initial=1.0)  # <- refused
+
+
+def uses_undefined(x):
+    return x * undefined_name  # <- refused  # noqa: F821
+
+
+def no_rule_ok_when_inactive(x):
+    """np.sort has no rule, but it is applied to a constant: fine."""
+    order = np.sort(np.arange(3.0))
+    return np.sum(x * order)

@@ -1,0 +1,150 @@
+"""Refused constructs: a TransformError at transform time, pointing at the construct.
+
+Each case names the token the caret must sit under on the line marked `# <- refused`, and
+words the message must contain. An error must also say what to do instead (its hint).
+"""
+
+import inspect
+import traceback
+
+import numpy as np
+import pytest
+
+import s2sgrad
+from s2sgrad.errors import TransformError
+from tests.cases import refused
+
+X = np.linspace(0.5, 1.5, 3)
+
+CASES = [
+    ("uses_try", "try", "try/except"),
+    ("uses_with", "with", "'with' statements"),
+    ("uses_yield", "yield", "generators"),
+    ("uses_global", "global", "'global'"),
+    ("uses_del", "del", "'del'"),
+    ("uses_exec", "eval(", "eval() is not supported"),
+    ("uses_attribute_store", "obj.value", "assigning to an attribute"),
+    ("uses_subscript_store", "y[0]", "assignment to an element or slice"),
+    ("uses_import", "import", "imports inside"),
+    ("uses_if", "if", "'if' statements are not supported yet"),
+    ("uses_for", "for", "'for' loops are not supported yet"),
+    ("uses_while", "while", "'while' loops are not supported yet"),
+    ("uses_lambda", "lambda", "lambdas"),
+    ("uses_listcomp", "[x * i", "list comprehensions"),
+    ("uses_ifexp", "x if", "conditional expressions"),
+    ("uses_starred", "*args", "starred expressions"),
+    ("uses_chained_compare", "0 < x", "chained comparisons"),
+    ("no_rule", "np.fft.fft(x)", "no derivative rule for numpy.fft.fft"),
+    ("no_rule_method", "np.sort(x)", "no derivative rule for numpy.sort"),
+    ("recursive", "recursive(x * 0.5)", "calls itself recursively"),
+    ("unknown_keyword", "np.sum(x, initial=1.0)", "keyword argument 'initial'"),
+    ("uses_undefined", "undefined_name", "'undefined_name' is not defined"),
+]
+
+
+def _function(name):
+    fn = getattr(refused, name)
+    return fn
+
+
+def _marked_line(fn):
+    lines, first = inspect.getsourcelines(fn)
+    for offset, line in enumerate(lines):
+        if "# <- refused" in line:
+            return first + offset, line
+    raise AssertionError(f"{fn.__name__} has no marked line")
+
+
+def _call(name):
+    fn = _function(name)
+    args = {"uses_attribute_store": (X, object()), "uses_starred": (X, (X, X))}.get(name, (X,))
+    return s2sgrad.gradient(fn)(*args)
+
+
+@pytest.mark.parametrize("name,token,words", CASES, ids=[c[0] for c in CASES])
+def test_refused_with_location(name, token, words):
+    with pytest.raises(TransformError) as info:
+        _call(name)
+    error = info.value
+    lineno, line = _marked_line(_function(name))
+    assert words in error.reason
+    assert error.filename == refused.__file__
+    assert error.lineno == lineno
+    assert error.offset - 1 == line.index(token), (error.offset, line)
+    assert error.hint, "every refusal says what to do instead"
+    assert f"{refused.__file__}:{lineno}:{error.offset}" in str(error)
+
+
+def test_traceback_shows_line_and_caret():
+    with pytest.raises(TransformError) as info:
+        _call("uses_with")
+    text = "".join(traceback.format_exception_only(info.value))
+    lineno, line = _marked_line(refused.uses_with)
+    assert line.strip() in text
+    caret_line = text.splitlines()[text.splitlines().index(next(
+        t for t in text.splitlines() if line.strip() in t)) + 1]
+    assert caret_line.strip() == "^"
+
+
+def test_nonlocal_in_closure():
+    inner = refused.uses_nonlocal_factory()
+    with pytest.raises(TransformError, match="'nonlocal'"):
+        s2sgrad.gradient(inner)(X)
+
+
+def test_async_function():
+    with pytest.raises(TransformError, match="async functions"):
+        s2sgrad.gradient(refused.uses_async)(X)
+
+
+def test_no_rule_is_fine_on_constants():
+    s2sgrad.testing.check_grads(refused.no_rule_ok_when_inactive, X)
+
+
+def test_builtin_without_source():
+    with pytest.raises(TransformError, match="not a Python function with source"):
+        s2sgrad.gradient(np.tanh)(X)
+
+
+def test_function_without_source_file():
+    namespace = {}
+    exec("def f(x):\n    return x * 2\n", namespace)
+    with pytest.raises(TransformError, match="cannot read the source") as info:
+        s2sgrad.gradient(namespace["f"])(1.0)
+    assert "define the function in a .py file" in info.value.hint
+
+
+def test_lambda_is_refused():
+    with pytest.raises(TransformError, match="lambda"):
+        s2sgrad.gradient(lambda x: x * 2)(1.0)
+
+
+@pytest.mark.parametrize("value", [3, np.arange(3), np.array([True, False])],
+                         ids=["int", "int-array", "bool-array"])
+def test_integer_inputs_are_refused(value):
+    def square(x):
+        return np.sum(x * x)
+    with pytest.raises(TypeError, match="only floating-point inputs can be differentiated"):
+        s2sgrad.gradient(square)(value)
+
+
+def test_nonscalar_output_needs_vjp():
+    def double(x):
+        return x * 2.0
+    with pytest.raises(TypeError, match=r"must return a scalar.*shape \(3,\)"):
+        s2sgrad.gradient(double)(X)
+
+
+def test_wrt_out_of_range():
+    def add(x, y):
+        return np.sum(x + y)
+    with pytest.raises(ValueError, match="wrt=2 is out of range"):
+        s2sgrad.gradient(add, wrt=2)(X, X)
+
+
+def test_vjp_seed_shape_mismatch():
+    def double(x):
+        return x * 2.0
+    _, pullback = s2sgrad.vjp(double, X)
+    with pytest.raises(ValueError, match="Mismatch in shape"):
+        pullback(np.ones(4))

@@ -1,0 +1,50 @@
+"""Golden files: the generated forward and adjoint of a few functions, kept in tests/golden/.
+
+Readability of generated code is a feature, so changes to it show up in review. After an
+intended change, refresh the files with:  S2SGRAD_UPDATE_GOLDEN=1 python -m pytest tests/test_golden.py
+"""
+
+import os
+import pathlib
+
+import numpy as np
+import pytest
+
+import s2sgrad
+from s2sgrad.api import _specialiser
+from tests.cases import golden_cases as cases
+
+GOLDEN = pathlib.Path(__file__).parent / "golden"
+rng = np.random.default_rng(0)
+
+
+def _mlp_args():
+    x = rng.standard_normal((8, 5))
+    onehot = np.eye(3)[rng.integers(0, 3, 8)]
+    return (rng.standard_normal((5, 4)), np.zeros(4), rng.standard_normal((4, 3)), np.zeros(3),
+            x, onehot)
+
+
+CASES = {
+    "tanh_regression": (cases.tanh_regression, (0,),
+                        (rng.standard_normal(3), rng.standard_normal((6, 3)),
+                         rng.standard_normal(6))),
+    "mlp_loss": (cases.mlp_loss, (0, 1, 2, 3), _mlp_args()),
+    "scalar_chain": (cases.scalar_chain, (0, 1), (1.3, 0.7)),
+    "logistic": (cases.logistic, (0, 1),
+                 (rng.standard_normal(4), 0.1, rng.standard_normal((10, 4)),
+                  (rng.random(10) > 0.5).astype(float))),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_generated_source_matches_golden(name):
+    fn, wrt, args = CASES[name]
+    s2sgrad.testing.check_grads(fn, *args, wrt=wrt)  # the golden code is also correct
+    compiled = _specialiser(fn).compiled(wrt, args, {})
+    text = compiled.forward_source + "\n\n" + compiled.adjoint_source
+    path = GOLDEN / f"{name}.py.txt"
+    if os.environ.get("S2SGRAD_UPDATE_GOLDEN"):
+        path.write_text(text)
+    assert path.exists(), f"missing {path}; run with S2SGRAD_UPDATE_GOLDEN=1 to create it"
+    assert text == path.read_text()
