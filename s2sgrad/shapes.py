@@ -11,7 +11,8 @@ output's shape, and a size-1 or missing axis is exactly where a cotangent must b
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 Dims = tuple  # tuple[bool | None, ...]
 

@@ -60,7 +60,7 @@ def test_vjp_gives_a_cotangent_per_argument():
 
 
 def test_vjp_marks_non_float_arguments_with_none():
-    out, pullback = s2sgrad.vjp(cases.with_defaults, X, 2.0, 3)
+    _, pullback = s2sgrad.vjp(cases.with_defaults, X, 2.0, 3)
     gx, gscale, gpower = pullback(1.0)
     assert gpower is None
     assert gscale == pytest.approx(np.sum(X ** 3))
@@ -183,7 +183,7 @@ def test_show_prints_both_functions(capsys):
 
 
 def test_traceback_inside_the_adjoint_shows_generated_code():
-    out, pullback = s2sgrad.vjp(cases.fails_in_backward, X ** 2 + 1.0)
+    _, pullback = s2sgrad.vjp(cases.fails_in_backward, X ** 2 + 1.0)
     with pytest.raises(TypeError) as info:
         pullback("not a number")
     frames = traceback.extract_tb(info.tb)

@@ -79,7 +79,7 @@ def test_traceback_shows_line_and_caret():
     with pytest.raises(TransformError) as info:
         _call("uses_with")
     text = "".join(traceback.format_exception_only(info.value))
-    lineno, line = _marked_line(refused.uses_with)
+    _, line = _marked_line(refused.uses_with)
     assert line.strip() in text
     caret_line = text.splitlines()[text.splitlines().index(next(
         t for t in text.splitlines() if line.strip() in t)) + 1]
@@ -108,7 +108,7 @@ def test_builtin_without_source():
 
 def test_function_without_source_file():
     namespace = {}
-    exec("def f(x):\n    return x * 2\n", namespace)
+    exec("def f(x):\n    return x * 2\n", namespace)  # noqa: S102
     with pytest.raises(TransformError, match="cannot read the source") as info:
         s2sgrad.gradient(namespace["f"])(1.0)
     assert "define the function in a .py file" in info.value.hint

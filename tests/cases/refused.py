@@ -90,7 +90,7 @@ def uses_while(x):
 
 
 def uses_lambda(x):
-    f = lambda v: v * 2  # <- refused  # noqa: E731
+    f = lambda v: v * 2  # <- refused
     return f(x)
 
 
