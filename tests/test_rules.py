@@ -252,6 +252,12 @@ CASES: dict = {
                 case(normal(5)), case(num(normal()))],
     np.ndarray.cumsum: [case(normal(3, 4)), case(normal(3, 4), axis=1)],
     # shapes
+    operator.getitem: [case(normal(4, 3), 1), case(normal(4, 3), slice(1, 3)),
+                       case(normal(4, 3), (slice(None), 0)), case(normal(4, 3), (1, 2)),
+                       case(normal(4, 3), [0, 2, 0, 0]), case(normal(4, 3), (Ellipsis, [2, 2])),
+                       case(normal(4, 3), np.array([[True, False, True]] * 4)),
+                       case(normal(2, 3, 4), (None, Ellipsis, slice(None, None, -2))),
+                       case(normal(5), np.array([[4, 0], [4, 4]]))],
     np.transpose: [case(normal(3, 4)), case(normal(2, 3, 4), (1, 0, 2)),
                    case(normal(2, 3, 4), axes=(-1, 0, 1)), case(normal(5))],
     np.ndarray.transpose: [case(normal(3, 4)), case(normal(2, 3, 4), (2, 0, 1)),

@@ -72,8 +72,8 @@ def matmul(g, ans, a, b):
         # (np.apply_over_axes keeps them as 1s; with none it returns the product as it is).
         full_a = g @ np.swapaxes(b, -1, -2)
         full_b = np.swapaxes(a, -1, -2) @ g
-        lead_a = np.ones(np.ndim(full_a) - np.ndim(a), np.intp)
-        lead_b = np.ones(np.ndim(full_b) - np.ndim(b), np.intp)
+        lead_a = np.ones(np.ndim(g) - np.ndim(a), np.intp)  # g has the broadcast rank
+        lead_b = np.ones(np.ndim(g) - np.ndim(b), np.intp)
         axes_a = np.flatnonzero(np.not_equal(np.shape(full_a), np.append(lead_a, np.shape(a))))
         axes_b = np.flatnonzero(np.not_equal(np.shape(full_b), np.append(lead_b, np.shape(b))))
         g_a = np.reshape(np.apply_over_axes(np.sum, full_a, axes_a), np.shape(a))

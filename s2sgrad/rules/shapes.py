@@ -1,13 +1,26 @@
-"""Rules for functions that move entries without changing them: transposes, reshapes, axis
-moves, flips, copies and casts.
+"""Rules for functions that move entries without changing them: indexing, transposes,
+reshapes, axis moves, flips, copies and casts.
 
-The contribution is the cotangent moved back: the inverse permutation, or a reshape to the
-input's shape (in the same ``order``, which makes it the inverse of ``reshape`` and ``ravel``).
+The contribution is the cotangent moved back: scattered to the indexed positions, permuted
+back, or reshaped to the input's shape (in the same ``order``, which makes it the inverse of
+``reshape`` and ``ravel``).
 """
+
+import operator
 
 import numpy as np
 
 from .registry import vjp_rule
+
+
+@vjp_rule(operator.getitem, shape=None)
+def getitem(g, ans, a, index):
+    # Indexing the flat positions of a with the same index finds where each output entry
+    # came from, for any index (slices, integers, masks, arrays with repeats); bincount then
+    # sums the cotangent into those positions, adding up repeated ones.
+    source = np.reshape(np.arange(np.size(a)), np.shape(a))[index]
+    g_flat = np.bincount(np.ravel(source), np.ravel(g), np.size(a))
+    return np.reshape(g_flat, np.shape(a))
 
 
 @vjp_rule(np.transpose, shape="transpose")
