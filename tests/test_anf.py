@@ -1,0 +1,101 @@
+"""The invariants `normalize` promises, checked on every function the test corpora hold.
+
+After normalize, a body holds only `name = <one operation on atoms>`, calls kept for their
+effect, assert/raise, and a final `return <atom>`; every name is assigned once.
+"""
+
+import importlib
+import inspect
+import pkgutil
+
+import gast
+import pytest
+
+import tests.cases
+import tests.catalogue
+from s2sgrad.errors import TransformError
+from s2sgrad.fence import fence
+from s2sgrad.normalize import normalize
+from s2sgrad.parse import parse
+
+
+def _functions():
+    found = []
+    for package in (tests.cases, tests.catalogue):
+        for info in pkgutil.iter_modules(package.__path__):
+            module = importlib.import_module(f"{package.__name__}.{info.name}")
+            for name, fn in vars(module).items():
+                if inspect.isfunction(fn) and fn.__module__ == module.__name__:
+                    found.append(pytest.param(fn, id=f"{info.name}.{name}"))
+    return found
+
+
+def is_atom(node, locals_):
+    if isinstance(node, gast.Constant):
+        return True
+    if isinstance(node, gast.Tuple):
+        return all(isinstance(e, gast.Constant) or is_atom(e, locals_) for e in node.elts)
+    if isinstance(node, gast.Name):
+        return True
+    if isinstance(node, gast.Attribute):  # a static reference such as np.pi
+        root = node
+        while isinstance(root, gast.Attribute):
+            root = root.value
+        return isinstance(root, gast.Name) and root.id not in locals_
+    return False
+
+
+def check_operation(node, locals_):
+    atom = lambda n: is_atom(n, locals_)  # noqa: E731
+    if atom(node):
+        return
+    if isinstance(node, gast.BinOp):
+        assert atom(node.left) and atom(node.right)
+    elif isinstance(node, gast.UnaryOp):
+        assert atom(node.operand)
+    elif isinstance(node, gast.Compare):
+        assert atom(node.left) and all(atom(c) for c in node.comparators)
+    elif isinstance(node, gast.Call):
+        func = node.func
+        assert atom(func) or (isinstance(func, gast.Attribute) and atom(func.value))
+        assert all(atom(a) for a in node.args)
+        assert all(atom(k.value) for k in node.keywords)
+    elif isinstance(node, gast.Attribute):
+        assert atom(node.value)
+    elif isinstance(node, gast.Subscript):
+        assert atom(node.value)
+        index = node.slice
+        parts = index.elts if isinstance(index, gast.Tuple) else [index]
+        for part in parts:
+            if isinstance(part, gast.Slice):
+                assert all(p is None or atom(p) for p in (part.lower, part.upper, part.step))
+            else:
+                assert atom(part)
+    elif isinstance(node, (gast.Tuple, gast.List)):
+        assert all(atom(e) for e in node.elts)
+    else:
+        raise AssertionError(f"not an ANF operation: {gast.dump(node)}")
+
+
+@pytest.mark.parametrize("fn", _functions())
+def test_normalize_establishes_anf(fn):
+    try:
+        parsed = fence(parse(fn))
+        fn_node = normalize(parsed).node
+    except TransformError:
+        pytest.skip("refused by design")
+    locals_ = parsed.local_names
+    assigned = set(parsed.params)
+    body = fn_node.body
+    for stmt in body[:-1]:
+        if isinstance(stmt, gast.Assign):
+            (target,) = stmt.targets
+            assert isinstance(target, gast.Name), gast.dump(stmt)
+            assert target.id not in assigned, f"{target.id} assigned twice"
+            assigned.add(target.id)
+            check_operation(stmt.value, locals_)
+        elif isinstance(stmt, gast.Expr):
+            check_operation(stmt.value, locals_)
+        else:
+            assert isinstance(stmt, (gast.Assert, gast.Raise)), gast.dump(stmt)
+    assert isinstance(body[-1], gast.Return) and is_atom(body[-1].value, locals_)
