@@ -46,7 +46,9 @@ def is_atom(node, locals_):
 
 
 def check_operation(node, locals_):
-    atom = lambda n: is_atom(n, locals_)  # noqa: E731
+    def atom(n):
+        return is_atom(n, locals_)
+
     if atom(node):
         return
     if isinstance(node, gast.BinOp):
@@ -74,7 +76,7 @@ def check_operation(node, locals_):
     elif isinstance(node, (gast.Tuple, gast.List)):
         assert all(atom(e) for e in node.elts)
     else:
-        raise AssertionError(f"not an ANF operation: {gast.dump(node)}")
+        pytest.fail(f"not an ANF operation: {gast.dump(node)}")
 
 
 @pytest.mark.parametrize("fn", _functions())
