@@ -164,9 +164,10 @@ _FUNCTION_NAMES = {
     "arcsin": "AsinBackward0", "arccos": "AcosBackward0", "arctan": "AtanBackward0",
     "arctan2": "Atan2Backward0", "remainder": "RemainderBackward0",
 }
-# Reductions: PyTorch's name ends in 0 for all axes and in 1 for chosen axes.
-_REDUCTIONS = {"sum": "Sum", "mean": "Mean", "prod": "Prod", "max": "Max", "amax": "Max",
-               "min": "Min", "amin": "Min", "var": "Var", "std": "Std"}
+# Reductions: PyTorch's name ends in 0 for all axes and in 1 for chosen axes (the reverse
+# for max and min).
+_REDUCTIONS = {"sum": "Sum", "mean": "Mean", "prod": "Prod", "var": "Var", "std": "Std",
+               "max": "Max", "amax": "Max", "min": "Min", "amin": "Min"}
 _numpy_functions: dict[tuple, Function] = {}
 
 
@@ -176,6 +177,8 @@ def _function_name(func: Any, args: tuple, kwargs: dict) -> str:
         return _matmul_name(*args)
     if name in _REDUCTIONS:
         has_axis = kwargs.get("axis") is not None or (len(args) > 1 and args[1] is not None)
+        if name in ("max", "amax", "min", "amin"):
+            has_axis = not has_axis
         return _REDUCTIONS[name] + ("Backward1" if has_axis else "Backward0")
     return _FUNCTION_NAMES.get(name) or (
         "".join(w.capitalize() for w in name.split("_")) + "Backward0")
