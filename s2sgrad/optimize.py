@@ -17,6 +17,7 @@ import operator
 from dataclasses import dataclass
 
 import gast
+import numpy as np
 
 from . import syntax
 from .reverse import Reversed
@@ -37,6 +38,8 @@ def optimize(rev: Reversed) -> Optimized:
     adjoint = [_Simplify().visit(s) for s in rev.adjoint]
     adjoint = _propagate_copies(adjoint, rev)
     adjoint = _eliminate_dead(adjoint)
+    methods = _MethodForms(_array_ranks(rev), rev.bindings)
+    adjoint = [methods.visit(s) for s in adjoint]
     params = rev.analysis.normalized.parsed.params
     defined = list(params) + [t for s in rev.forward for t in _targets(s)]
     read = set().union(*(syntax.names_read(s) for s in adjoint)) if adjoint else set()
@@ -47,6 +50,63 @@ def optimize(rev: Reversed) -> Optimized:
     out = syntax.tuple_([syntax.clone(rev.result), syntax.tuple_(syntax.name(n) for n in saved)])
     forward.append(syntax.ret(out))
     return Optimized(rev, forward, adjoint, saved)
+
+
+def _array_ranks(rev: Reversed) -> dict[str, int]:
+    """Names certain to hold NumPy arrays, with their ranks: primal arrays, and the
+    cotangents of primal arrays of rank >= 1 (a cotangent of rank 0 may be a Python float)."""
+    values = rev.analysis.values
+    ranks = {n: v.ndim for n, v in values.items() if v.kind == "array" and v.ndim is not None}
+    ranks.update({bar: ranks[p] for p, bar in rev.bar_of.items()
+                  if ranks.get(p, 0) >= 1 and bar != rev.seed})
+    return ranks
+
+
+class _MethodForms(gast.NodeTransformer):
+    """``np.sum(a)`` -> ``a.sum()``, ``np.transpose(a)`` -> ``a.T``, ``np.expand_dims(a, 1)``
+    -> ``a[:, None]``, ``np.shape(a)`` -> ``a.shape``: on names known to be arrays, the forms
+    a NumPy programmer writes, which also skip the function wrappers' overhead."""
+
+    def __init__(self, ranks: dict[str, int], bindings: dict):
+        self.ranks = ranks
+        self.numpy_names = {name for name, obj in bindings.items() if obj is np}
+
+    def visit_Call(self, node: gast.Call) -> gast.expr:
+        self.generic_visit(node)
+        func = syntax.dotted_name(node.func) or ""
+        head, _, attr = func.rpartition(".")
+        if head not in self.numpy_names or not node.args or not isinstance(node.args[0],
+                                                                           gast.Name):
+            return node
+        array, rest = node.args[0], node.args[1:]
+        rank = self.ranks.get(array.id)
+        if rank is None:
+            return node
+        keywords = {k.arg: k.value for k in node.keywords}
+        if attr in ("sum", "mean") and not rest:
+            return syntax.located(syntax.call(syntax.attribute(array, attr), [], keywords), node)
+        if attr in ("shape", "size", "ndim") and not rest and not keywords:
+            return syntax.located(syntax.attribute(array, attr), node)
+        if attr == "transpose" and not rest and not keywords:
+            return syntax.located(syntax.attribute(array, "T"), node)
+        if attr == "reshape" and len(rest) == 1 and _only_default_order(keywords):
+            return syntax.located(syntax.call(syntax.attribute(array, "reshape"), rest), node)
+        if attr == "expand_dims" and len(rest) == 1 and not keywords and syntax.is_const(
+                rest[0]) and isinstance(rest[0].value, int) and -rank - 1 <= rest[0].value <= rank:
+            axis = rest[0].value % (rank + 1)
+            index = [gast.Slice(lower=None, upper=None, step=None)] * axis + [syntax.const(None)]
+            if axis == rank and rank > 1:
+                index = [syntax.const(Ellipsis), syntax.const(None)]
+            return syntax.located(gast.Subscript(value=array, slice=syntax.tuple_(index)
+                                                 if len(index) > 1 else index[0],
+                                                 ctx=gast.Load()), node)
+        return node
+
+
+def _only_default_order(keywords: dict) -> bool:
+    order = keywords.get("order")
+    return set(keywords) <= {"order"} and (order is None or (
+        syntax.is_const(order) and order.value == "C"))
 
 
 def _targets(stmt: gast.stmt) -> list[str]:

@@ -40,6 +40,7 @@ class Reversed:
     shape_saves: frozenset[str]  # forward statements that only serve an unbroadcast
     seed: str  # the adjoint's parameter: the cotangent of the output
     saved: str  # the adjoint's parameter: what the forward saved
+    bar_of: dict[str, str]  # primal name -> the name of its cotangent
 
 
 class Bindings:
@@ -118,7 +119,8 @@ class _Reverser:
                 out.append(stmt)
             out.extend(self.extra.get(i, []))
         return Reversed(self.a, out, self.adjoint, self.bindings.names, result, self.namer,
-                        frozenset(self.shape_of.values()), self.seed, self.saved)
+                        frozenset(self.shape_of.values()), self.seed, self.saved,
+                        dict(self.bar_of))
 
     # --- forward -------------------------------------------------------------------------
 

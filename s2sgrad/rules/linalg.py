@@ -27,6 +27,12 @@ def dot(g, ans, a, b, out=None):
     elif np.ndim(a) == 2 and np.ndim(b) == 2:
         g_a = g @ np.transpose(b)
         g_b = np.transpose(a) @ g
+    elif np.ndim(a) == 2 and np.ndim(b) == 1:
+        g_a = np.outer(g, b)
+        g_b = g @ a
+    elif np.ndim(a) == 1 and np.ndim(b) == 2:
+        g_a = b @ g
+        g_b = np.outer(a, g)
     elif np.ndim(b) == 1:
         g_a = np.multiply.outer(g, b)
         g_b = np.tensordot(g, a, np.ndim(g))
@@ -50,6 +56,13 @@ def matmul(g, ans, a, b):
     elif np.ndim(a) == 2 and np.ndim(b) == 2:
         g_a = g @ np.transpose(b)
         g_b = np.transpose(a) @ g
+    elif np.ndim(a) == 2 and np.ndim(b) == 1:
+        # A matrix times a vector: the two products a hand-written gradient uses.
+        g_a = np.outer(g, b)
+        g_b = g @ a
+    elif np.ndim(a) == 1 and np.ndim(b) == 2:
+        g_a = b @ g
+        g_b = np.outer(a, g)
     elif np.ndim(b) == 1:
         g_a = np.expand_dims(g, -1) * b
         g_b = np.tensordot(g, a, np.ndim(g))
