@@ -1,0 +1,25 @@
+"""Functions that catalogue entries call from another module.
+
+They read this module's own globals, so differentiating them through their source has to
+resolve names in the callee's namespace, not the caller's.
+"""
+
+import numpy as np
+
+# A module global that only this module's functions read.
+TEMPERATURE = 2.0
+
+
+def softplus(x):
+    # log(1 + exp(x)) without overflow.
+    return np.logaddexp(0.0, x)
+
+
+def logsumexp(z, axis=-1):
+    m = np.max(z, axis=axis, keepdims=True)
+    return np.log(np.sum(np.exp(z - m), axis=axis, keepdims=True)) + m
+
+
+def tempered(x):
+    # Calls another function of this module, which reads this module's global.
+    return softplus(x / TEMPERATURE) * TEMPERATURE

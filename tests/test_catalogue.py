@@ -1,0 +1,607 @@
+"""End-to-end catalogue: every straight-line function in tests/catalogue through the compiler.
+
+For each entry of ``TABLE`` (a function, how to draw its arguments, which sets of arguments to
+differentiate) and each ``wrt`` set, at ``POINTS`` random points away from kinks:
+
+- ``check_grads`` compares the vector-Jacobian product with central finite differences;
+- ``value_and_grad`` specialised to exactly that ``wrt`` set must give the function's value,
+  a gradient of each argument's shape that agrees with finite differences, nonzero unless the
+  entry says the output does not depend on that argument (then exactly zero);
+- no call may modify its input arrays.
+
+Separate tests check that float32 inputs give float32 gradients, that an aliased in-place
+update keeps NumPy's semantics, and that every catalogue function has an entry here.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pytest
+
+import s2sgrad
+from s2sgrad.testing import check_grads
+
+try:
+    from tests.catalogue import helpers
+    from tests.catalogue import straight_line as sl
+except ImportError:  # tests/ itself on sys.path (pytest's rootdir-less 'prepend' import mode)
+    from catalogue import helpers
+    from catalogue import straight_line as sl
+
+POINTS = 3  # random points per (function, wrt) test
+EPS = 1e-6  # the finite-difference step, and the tolerances of check_grads
+RTOL = 1e-5
+ATOL = 1e-7
+
+
+# --- argument specs ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Arr:
+    """A float64 array: standard normal, or uniform in [lo, hi)."""
+
+    shape: tuple[int, ...]
+    lo: float | None = None
+    hi: float | None = None
+
+    def draw(self, rng: np.random.Generator) -> np.ndarray:
+        if self.lo is None:
+            return np.asarray(rng.standard_normal(self.shape))
+        return np.asarray(rng.uniform(self.lo, self.hi, self.shape))
+
+    @property
+    def label(self) -> str:
+        return "x".join(map(str, self.shape)) if self.shape else "0d"
+
+
+@dataclass(frozen=True)
+class Flt:
+    """A Python float (numpy=True: an np.float64 scalar)."""
+
+    lo: float | None = None
+    hi: float | None = None
+    numpy: bool = False
+
+    def draw(self, rng: np.random.Generator) -> float:
+        value = float(rng.standard_normal() if self.lo is None else rng.uniform(self.lo, self.hi))
+        return np.float64(value) if self.numpy else value
+
+    @property
+    def label(self) -> str:
+        return "np.float64" if self.numpy else "float"
+
+
+@dataclass(frozen=True)
+class Const:
+    """A value passed as it is (a copy of it): integers, labels, fixed arrays."""
+
+    value: Any
+    name: str = "const"
+
+    def draw(self, rng: np.random.Generator) -> Any:
+        return copy.deepcopy(self.value)
+
+    @property
+    def label(self) -> str:
+        return self.name
+
+
+def A(*shape: int) -> Arr:
+    return Arr(tuple(shape))
+
+
+def U(lo: float, hi: float, *shape: int) -> Arr:
+    return Arr(tuple(shape), lo, hi)
+
+
+def P(*shape: int) -> Arr:
+    """Positive: uniform in [0.5, 2)."""
+    return Arr(tuple(shape), 0.5, 2.0)
+
+
+F = Flt()
+FP = Flt(0.5, 2.0)  # a positive Python float
+
+
+def onehot(n: int, k: int) -> Const:
+    return Const(np.eye(k)[np.arange(n) % k], f"onehot{n}x{k}")
+
+
+def signs(n: int) -> Const:
+    return Const(np.where(np.arange(n) % 2 == 0, 1.0, -1.0), f"signs{n}")
+
+
+# --- guards: keep the points away from kinks --------------------------------------------
+
+GAP = 0.05
+
+
+def apart(a: Any, b: Any, gap: float = GAP) -> bool:
+    """Every broadcast pair of a and b differs by more than gap."""
+    return bool(np.all(np.abs(np.subtract(a, b)) > gap))
+
+
+def distinct(x: Any, gap: float = 1e-3) -> bool:
+    """No two entries of x are within gap: no ties for max/min/argmax."""
+    flat = np.sort(np.ravel(x))
+    return bool(np.all(np.diff(flat) > gap))
+
+
+def off_integers(x: Any, gap: float = 0.1, half: bool = False) -> bool:
+    """x is away from the integers (and from the half-integers if half)."""
+    frac = np.mod(x, 0.5 if half else 1.0) / (0.5 if half else 1.0)
+    return bool(np.all((frac > gap) & (frac < 1.0 - gap)))
+
+
+# --- the table ---------------------------------------------------------------------------
+
+Wrt = tuple[int, ...]
+
+
+@dataclass
+class Case:
+    fn: Callable
+    args: Sequence[Any]  # specs, one per argument
+    wrts: Sequence[Wrt] | None = None  # None: each float argument alone, then all of them
+    ok: Callable[..., bool] | None = None  # redraw until ok(*args): away from kinks
+    zero: tuple[int, ...] = ()  # arguments the output does not depend on
+    scalar: bool = True  # False: an array output, checked through vjp only
+    xfail: str | dict[Wrt, str] | None = None  # compiler bug: why (for every wrt, or per wrt)
+    label: str | None = None
+    name: str = field(init=False, default="")
+
+    def draw(self, point: int) -> list[Any]:
+        rng = np.random.default_rng([zlib.crc32(self.name.encode()), point])
+        for _ in range(1000):
+            args = [spec.draw(rng) for spec in self.args]
+            if self.ok is None or self.ok(*args):
+                return args
+        raise AssertionError(f"{self.name}: no point satisfies the guard")
+
+    def float_positions(self) -> list[int]:
+        args = self.draw(0)
+        return [i for i, a in enumerate(args)
+                if isinstance(a, float) or (isinstance(a, np.ndarray) and a.dtype.kind == "f"
+                                            and not isinstance(self.args[i], Const))]
+
+    def wrt_sets(self) -> list[Wrt]:
+        if self.wrts is not None:
+            return [tuple(w) for w in self.wrts]
+        floats = self.float_positions()
+        sets = [(i,) for i in floats]
+        if len(floats) > 1:
+            sets.append(tuple(floats))
+        return sets
+
+    def xfail_reason(self, wrt: Wrt) -> str | None:
+        if isinstance(self.xfail, dict):
+            return self.xfail.get(wrt)
+        return self.xfail
+
+
+S = sl  # the catalogue module, shorter in the table
+
+# Known compiler bugs: each reason names the place in s2sgrad/ suspected of it.
+SAME_DIMS = ("compiler: swapaxes/moveaxis/matrix_transpose keep the operand's size-1 facts "
+             "(analyze.py infer, shape='same'), so the broadcast sum is skipped")
+
+TABLE: list[Case] = [
+    # --- binary operators with broadcasting -----------------------------------------------
+    *[Case(fn, args)
+      for fn in (S.add, S.sub, S.mul)
+      for args in (
+          [F, A(3)], [A(3), F],                 # Python float x array, reversed
+          [A(), A(3, 4)], [A(3, 4), A()],       # 0-d array x array, reversed
+          [A(3, 1), A(4)], [A(4), A(3, 1)],     # (3,1) x (4,), reversed
+          [A(2, 3, 4), A(4)], [A(4), A(2, 3, 4)],  # (2,3,4) x (4,), reversed
+          [A(1, 4), A(3, 1)], [A(3, 1), A(1, 4)],  # row x column, reversed
+          [A(2, 3), A(2, 3)], [F, F], [F, A()],
+          [A(2, 1, 4), A(3, 1)],                # both stretched, different ranks
+      )],
+    *[Case(S.div, args)
+      for args in (
+          [F, P(3)], [A(3), FP], [A(), P(3, 4)], [A(3, 4), P()],
+          [A(3, 1), P(4)], [A(4), P(3, 1)], [A(2, 3, 4), P(4)], [A(4), P(2, 3, 4)],
+          [A(1, 4), P(3, 1)], [A(3, 1), P(1, 4)], [F, FP],
+      )],
+    *[Case(S.matmul_op, args)
+      for args in ([A(4), A(4)], [A(3, 4), A(4)], [A(4), A(4, 2)], [A(3, 4), A(4, 2)])],
+    Case(S.pow_const_exponent, [P(3, 4)]),
+    Case(S.pow_const_exponent, [FP]),
+    Case(S.pow_const_base, [A(3, 4)]),
+    Case(S.pow_const_base, [F]),
+    *[Case(S.pow_both, args)
+      for args in ([P(3, 4), A(3, 4)], [P(3, 1), A(4)], [P(4), A(2, 3, 4)], [FP, A(3)],
+                   [P(3), F], [FP, F], [P(), A(2, 2)])],
+    Case(S.neg, [A(3, 4)]),
+    Case(S.neg, [F]),
+    Case(S.unary_plus, [A(3)]),
+    Case(S.constants_both_sides, [A(2, 3)]),
+    Case(S.constants_both_sides, [F]),
+    Case(S.mod_op, [U(-6.0, 6.0, 3, 4), U(1.0, 2.0, 4)],
+         ok=lambda a, b: off_integers(a / b)),
+    Case(S.mod_op, [Flt(2.5, 6.0), Flt(1.0, 2.0)], ok=lambda a, b: off_integers(a / b)),
+    Case(S.ufunc_operators, [A(3, 4), P(4)]),
+    Case(S.fmod_remainder, [U(0.5, 6.0, 3, 4), U(1.0, 2.0, 4)],
+         ok=lambda a, b: off_integers(a / b)),
+    # --- reductions -----------------------------------------------------------------------
+    Case(S.sum_variants, [A(2, 3, 4)]),
+    Case(S.sum_methods, [A(2, 3, 4)]),
+    Case(S.mean_variants, [A(2, 3, 4)]),
+    Case(S.max_min_variants, [A(2, 3, 4)], ok=distinct),
+    Case(S.max_min_methods, [A(3, 4)], ok=distinct),
+    Case(S.prod_var_std, [P(3, 4)]),
+    Case(S.cumsum_reduce, [A(3, 4)]),
+    Case(S.reduce_axis_argument, [A(3, 4), Const(1, "axis=1")]),
+    Case(S.reduce_axis_argument, [A(2, 3, 4), Const(-1, "axis=-1")]),
+    Case(S.mean_of_keepdims_chain, [A(3, 4)], ok=lambda x: distinct(np.sum(x, axis=-1))),
+    # --- elementwise functions ------------------------------------------------------------
+    Case(S.exp_log_family, [P(3, 4)]),
+    Case(S.sigmoid, [A(5)]),
+    Case(S.softplus_inline, [A(2, 3)]),
+    Case(S.trig_family, [U(-0.9, 0.9, 3, 4)]),
+    Case(S.hyperbolic_family, [U(1.2, 2.5, 4)]),
+    Case(S.roots_and_powers, [P(3, 4)]),
+    Case(S.angles, [A(4)]),
+    Case(S.abs_family, [A(3, 4)], ok=lambda x: apart(x, 0.0, 0.2)),
+    Case(S.two_argument_ufuncs, [P(3, 4), P(4)]),
+    Case(S.relu_mlp_unit, [A(5, 3), A(3, 4)], ok=lambda x, w: apart(x @ w, 0.0)),
+    Case(S.maximum_minimum, [A(3, 4), A(4)],
+         ok=lambda a, b: apart(a, b) and apart(a, 2.0 * b)),
+    Case(S.maximum_minimum, [F, A(4)], ok=lambda a, b: apart(a, b) and apart(a, 2.0 * b)),
+    Case(S.where_select, [A(3, 4), A(4)], ok=lambda x, y: apart(x, y) and apart(x, 0.0)),
+    Case(S.leaky_relu, [A(3, 4)], ok=lambda x: apart(x, 0.0)),
+    Case(S.clip_family, [U(-2.0, 2.0, 3, 4), U(-1.5, -0.1, 4), U(0.1, 1.5, 4)],
+         ok=lambda x, lo, hi: apart(x, lo) and apart(x, hi)
+         and all(apart(x, c) for c in (-1.0, 1.0, 0.5, -0.5))),
+    Case(S.clip_family, [U(-2.0, 2.0, 3, 4), Flt(-1.5, -0.1), Flt(0.1, 1.5)],
+         ok=lambda x, lo, hi: apart(x, lo) and apart(x, hi)
+         and all(apart(x, c) for c in (-1.0, 1.0, 0.5, -0.5))),
+    Case(S.clip_bounds_numpy2, [U(-2.0, 2.0, 3, 4), Flt(-1.5, -0.1), U(0.1, 1.5, 4)],
+         ok=lambda x, lo, hi: apart(x, lo) and apart(x, hi)),
+    Case(S.smooth_abs, [A(6)]),
+    Case(S.gelu_tanh, [A(2, 5)]),
+    Case(S.swish, [A(2, 5), F]),
+    # --- products and shapes --------------------------------------------------------------
+    *[Case(S.dot_ranks, args)
+      for args in (
+          [A(4), A(4)], [A(3, 4), A(4)], [A(4), A(4, 2)], [A(3, 4), A(4, 2)],
+          [A(), A(3, 4)], [A(3, 4), A()], [F, A(3)],
+          [A(2, 3, 4), A(4)], [A(2, 3, 4), A(4, 5)], [A(4), A(2, 4, 5)], [A(3, 4), A(2, 4, 5)],
+      )],
+    *[Case(S.dot_method, args) for args in ([A(4), A(4)], [A(3, 4), A(4, 2)], [A(3, 4), A(4)])],
+    *[Case(S.matmul_function, args)
+      for args in (
+          [A(4), A(4)], [A(3, 4), A(4)], [A(4), A(4, 2)], [A(3, 4), A(4, 2)],
+          [A(2, 3, 4), A(4, 5)],          # a batch of inputs times weights
+          [A(3, 4), A(2, 4, 5)],          # one matrix times a stack
+          [A(2, 3, 4), A(2, 4, 5)],       # two stacks
+          [A(1, 3, 4), A(2, 4, 5)],       # stacks whose batch axes broadcast
+          [A(2, 1, 3, 4), A(5, 4, 2)],
+          [A(2, 3, 4), A(4)], [A(4), A(2, 4, 5)],
+      )],
+    Case(S.matmul_chain, [A(4), A(4, 3), A(3)]),
+    Case(S.matmul_chain, [A(2, 4), A(4, 3), A(3, 5)]),
+    Case(S.matmul_chain, [A(2, 2, 4), A(4, 3), A(3)]),
+    Case(S.outer_product, [A(3), A(4)]),
+    Case(S.outer_product, [A(2, 3), A(4)]),
+    Case(S.trace_variants, [A(3, 3)]),
+    Case(S.trace_batched, [A(2, 3, 3)]),
+    Case(S.transpose_2d, [A(3, 4), A(3, 2)]),
+    Case(S.transpose_3d, [A(2, 3, 4)]),
+    Case(S.reshape_variants, [A(3, 4)]),
+    Case(S.reshape_then_matmul, [A(2, 3, 4), A(4, 5)]),
+    Case(S.axis_moves, [A(2, 3, 4)]),
+    Case(S.squeeze_singletons, [A(3, 1, 4)]),
+    Case(S.linalg_inverse_det, [A(3, 3)],
+         ok=lambda a: np.linalg.cond(a) < 20 and abs(np.linalg.det(a)) > 0.2),
+    *[Case(fn, [A(1, 3), A(4)], xfail={(0,): SAME_DIMS, (0, 1): SAME_DIMS})
+      for fn in (S.swapaxes_broadcast, S.moveaxis_broadcast, S.matrix_transpose_broadcast)],
+    *[Case(fn, [A(2, 3), A(2)])
+      for fn in (S.swapaxes_broadcast, S.moveaxis_broadcast, S.matrix_transpose_broadcast)],
+    Case(S.squeeze_then_matmul, [A(3, 1, 4), A(4, 2)]),
+    Case(S.squeeze_then_matmul, [A(1, 4), A(4, 2)]),
+    Case(S.reshape_to_argument, [A(2, 3, 4), A(4, 2), Const((6, 4), "shape=(6,4)")]),
+    Case(S.reshape_to_argument, [A(2, 3, 4), A(12, 2), Const((2, 12), "shape=(2,12)")]),
+    Case(S.same_operand_twice, [A(3)]),
+    Case(S.method_on_temporaries, [A(3, 4), A(4, 4)]),
+    Case(S.trivial_powers, [A(3), A(3)]),
+    Case(S.indexing, [A(3, 4)]),
+    Case(S.copy_astype, [A(3, 4)]),
+    # --- math.* on Python floats ----------------------------------------------------------
+    Case(S.math_trig, [Flt(-0.9, 0.9), Flt(-0.9, 0.9)]),
+    Case(S.math_exp_log, [F, Flt(1.5, 3.0)]),
+    Case(S.math_roots_powers, [FP, F]),
+    Case(S.math_hyperbolic, [Flt(1.2, 2.5)]),
+    Case(S.math_misc, [F, F], ok=lambda a, b: apart(a, 0.0, 0.2) and apart(b, 0.0, 0.2)),
+    Case(S.math_with_constants, [FP]),
+    Case(S.float_and_0d, [F, A()]),
+    Case(S.float_and_array, [F, A(3, 4)]),
+    Case(S.float_only_numpy, [F, F]),
+    Case(S.numpy_scalar_input, [Flt(numpy=True), F]),
+    # --- user callees ---------------------------------------------------------------------
+    Case(S.callee_twice, [A(3, 4), F]),
+    Case(S.callee_twice, [A(4), A()]),
+    Case(S.callee_keywords, [A(3), F]),
+    Case(S.callee_nested, [A(3, 4), A(4)]),
+    Case(S.callee_unused, [A(3, 3), A(3, 3)]),
+    Case(S.callee_constant_argument, [A(2, 3)]),
+    Case(S.callee_other_module, [A(3, 4), A(3, 4)]),
+    Case(S.callee_other_module_keywords, [A(3, 4)]),
+    Case(S.callee_result_reused, [A(5)]),
+    # --- names and assignments ------------------------------------------------------------
+    Case(S.repeated_use, [A(3, 4)]),
+    Case(S.reassignment, [A(3, 4), A(4, 2)]),
+    Case(S.augmented_assignment, [A(3, 4), A(4)]),
+    Case(S.augmented_assignment, [A(3, 4), F]),
+    Case(S.augmented_parameter, [F, F]),
+    Case(S.tuple_swap, [A(3), A(3)]),
+    Case(S.tuple_swap, [A(3, 1), A(4)]),
+    Case(S.chained_and_annotated, [A(3, 2)]),
+    Case(S.unused_variables, [A(3), A(3)], zero=(1,)),
+    Case(S.independent_of_some_inputs, [A(3), A(2, 4), F], zero=(1, 2)),
+    Case(S.returns_constant, [A(3)], zero=(0,)),
+    Case(S.generated_looking_names, [A(3), A(3), A(3)]),
+    Case(S.independent_of_all_inputs, [A(3, 2)], zero=(0,)),
+    Case(S.independent_of_all_inputs, [F], zero=(0,)),
+    Case(S.identity, [F]),
+    Case(S.identity, [A()]),
+    Case(S.identity, [A(3, 4)], scalar=False),
+    Case(S.identity_through_copies, [F]),
+    Case(S.identity_through_copies, [A(2, 3)], scalar=False),
+    Case(S.returns_array, [A(3, 4), A(4)], scalar=False),
+    Case(S.returns_parameter_unchanged_other, [F, A(3)], zero=(1,)),
+    Case(S.module_globals, [A(3, 4)]),
+    Case(S.closure_loss, [A(5, 4)]),
+    Case(S.shape_arithmetic, [A(3, 4)]),
+    Case(S.shape_unpacking, [A(3, 4)],
+         xfail="compiler: `n, m = x.shape` is refused (normalize.py unpacks literal tuples only)"),
+    Case(S.shape_into_creator, [A(2, 5)]),
+    Case(S.keyword_arguments, [U(-2.5, 2.5, 3, 4)]),
+    Case(S.assert_statement, [A(2, 2)]),
+    # --- non-differentiable functions in the path -----------------------------------------
+    Case(S.floor_sign_round, [U(-3.0, 3.0, 3, 4)], ok=lambda x: off_integers(x, half=True)),
+    Case(S.comparisons_as_masks, [A(3, 4), A(4)], ok=lambda x, y: apart(x, y) and apart(x, 0)),
+    Case(S.argmax_selects, [A(6)], ok=distinct),
+    Case(S.floordiv_float, [Flt(0.5, 5.0), Flt(1.0, 2.0)],
+         ok=lambda a, b: off_integers(a / b)),
+    Case(S.isfinite_guard, [A(3, 4)]),
+    # --- creators -------------------------------------------------------------------------
+    Case(S.creators, [A(3, 3)]),
+    Case(S.full_creators, [A(2, 3), F]),
+    Case(S.linspace_endpoints, [F, F]),
+    # --- realistic losses -----------------------------------------------------------------
+    Case(S.least_squares, [A(3), A(8, 3), A(8)]),
+    Case(S.least_squares, [A(3, 2), A(8, 3), A(8, 2)]),
+    Case(S.ridge, [A(3), F, A(8, 3), A(8), FP]),
+    Case(S.logistic_regression, [A(3), F, A(10, 3), signs(10)]),
+    Case(S.logistic_regression_sigmoid, [A(3), A(10, 3), Const(np.arange(10) % 2 * 1.0, "t")]),
+    Case(S.softmax_cross_entropy, [A(6, 4), onehot(6, 4)]),
+    Case(S.mlp_loss, [A(3, 5), A(5), A(5, 2), A(2), A(7, 3), A(7, 2)],
+         wrts=[(0,), (1,), (2,), (3,), (0, 1), (0, 1, 2, 3), (4,), (0, 1, 2, 3, 4, 5)]),
+    Case(S.gaussian_nll, [A(4), A(4), A(6, 4)]),
+    Case(S.huber, [A(3, 4), A(3, 4), FP],
+         ok=lambda p, t, d: apart(np.abs(p - t), d)),
+    Case(S.cosine_similarity, [A(5), A(5)]),
+    Case(S.rbf_kernel_sum, [A(4, 3), A(5, 3), FP]),
+    Case(S.rbf_kernel_expanded, [A(4, 3), A(5, 3), FP]),
+    Case(S.rbf_kernel_expand_dims, [A(4, 3), A(5, 3), FP]),
+    Case(S.layer_norm, [A(3, 5), A(5), A(5)]),
+    Case(S.attention_score, [A(3, 4), A(5, 4), A(5, 2)]),
+    Case(S.batched_attention, [A(2, 3, 4), A(2, 5, 4)]),
+    Case(S.kl_divergence, [A(2, 5), A(2, 5)]),
+    Case(S.squared_hinge, [A(3), A(8, 3), signs(8)],
+         ok=lambda w, x, y: apart(1.0 - y * (x @ w), 0.0)),
+    Case(S.poisson_nll, [U(-0.5, 0.5, 3), A(6, 3), Const(np.arange(6.0), "counts")]),
+    Case(S.elastic_net, [A(3), A(8, 3), A(8), FP, FP], ok=lambda w, *_: apart(w, 0.0)),
+    Case(S.residual_block, [A(4, 3), A(3, 5), A(5, 3)],
+         ok=lambda x, w1, w2: apart(x @ w1, 0.0)),
+    # --- small functions for the float32 checks -------------------------------------------
+    Case(S.max_of_array, [A(3, 4)], ok=distinct),
+    Case(S.maximum_of_arrays, [A(3, 4), A(4)],
+         ok=lambda x, y: apart(x, y) and apart(x, 0.5 * y)),
+    Case(S.log2_log10_exp2, [P(3, 4)]),
+    Case(S.float_base_power, [A(3)]),
+    Case(S.trace_of_matrix, [A(3, 3)]),
+]
+
+
+def _name_cases() -> None:
+    counts: dict[str, int] = {}
+    for case in TABLE:
+        counts[case.fn.__name__] = counts.get(case.fn.__name__, 0) + 1
+    for case in TABLE:
+        name = case.fn.__name__
+        if counts[name] > 1:
+            label = case.label or ",".join(spec.label for spec in case.args)
+            name = f"{name}({label})"
+        case.name = name
+    names = [case.name for case in TABLE]
+    duplicated = {n for n in names if names.count(n) > 1}
+    assert not duplicated, f"catalogue entries with the same id: {duplicated}"
+
+
+_name_cases()
+
+
+def _params() -> list:
+    params = []
+    for case in TABLE:
+        for wrt in case.wrt_sets():
+            marks = []
+            reason = case.xfail_reason(wrt)
+            if reason:
+                marks.append(pytest.mark.xfail(strict=True, reason=reason))
+            wrt_id = ",".join(map(str, wrt))
+            params.append(pytest.param(case, wrt, id=f"{case.name}[wrt={wrt_id}]", marks=marks))
+    return params
+
+
+# --- checks ------------------------------------------------------------------------------
+
+
+def _copies(args: Sequence[Any]) -> list[Any]:
+    return [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args]
+
+
+def _assert_unchanged(args: Sequence[Any], before: Sequence[Any], what: str) -> None:
+    for i, (now, then) in enumerate(zip(args, before, strict=True)):
+        if isinstance(now, np.ndarray):
+            assert now.dtype == then.dtype and np.array_equal(now, then), \
+                f"{what} modified its argument {i} in place"
+
+
+def _direction(value: Any, rng: np.random.Generator) -> Any:
+    if isinstance(value, float):
+        return float(rng.standard_normal())
+    return rng.standard_normal(np.shape(value))
+
+
+def _shifted(args: Sequence[Any], i: int, step: Any) -> list[Any]:
+    out = list(args)
+    out[i] = args[i] + step
+    return out
+
+
+def _assert_matches_differences(fn: Callable, args: Sequence[Any], i: int, grad: Any,
+                                rng: np.random.Generator) -> None:
+    """<grad, v> against a central difference of fn along a random v (a scalar fn)."""
+    for _ in range(2):
+        v = _direction(args[i], rng)
+        numeric = (fn(*_shifted(args, i, EPS * v)) - fn(*_shifted(args, i, -EPS * v))) / (2 * EPS)
+        analytic = np.sum(grad * v)
+        assert np.isclose(analytic, numeric, rtol=RTOL, atol=ATOL), (
+            f"gradient of {fn.__name__} wrt argument {i}: <grad, v> = {analytic!r}, "
+            f"finite differences = {numeric!r}")
+
+
+@pytest.mark.parametrize("case, wrt", _params())
+def test_gradient(case: Case, wrt: Wrt) -> None:
+    for point in range(POINTS):
+        args = case.draw(point)
+        before = _copies(args)
+        check_grads(case.fn, *args, wrt=list(wrt), seed=point)
+        _assert_unchanged(args, before, "check_grads")
+        if not case.scalar:
+            continue
+        value, grads = s2sgrad.value_and_grad(case.fn, wrt=wrt[0] if len(wrt) == 1 else wrt)(
+            *args)
+        _assert_unchanged(args, before, "value_and_grad")
+        if len(wrt) == 1:
+            grads = (grads,)
+        assert isinstance(grads, tuple) and len(grads) == len(wrt)
+        expected = case.fn(*args)
+        assert np.shape(value) == np.shape(expected)
+        assert np.allclose(value, expected, rtol=1e-12, atol=1e-12), (value, expected)
+        rng = np.random.default_rng(point)
+        for i, g in zip(wrt, grads, strict=True):
+            assert g is not None, f"no gradient for argument {i}"
+            assert np.shape(g) == np.shape(args[i]), (
+                f"gradient of argument {i} has shape {np.shape(g)}, the argument "
+                f"{np.shape(args[i])}")
+            if i in case.zero:
+                assert np.all(np.asarray(g) == 0), f"argument {i} does not reach the output"
+            else:
+                assert np.any(np.asarray(g) != 0), f"the gradient of argument {i} is all zero"
+            _assert_matches_differences(case.fn, args, i, g, rng)
+
+
+# --- float32 inputs keep their dtype --------------------------------------------------------
+
+DTYPE_F64_MAX = "compiler: the max/min rule divides by np.sum(hits), an int64 array"
+DTYPE_F64_MAXIMUM = "compiler: the maximum/minimum rule's 0.5 * (a == b) share is float64"
+DTYPE_F64_LOG = "compiler: log2/log10/exp2 rules multiply by np.log(2.0), an np.float64 scalar"
+DTYPE_F64_POW = ("compiler: the power rule takes np.log(np.where(...)) of a Python float base, "
+                 "an np.float64")
+DTYPE_F64_EYE = "compiler: the trace rule multiplies by np.eye(...), float64"
+DTYPE_F64_INDEX = "compiler: the indexing rule sums with np.bincount, which returns float64"
+
+# name -> None, or the reason the gradient is float64 (a compiler bug).
+DTYPE_CASES: dict[str, str | None] = {
+    "least_squares(3,8x3,8)": None, "ridge": None, "logistic_regression": None,
+    "mlp_loss": None, "gaussian_nll": None, "huber": None, "cosine_similarity": None,
+    "rbf_kernel_expanded": None, "rbf_kernel_sum": DTYPE_F64_INDEX, "layer_norm": None,
+    "attention_score": DTYPE_F64_MAX, "sum_variants": None, "mean_variants": None,
+    "add(3x1,4)": None, "div(2x3x4,4)": None, "matmul_function(1x3x4,2x4x5)": None,
+    "dot_ranks(2x3x4,4x5)": None, "pow_both(3x1,4)": None, "trig_family": None,
+    "hyperbolic_family": None, "roots_and_powers": None, "abs_family": None,
+    "two_argument_ufuncs": None, "softplus_inline": None, "clip_family(3x4,4,4)": None,
+    "where_select": None, "prod_var_std": None, "cumsum_reduce": None,
+    "transpose_3d": None, "reshape_variants": None, "axis_moves": None, "indexing": DTYPE_F64_INDEX,
+    "float_and_array": None, "linalg_inverse_det": None, "outer_product(3,4)": None,
+    "callee_nested": None, "augmented_assignment(3x4,4)": None,
+    "max_of_array": DTYPE_F64_MAX, "softmax_cross_entropy": DTYPE_F64_MAX,
+    "batched_attention": DTYPE_F64_MAX, "kl_divergence": DTYPE_F64_MAX,
+    "maximum_of_arrays": DTYPE_F64_MAXIMUM, "residual_block": DTYPE_F64_MAXIMUM,
+    "squared_hinge": DTYPE_F64_MAXIMUM,
+    "log2_log10_exp2": DTYPE_F64_LOG, "exp_log_family": DTYPE_F64_LOG,
+    "float_base_power": DTYPE_F64_POW, "pow_const_base(3x4)": DTYPE_F64_POW,
+    "trace_of_matrix": DTYPE_F64_EYE,
+}
+_BY_NAME = {case.name: case for case in TABLE}
+
+
+def _float32(args: Sequence[Any], case: Case) -> list[Any]:
+    return [a.astype(np.float32) if isinstance(a, np.ndarray) and a.dtype.kind == "f" else a
+            for a in args]
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(name, marks=[pytest.mark.xfail(strict=True, reason=why)] if why else [])
+    for name, why in DTYPE_CASES.items()])
+def test_float32_gradient_keeps_dtype(name: str) -> None:
+    case = _BY_NAME[name]
+    args64 = case.draw(0)
+    args32 = _float32(args64, case)
+    arrays = [i for i, a in enumerate(args32)
+              if isinstance(a, np.ndarray) and a.dtype == np.float32
+              and not isinstance(case.args[i], Const)]
+    assert arrays
+    before = _copies(args32)
+    grads32 = s2sgrad.gradient(case.fn, wrt=tuple(arrays))(*args32)
+    _assert_unchanged(args32, before, "gradient")
+    grads64 = s2sgrad.gradient(case.fn, wrt=tuple(arrays))(*args64)
+    for i, g32, g64 in zip(arrays, grads32, grads64, strict=True):
+        assert np.asarray(g32).dtype == np.float32, \
+            f"argument {i} is float32, its gradient {np.asarray(g32).dtype}"
+        assert np.shape(g32) == np.shape(args32[i])
+        assert np.allclose(g32, g64, rtol=2e-3, atol=2e-3 * np.max(np.abs(g64)))
+
+
+# --- aliasing: an in-place update through a second name ------------------------------------
+
+
+@pytest.mark.xfail(strict=True, reason="compiler: `h += y` becomes `h = h + y` (normalize.py), "
+                   "which drops the update of the array h aliases")
+def test_aliased_augmented_assignment_keeps_numpy_semantics() -> None:
+    # h = x; h += y updates x too, so the function computes sum((x + y) ** 2).
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal(4), rng.standard_normal(4)
+    expected_value = np.sum((x + y) ** 2)
+    assert np.isclose(sl.aliased_augmented_assignment(x.copy(), y.copy()), expected_value)
+    value, (gx, gy) = s2sgrad.value_and_grad(sl.aliased_augmented_assignment, wrt=(0, 1))(
+        x.copy(), y.copy())
+    assert np.isclose(value, expected_value)
+    assert np.allclose(gx, 2 * (x + y)) and np.allclose(gy, 2 * (x + y))
+
+
+# --- the table covers the catalogue ---------------------------------------------------------
+
+
+def test_every_catalogue_function_has_an_entry() -> None:
+    public = {name for name, fn in vars(sl).items()
+              if inspect.isfunction(fn) and not name.startswith("_")
+              and fn.__module__ == sl.__name__}
+    public -= {"aliased_augmented_assignment"}  # its own test, above
+    covered = {case.fn.__name__ for case in TABLE}
+    assert public - covered == set(), "catalogue functions without an entry"
+    assert len(public) >= 80
+    assert sl.softplus is helpers.softplus
