@@ -26,7 +26,7 @@ import numpy as np
 from .. import rules
 from ..api import Function
 from . import grad_mode
-from .graph import call_function, wrap_plain
+from . import graph as _graph  # a module reference: graph and tensor import each other
 from .tensor import LEAF_INPLACE, Tensor, _make
 
 FILENAME = "<s2sgrad ops>"
@@ -132,11 +132,11 @@ def binary(op: str, a: Any, b: Any, name: str | None = None) -> Tensor:
     a, b = _operand(a), _operand(b)
     if a is None or b is None:
         return NotImplemented
-    return call_function(_operator(op), (a, b), {}, name or _binary_name(op, a, b))
+    return _graph.call_function(_operator(op), (a, b), {}, name or _binary_name(op, a, b))
 
 
 def unary(op: str, x: Tensor) -> Tensor:
-    return call_function(_operator(op), (x,), {}, _NAMES[op])
+    return _graph.call_function(_operator(op), (x,), {}, _NAMES[op])
 
 
 def plain(ufunc: Callable, a: Any, b: Any) -> Tensor:
@@ -144,7 +144,7 @@ def plain(ufunc: Callable, a: Any, b: Any) -> Tensor:
     a, b = _operand(a), _operand(b)
     if a is None or b is None:
         return NotImplemented
-    return wrap_plain(ufunc(_data(a), _data(b)))
+    return _graph.wrap_plain(ufunc(_data(a), _data(b)))
 
 
 def _data(value: Any) -> Any:
@@ -229,19 +229,19 @@ def numpy_call(func: Any, args: tuple, kwargs: dict, operands: bool = False) -> 
     parts = [layout.arg(a, operands) for a in args]
     parts += [f"{k}={layout.arg(v, operands)}" for k, v in kwargs.items()]
     if not layout.grad or not grad_mode._enabled.get() or rules.is_nondifferentiable(func):
-        return wrap_plain(func(*_unwrap(args), **_unwrap(kwargs)), layout.values, False)
+        return _graph.wrap_plain(func(*_unwrap(args), **_unwrap(kwargs)), layout.values, False)
     text = f"{_bound(func)}({', '.join(parts)})"
     function = _numpy_functions.get((func, text))
     if function is None:
         if rules.lookup(func) is None:
             result = func(*_unwrap(args), **_unwrap(kwargs))
             if not _floating(result):  # np.shape, np.argmax...: nothing to differentiate
-                return wrap_plain(result, layout.values, False)
+                return _graph.wrap_plain(result, layout.values, False)
         params = [f"x{i}" for i in range(len(layout.values))]
         name = getattr(func, "__name__", "")
         name = name if name.isidentifier() else "function"
         function = _numpy_functions[(func, text)] = define(name, params, text)
-    return call_function(function, tuple(layout.values), {}, _function_name(func, args, kwargs))
+    return _graph.call_function(function, tuple(layout.values), {}, _function_name(func, args, kwargs))
 
 
 def _floating(result: Any) -> bool:
@@ -271,7 +271,7 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> An
                 f"np.{ufunc.__name__}.{method} is not differentiable on Tensors; use the "
                 f"matching function (np.sum for np.add.reduce, np.cumsum for np.add.accumulate)"
             )
-        return wrap_plain(getattr(ufunc, method)(*_unwrap(inputs), **_unwrap(kwargs)),
+        return _graph.wrap_plain(getattr(ufunc, method)(*_unwrap(inputs), **_unwrap(kwargs)),
                           numbers=False)
     if ufunc is np.matmul and not kwargs:
         result = binary("matmul", *inputs)
@@ -315,7 +315,7 @@ def getitem(t: Tensor, index: Any) -> Tensor:
     function = _functions.get("getitem")
     if function is None:
         function = _functions["getitem"] = define("getitem", ["x", "index"], "x[index]")
-    return call_function(function, (t, index), {}, _index_name(index))
+    return _graph.call_function(function, (t, index), {}, _index_name(index))
 
 
 def reduction(func: Any, t: Tensor, dim: Any, keepdim: bool, axis: Any,
