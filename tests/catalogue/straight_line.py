@@ -457,6 +457,17 @@ def float_and_0d(a, x):
     return y * z + math.cos(float(x))
 
 
+def math_of_0d_then_sum(x):
+    # math.sin of a 0-d array is a Python float, then reduced by NumPy.
+    y = math.sin(x)
+    return np.sum(y) * 2.0
+
+
+def float_of_0d_then_mean(x):
+    y = float(x)
+    return np.mean(y ** 2) + np.sum(np.reshape(math.exp(x), (1,)))
+
+
 def float_and_array(a, x):
     # A Python float through math.*, broadcast against an array.
     return np.sum(math.exp(a) * x + math.sin(a) / (1.0 + x * x))
