@@ -107,9 +107,13 @@ def _holds_arrays(saved: Any) -> bool:
     """Whether freeing ``saved`` releases anything (a graph that saved nothing may rerun)."""
     if isinstance(saved, (np.ndarray, np.generic)):
         return True
-    if isinstance(saved, (tuple, list, dict)):
-        values = saved.values() if isinstance(saved, dict) else saved
-        return any(_holds_arrays(s) for s in values)
+    if isinstance(saved, dict):
+        saved = list(saved.values())
+    if isinstance(saved, (tuple, list)):
+        for value in saved:
+            if isinstance(value, (np.ndarray, np.generic)) or (
+                    isinstance(value, (tuple, list, dict)) and _holds_arrays(value)):
+                return True
     return False
 
 
@@ -148,19 +152,26 @@ def call_function(function: Any, args: tuple, kwargs: dict, name: str | None = N
     """
     if kwargs:
         args, kwargs = _bind_keyword_tensors(function, args, kwargs)
-    raw = tuple([a.data if isinstance(a, Tensor) else _plain_arg(a) for a in args])
-    wrt = tuple([i for i, a in enumerate(args) if isinstance(a, Tensor) and a._requires_grad])
+    raw = []
+    wrt = []
+    for i, a in enumerate(args):
+        if isinstance(a, Tensor):
+            raw.append(a.data)
+            if a._requires_grad:
+                wrt.append(i)
+        else:
+            raw.append(_plain_arg(a) if type(a) in (list, tuple) else a)
     if not wrt or not grad_mode._enabled.get():
         return wrap_plain(function.fn(*raw, **kwargs), args)
-    compiled = function.compiled_for(wrt, raw, kwargs)
+    compiled = function.compiled_for(tuple(wrt), tuple(raw), kwargs)
     out, saved = compiled.forward(*raw, **kwargs)
     if name is None:
         name = node_name(compiled.name)
     return record(name, compiled, saved, out, args, wrt)
 
 
-def _plain_arg(a: Any) -> Any:
-    if isinstance(a, (list, tuple)) and any(isinstance(x, Tensor) for x in a):
+def _plain_arg(a: list | tuple) -> Any:
+    if any(isinstance(x, Tensor) for x in a):
         raise TypeError(
             "a Tensor inside a list or tuple argument cannot be differentiated; "
             "pass each Tensor as its own argument"
@@ -189,10 +200,22 @@ def _bind_keyword_tensors(function: Any, args: tuple, kwargs: dict) -> tuple[tup
 
 def record(name: str, compiled: Any, saved: Any, out: Any, args: Sequence[Any],
            wrt: Sequence[int]) -> Any:
-    """Make the node of one call and the output Tensors that point at it."""
-    edges = tuple([_edge(args[i]) for i in wrt])
-    checks = [(a._version, a._version.value, a.data, _edge(a) if a._requires_grad else None)
-              for a in args if isinstance(a, Tensor)]
+    """Make the node of one call and the output Tensors that point at it.
+
+    ``args`` are the call's arguments; ``wrt`` the positions of those differentiated, in
+    increasing order (the order of the backward's results). Every Tensor argument's version
+    is noted, to detect later in-place changes of saved values.
+    """
+    edges = []
+    checks = []
+    for i, a in enumerate(args):
+        if isinstance(a, Tensor):
+            edge = (a, 0) if a.grad_fn is None else (a.grad_fn, a._out)
+            if i in wrt:
+                edges.append(edge)
+            checks.append((a._version, a._version.value, a.data,
+                           edge if a._requires_grad else None))
+    edges = tuple(edges)
     if isinstance(out, tuple):
         arrays = [np.asarray(o) for o in out]
         node = Node(name, compiled, saved, edges, (), tuple((a.shape, a.dtype) for a in arrays))
@@ -206,7 +229,7 @@ def record(name: str, compiled: Any, saved: Any, out: Any, args: Sequence[Any],
             outs.append(t)
         node.checks = tuple(checks)
         return tuple(outs)
-    array = np.asarray(out)
+    array = out if type(out) is np.ndarray else np.asarray(out)
     if array.dtype.kind not in "fc":
         return _make(array, version=_version_for(array, args))  # not differentiable
     node = Node(name, compiled, saved, edges, (), None)
@@ -222,9 +245,10 @@ def _edge(t: Tensor) -> tuple:
 
 def _version_for(array: np.ndarray, args: Sequence[Any]) -> Version:
     """A result that aliases an input's memory shares its version counter, like a view."""
+    view = array.base is not None
     for a in args:
         if isinstance(a, Tensor) and (array is a.data or (
-                array.base is not None and np.may_share_memory(array, a.data))):
+                view and np.may_share_memory(array, a.data))):
             return a._version
     return Version()
 

@@ -117,10 +117,11 @@ def _binary_name(op: str, a: Any, b: Any) -> str:
 
 
 _OPERAND = (Tensor, np.ndarray, np.generic, float, int, bool, complex)
+_FAST_OPERAND = frozenset([Tensor, np.ndarray, float, int])
 
 
 def _operand(value: Any) -> Any:
-    if isinstance(value, _OPERAND):
+    if type(value) in _FAST_OPERAND or isinstance(value, _OPERAND):
         return value
     if isinstance(value, (list, tuple)):
         return np.asarray(value)
@@ -223,25 +224,46 @@ class _Layout:
         return self.param(value)
 
 
+_SIMPLE = (Tensor, np.ndarray, float)  # arguments that are always parameters
+_PLAIN = object()  # cache entry of a function that never records a node
+
+
 def numpy_call(func: Any, args: tuple, kwargs: dict, operands: bool = False) -> Any:
-    """``func(*args, **kwargs)`` with Tensors among the arguments (``__array_function__``)."""
-    layout = _Layout()
-    parts = [layout.arg(a, operands) for a in args]
-    parts += [f"{k}={layout.arg(v, operands)}" for k, v in kwargs.items()]
-    if not layout.grad or not grad_mode._enabled.get() or rules.is_nondifferentiable(func):
-        return _graph.wrap_plain(func(*_unwrap(args), **_unwrap(kwargs)), layout.values, False)
-    text = f"{_bound(func)}({', '.join(parts)})"
-    function = _numpy_functions.get((func, text))
+    """``func(*args, **kwargs)`` with Tensors among the arguments (``__array_function__``).
+
+    ``operands``: every argument is an operand (ufuncs), never a literal.
+    """
+    if not kwargs and all(isinstance(a, _SIMPLE) for a in args):
+        key: tuple = (func, len(args))  # the common case: f(x), f(x, y), no literals
+        values = args
+        grad = any(isinstance(a, Tensor) and a._requires_grad for a in args)
+    else:
+        layout = _Layout()
+        parts = [layout.arg(a, operands) for a in args]
+        parts += [f"{k}={layout.arg(v, operands)}" for k, v in kwargs.items()]
+        key = (func, ", ".join(parts))
+        values = tuple(layout.values)
+        grad = layout.grad
+    function = _numpy_functions.get(key) if grad and grad_mode._enabled.get() else _PLAIN
     if function is None:
-        if rules.lookup(func) is None:
-            result = func(*_unwrap(args), **_unwrap(kwargs))
-            if not _floating(result):  # np.shape, np.argmax...: nothing to differentiate
-                return _graph.wrap_plain(result, layout.values, False)
-        params = [f"x{i}" for i in range(len(layout.values))]
-        name = getattr(func, "__name__", "")
-        name = name if name.isidentifier() else "function"
-        function = _numpy_functions[(func, text)] = define(name, params, text)
-    return _graph.call_function(function, tuple(layout.values), {}, _function_name(func, args, kwargs))
+        function = _numpy_functions[key] = _numpy_function(func, key[1], len(values), args,
+                                                           kwargs)
+    if function is _PLAIN:
+        return _graph.wrap_plain(func(*_unwrap(args), **_unwrap(kwargs)), values, False)
+    return _graph.call_function(function, values, {}, _function_name(func, args, kwargs))
+
+
+def _numpy_function(func: Any, layout: int | str, n: int, args: tuple, kwargs: dict) -> Any:
+    """The generated function for one layout of a call (``n`` parameters, and the text of the
+    arguments unless they are just the parameters), or _PLAIN if nothing is to be recorded."""
+    if rules.is_nondifferentiable(func):
+        return _PLAIN
+    if rules.lookup(func) is None and not _floating(func(*_unwrap(args), **_unwrap(kwargs))):
+        return _PLAIN  # np.shape, np.allclose...: no rule needed, nothing to differentiate
+    params = [f"x{i}" for i in range(n)]
+    text = f"{_bound(func)}({', '.join(params) if isinstance(layout, int) else layout})"
+    name = getattr(func, "__name__", "")
+    return define(name if name.isidentifier() else "function", params, text)
 
 
 def _floating(result: Any) -> bool:

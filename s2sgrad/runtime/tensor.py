@@ -519,7 +519,13 @@ def _init(t: Tensor, data: np.ndarray, grad_fn: Any, out: int, requires_grad: bo
 def _make(data: Any, grad_fn: Any = None, out: int = 0, version: Version | None = None) -> Tensor:
     """A Tensor around ``data`` without copying (the fast path used by the runtime)."""
     t = Tensor.__new__(Tensor)
-    _init(t, np.asarray(data), grad_fn, out, grad_fn is not None, version or Version())
+    t.data = data if type(data) is np.ndarray else np.asarray(data)
+    t.grad_fn = grad_fn
+    t._out = out
+    t._requires_grad = grad_fn is not None
+    t._grad = None
+    t._version = version or Version()
+    t._retains = False
     return t
 
 
