@@ -147,11 +147,30 @@ class _Analyzer:
             self.values.setdefault(p, Abstract("object", None, False, object))
             self.shape_class[p] = self.new_class()
         body = self.normalized.node.body
-        ops = [self.forward(stmt) for stmt in body]
+        ops = []
+        for i, stmt in enumerate(body):
+            if i in self.normalized.augmented:
+                self.check_in_place(stmt, *self.normalized.augmented[i])
+            ops.append(self.forward(stmt))
         result = body[-1].value if isinstance(body[-1], gast.Return) else syntax.const(None)
         active = self.backward(body, ops, result)
         return Analysis(self.normalized, self.wrt, tuple(ops), self.values, self.shape_class,
                         frozenset(active), result)
+
+    def check_in_place(self, stmt: gast.stmt, name: str, previous: str, origin: str) -> None:
+        """`x += y` on an array updates it in place: refuse it where another name sees it."""
+        value = self.values.get(previous)
+        if origin == "fresh" or value is None or value.kind != "array":
+            return
+        rewrite = f"Write `{name} = {name} {_op(stmt)} ...` to make a new array"
+        if origin == "param":
+            raise self.parsed.error(
+                f"in-place update of the argument '{name}': NumPy would change the caller's "
+                "array", stmt, rewrite + ".")
+        raise self.parsed.error(
+            f"in-place update of '{name}', an array that may share memory with another value "
+            "(it was assigned from another array, or a view of one): NumPy would change both",
+            stmt, rewrite + ", or copy it first with .copy().")
 
     def new_class(self) -> int:
         self._classes += 1
@@ -391,6 +410,8 @@ class _Analyzer:
                 dims = None if first.ndim is None else (None,) * first.ndim
             else:
                 dims = shapes.transpose(first.dims, axes)
+        elif shape == "permute":
+            dims = None if first.ndim is None else (None,) * first.ndim
         elif shape == "same":
             dims = first.dims
         elif shape == "scalar":
@@ -501,6 +522,12 @@ def _static(atom: Any) -> Any:
     if syntax.is_const(atom) or syntax.is_static_tuple(atom):
         return syntax.const_value(atom)
     return MISSING
+
+
+def _op(stmt: gast.Assign) -> str:
+    ops = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**",
+           gast.MatMult: "@"}
+    return ops.get(type(getattr(stmt.value, "op", None)), "+")
 
 
 def _short(what: str) -> str:

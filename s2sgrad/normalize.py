@@ -36,6 +36,16 @@ class Normalized:
     parsed: Parsed
     node: gast.FunctionDef  # the ANF function
     namer: Namer  # knows every name in use; later passes draw fresh names from it
+    # Statements that came from `x += y` (by index), with the version of x they update and
+    # where that value came from: 'param', 'alias' (a copy or a possible view of another
+    # value) or 'fresh'. NumPy's += updates in place, visible through aliases.
+    augmented: dict[int, tuple[str, str, str]]  # index -> (user name, version, origin)
+
+
+# Calls whose result may share memory with their first argument.
+_VIEWS = {"reshape", "transpose", "ravel", "squeeze", "swapaxes", "moveaxis", "view",
+          "expand_dims", "broadcast_to", "asarray", "asanyarray", "atleast_1d", "atleast_2d",
+          "flip", "diagonal", "real", "imag", "T", "mT"}
 
 
 def normalize(parsed: Parsed) -> Normalized:
@@ -47,7 +57,8 @@ def normalize(parsed: Parsed) -> Normalized:
         body.extend(anf.statement(stmt))
     fn = syntax.clone(parsed.node)
     fn.body = body or [syntax.ret(syntax.const(None))]
-    return Normalized(parsed, fn, namer)
+    augmented = {i: anf.augmented[id(s)] for i, s in enumerate(body) if id(s) in anf.augmented}
+    return Normalized(parsed, fn, namer, augmented)
 
 
 class _ANF:
@@ -55,6 +66,8 @@ class _ANF:
         self.parsed = parsed
         self.namer = namer
         self.current: dict[str, str] = {p: p for p in parsed.params}  # user name -> version
+        self.origin: dict[str, str] = {p: "param" for p in parsed.params}  # version -> origin
+        self.augmented: dict[int, tuple[str, str, str]] = {}
         self.out: list[gast.stmt] = []
 
     # --- statements ----------------------------------------------------------------------
@@ -66,8 +79,12 @@ class _ANF:
         elif isinstance(stmt, gast.AnnAssign):
             self.assign([stmt.target], stmt.value)
         elif isinstance(stmt, gast.AugAssign):
+            previous = self.current.get(stmt.target.id)
             value = gast.BinOp(left=syntax.name(stmt.target.id), op=stmt.op, right=stmt.value)
             self.assign([stmt.target], syntax.located(value, stmt))
+            if previous is not None:
+                self.augmented[id(self.out[-1])] = (
+                    stmt.target.id, previous, self.origin.get(previous, "fresh"))
         elif isinstance(stmt, gast.Return):
             value = syntax.const(None) if stmt.value is None else self.atom(stmt.value)
             self.emit(syntax.ret(value), stmt)
@@ -101,13 +118,22 @@ class _ANF:
             self.emit(syntax.assign(self.define(target.id), syntax.name(result)), target)
 
     def unpack(self, target: gast.Tuple | gast.List, value: gast.expr) -> None:
-        if not isinstance(value, (gast.Tuple, gast.List)) or len(value.elts) != len(target.elts):
-            raise self.parsed.error(
-                "unpacking is supported from a tuple of the same length only, for now",
-                value, "Index the result instead: `a = r[0]; b = r[1]`.")
-        atoms = [self.atom(v) for v in value.elts]  # every right-hand side before any store
-        for t, a in zip(target.elts, atoms, strict=True):
-            self.emit(syntax.assign(self.define(t.id), a), t)
+        if isinstance(value, (gast.Tuple, gast.List)):
+            if len(value.elts) != len(target.elts):
+                raise self.parsed.error(
+                    f"cannot unpack {len(value.elts)} values into {len(target.elts)} names",
+                    value, "Give as many names as values.")
+            atoms = [self.atom(v) for v in value.elts]  # every right-hand side before a store
+            for t, a in zip(target.elts, atoms, strict=True):
+                self.emit(syntax.assign(self.define(t.id), a), t)
+            return
+        whole = self.atom(value)  # n, m = x.shape  ->  n = _t1[0]; m = _t1[1]
+        for k, t in enumerate(target.elts):
+            item = gast.Subscript(value=syntax.clone(whole), slice=syntax.const(k),
+                                  ctx=gast.Load())
+            name = self.define(t.id)
+            self.origin[name] = "alias"
+            self.emit(syntax.assign(name, item), t)
 
     # --- expressions ---------------------------------------------------------------------
 
@@ -152,8 +178,21 @@ class _ANF:
         if target is None:
             return op
         name = self.define(target.id)
+        self.origin[name] = self.origin_of(op)
         self.emit(syntax.assign(name, op), node)
         return syntax.name(name)
+
+    def origin_of(self, op: gast.expr) -> str:
+        """'alias' if the value may share memory with another value, else 'fresh'."""
+        if isinstance(op, (gast.Name, gast.Subscript)):
+            return "alias"
+        if isinstance(op, gast.Attribute):
+            return "alias" if op.attr in _VIEWS else "fresh"
+        if isinstance(op, gast.Call):
+            attr = op.func.attr if isinstance(op.func, gast.Attribute) else getattr(
+                op.func, "id", "")
+            return "alias" if attr in _VIEWS else "fresh"
+        return "fresh"
 
     def callee(self, func: gast.expr) -> gast.expr:
         if self.is_static(func):

@@ -39,6 +39,8 @@ CASES = [
     ("recursive", "recursive(x * 0.5)", "calls itself recursively"),
     ("unknown_keyword", "np.sum(x, initial=1.0)", "keyword argument 'initial'"),
     ("uses_undefined", "undefined_name", "'undefined_name' is not defined"),
+    ("inplace_on_alias", "h += y", "may share memory with another value"),
+    ("inplace_on_argument", "x *= y", "in-place update of the argument 'x'"),
 ]
 
 
@@ -57,7 +59,8 @@ def _marked_line(fn):
 
 def _call(name):
     fn = _function(name)
-    args = {"uses_attribute_store": (X, object()), "uses_starred": (X, (X, X))}.get(name, (X,))
+    args = {"uses_attribute_store": (X, object()), "uses_starred": (X, (X, X)),
+            "inplace_on_alias": (X, X), "inplace_on_argument": (X, X)}.get(name, (X,))
     return s2sgrad.gradient(fn)(*args)
 
 
@@ -148,3 +151,15 @@ def test_vjp_seed_shape_mismatch():
     _, pullback = s2sgrad.vjp(double, X)
     with pytest.raises(ValueError, match="Mismatch in shape"):
         pullback(np.ones(4))
+
+
+def test_in_place_update_of_a_fresh_array_is_differentiated():
+    s2sgrad.testing.check_grads(refused.inplace_on_fresh_array_is_fine, X, X + 1.0)
+
+
+def test_in_place_update_of_a_python_float_is_fine():
+    def accumulate(a, b):
+        c = a
+        c += b
+        return c * a
+    assert s2sgrad.gradient(accumulate)(2.0, 3.0) == 2 * 2.0 + 3.0

@@ -8,6 +8,8 @@ gradient where the input lies within its bounds (bounds included) and gives it t
 elsewhere.
 """
 
+import math
+
 import numpy as np
 
 from .registry import vjp_rule
@@ -20,7 +22,7 @@ def exp(g, ans, x):
 
 @vjp_rule(np.exp2, shape="elementwise")
 def exp2(g, ans, x):
-    return g * ans * np.log(2.0)
+    return g * ans * math.log(2.0)
 
 
 @vjp_rule(np.expm1, shape="elementwise")
@@ -35,12 +37,12 @@ def log(g, ans, x):
 
 @vjp_rule(np.log2, shape="elementwise")
 def log2(g, ans, x):
-    return g / (x * np.log(2.0))
+    return g / (x * math.log(2.0))
 
 
 @vjp_rule(np.log10, shape="elementwise")
 def log10(g, ans, x):
-    return g / (x * np.log(10.0))
+    return g / (x * math.log(10.0))
 
 
 @vjp_rule(np.log1p, shape="elementwise")
@@ -169,14 +171,14 @@ def logaddexp2(g, ans, a, b):
 @vjp_rule(np.maximum, shape="elementwise")
 def maximum(g, ans, a, b):
     # Ties split the gradient half and half, so maximum(x, x) has gradient 1 in x.
-    share = (a > b) + 0.5 * (a == b)
-    return g * share, g * (1.0 - share)
+    g_a = np.where(a == b, 0.5 * g, g * (a > b))
+    return g_a, g - g_a
 
 
 @vjp_rule(np.minimum, shape="elementwise")
 def minimum(g, ans, a, b):
-    share = (a < b) + 0.5 * (a == b)
-    return g * share, g * (1.0 - share)
+    g_a = np.where(a == b, 0.5 * g, g * (a < b))
+    return g_a, g - g_a
 
 
 @vjp_rule(np.where, shape="elementwise")

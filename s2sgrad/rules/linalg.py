@@ -103,7 +103,7 @@ def outer(g, ans, a, b, out=None):
 @vjp_rule(np.trace, np.ndarray.trace, shape=None)
 def trace(g, ans, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     # The cotangent lands on the traced diagonal; for a stack, axis1 and axis2 of each entry.
-    diagonal = np.eye(np.shape(a)[axis1], np.shape(a)[axis2], offset)
+    diagonal = np.eye(np.shape(a)[axis1], np.shape(a)[axis2], offset, dtype=np.result_type(g))
     if np.ndim(a) == 2 and axis1 == 0 and axis2 == 1:
         g_a = g * diagonal
     else:

@@ -37,7 +37,9 @@ def divide(g, ans, a, b):
 @vjp_rule(operator.pow, np.power, np.float_power, shape="elementwise")
 def power(g, ans, a, b):
     # 0 ** b has no logarithm but its derivative in b is 0 (for b > 0): log(1) gives that.
-    return g * b * a ** (b - 1), g * ans * np.log(np.where(a == 0, 1.0, a))
+    # The logarithm is taken in the result's dtype (a Python float base stays weak).
+    log_a = np.log(np.where(a == 0, 1.0, a), dtype=np.result_type(ans))
+    return g * b * a ** (b - 1), g * ans * log_a
 
 
 @vjp_rule(pow, shape="elementwise")

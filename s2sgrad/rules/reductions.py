@@ -44,7 +44,8 @@ def extremum(g, ans, a, axis=None, out=None, keepdims=False):
         g_kept = np.expand_dims(g, axis)
         ans_kept = np.expand_dims(ans, axis)
     hits = a == ans_kept
-    return g_kept * hits / np.sum(hits, axis=axis, keepdims=True)
+    # Count the ties in the result's dtype, so float32 stays float32.
+    return g_kept * hits / np.sum(hits, axis=axis, keepdims=True, dtype=np.result_type(ans))
 
 
 @vjp_rule(np.prod, np.ndarray.prod, shape="reduce")

@@ -26,7 +26,9 @@ Conventions a rule follows:
 
 ``shape`` also tells the analysis the rank of the result: ``"elementwise"`` (broadcast of the
 inputs), ``"reduce"`` (uses ``axis``/``keepdims``), ``"matmul"``, ``"dot"``, ``"outer"``,
-``"transpose"``, ``"same"`` (rank of the first argument), ``"scalar"`` (rank 0), or ``None``
+``"transpose"`` (axes reversed, or permuted by a static ``axes``), ``"permute"`` (the axes of
+the first argument in another order: its rank, nothing more), ``"same"`` (exactly the first
+argument's shape), ``"scalar"`` (rank 0), or ``None``
 (unknown: the generated code then keeps runtime tests where a rule needs the rank).
 
 Users register their own rules with the same decorator; a later registration for the same
@@ -39,7 +41,8 @@ import inspect
 from dataclasses import dataclass
 from typing import Any, Callable
 
-SHAPES = (None, "elementwise", "reduce", "matmul", "dot", "outer", "transpose", "same", "scalar")
+SHAPES = (None, "elementwise", "reduce", "matmul", "dot", "outer", "transpose", "permute", "same",
+          "scalar")
 
 
 @dataclass(frozen=True)

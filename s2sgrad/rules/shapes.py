@@ -49,12 +49,12 @@ def T(g, ans, a):
     return np.transpose(g)
 
 
-@vjp_rule(np.swapaxes, np.ndarray.swapaxes, shape="same")
+@vjp_rule(np.swapaxes, np.ndarray.swapaxes, shape="permute")
 def swapaxes(g, ans, a, axis1, axis2):
     return np.swapaxes(g, axis1, axis2)
 
 
-@vjp_rule(np.moveaxis, shape="same")
+@vjp_rule(np.moveaxis, shape="permute")
 def moveaxis(g, ans, a, source, destination):
     return np.moveaxis(g, destination, source)
 
@@ -119,6 +119,6 @@ _matrix_transposes = [
 
 if _matrix_transposes:
 
-    @vjp_rule(*_matrix_transposes, shape="same")
+    @vjp_rule(*_matrix_transposes, shape="permute")
     def matrix_transpose(g, ans, x):
         return np.swapaxes(g, -1, -2)

@@ -136,3 +136,20 @@ def no_rule_ok_when_inactive(x):
     """np.sort has no rule, but it is applied to a constant: fine."""
     order = np.sort(np.arange(3.0))
     return np.sum(x * order)
+
+
+def inplace_on_alias(x, y):
+    h = x
+    h += y  # <- refused
+    return np.sum(h * x)
+
+
+def inplace_on_argument(x, y):
+    x *= y  # <- refused
+    return np.sum(x)
+
+
+def inplace_on_fresh_array_is_fine(x, y):
+    h = x * 2.0
+    h += y
+    return np.sum(h * x)
