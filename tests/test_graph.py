@@ -534,3 +534,33 @@ def test_gradients_flow_into_tensor_attributes_read_by_a_grad_method() -> None:
     model.loss(tensor(X), Y).backward()
     np.testing.assert_allclose(model.W.grad.data, s2sgrad.gradient(loss)(W0, X, Y),
                                rtol=1e-12)
+
+
+class TwoOutputs:
+    """A compiled pair written by hand with two outputs: (a * b, a + b), and an integer."""
+
+    name = "two"
+    adjoint_source = "def two_backward(saved, out_bar): ..."
+
+    def forward(self, a, b):
+        return (a * b, a + b, np.argmax(a)), (a, b)
+
+    def backward(self, saved, out_bar):
+        a, b = saved
+        g_product, g_sum, g_index = out_bar
+        assert g_index.shape == ()  # a zero cotangent stands in for outputs nothing reached
+        return g_product * b + g_sum, g_product * a + g_sum
+
+
+def test_a_function_with_several_outputs() -> None:
+    a = tensor([1.0, 2.0], requires_grad=True)
+    b = tensor([3.0, 5.0], requires_grad=True)
+    out, saved = TwoOutputs().forward(a.data, b.data)
+    product, total, index = graph.record("TwoBackward", TwoOutputs(), saved, out, [a, b], (0, 1))
+    assert product.grad_fn is total.grad_fn and (product._out, total._out) == (0, 1)
+    assert index.grad_fn is None and not index.requires_grad
+    product.sum().backward(retain_graph=True)  # total gets a zero cotangent
+    assert a.grad.tolist() == [3.0, 5.0] and b.grad.tolist() == [1.0, 2.0]
+    (product.sum() + total.sum() * 2.0).backward()  # both outputs, summed at the node
+    assert a.grad.tolist() == [3.0 + 3.0 + 2.0, 5.0 + 5.0 + 2.0]
+    assert b.grad.tolist() == [1.0 + 1.0 + 2.0, 2.0 + 2.0 + 2.0]

@@ -238,3 +238,12 @@ def test_unsupported_operand_types_are_left_to_python() -> None:
                    reason="the compiler does not differentiate lists of values yet")
 def test_concatenate_and_stack() -> None:
     check_backward(lambda a, b: np.concatenate([a, b]) * np.stack([b, a]).sum(0).sum(), V, W)
+
+
+def test_ops_survive_a_cleared_linecache() -> None:
+    x = tensor(np.ones((2, 2, 2)), requires_grad=True)
+    linecache.clearcache()
+    y = np.sum(x, axis=(0, 2))  # a new layout: compiled now, reading its source again
+    y.sum().backward()
+    assert x.grad.tolist() == np.ones((2, 2, 2)).tolist()
+    assert ops.FILENAME in linecache.cache

@@ -18,6 +18,7 @@ own look-up of the compiled pair is one dict access keyed by argument kinds and 
 from __future__ import annotations
 
 import linecache
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -32,24 +33,36 @@ from .tensor import LEAF_INPLACE, Tensor, _make
 FILENAME = "<s2sgrad ops>"
 _lines: list[str] = []
 _globals: dict[str, Any] = {"np": np, "__name__": __name__}
+_lock = threading.Lock()
 
 
-def define(name: str, params: list[str], expression: str) -> Function:
+class Op(Function):
+    """A generated eager operation. The compiler reads its source from linecache when it
+    specialises it, so the ops file is registered again if something cleared the cache."""
+
+    def compiled_for(self, wrt: tuple[int, ...], args: tuple, kwargs: dict | None = None):
+        if FILENAME not in linecache.cache:
+            _register()
+        return super().compiled_for(wrt, args, kwargs)
+
+
+def define(name: str, params: list[str], expression: str) -> Op:
     """Compile ``def name(params): return expression`` into the ops file, as a Function."""
     source = f"def {name}({', '.join(params)}):\n    return {expression}\n"
-    start = len(_lines)
-    _lines.extend(source.splitlines(True))
-    _register()
+    with _lock:
+        start = len(_lines)
+        _lines.extend(source.splitlines(True))
+        _register()
     namespace: dict[str, Any] = {}
     code = compile("\n" * start + source, FILENAME, "exec")
     exec(code, _globals, namespace)  # noqa: S102 (our own generated source)
-    return Function(namespace[name])
+    return Op(namespace[name])
 
 
 def _register() -> None:
-    """(Re-)register the ops file with linecache, which some tools clear."""
-    text = "".join(_lines)
-    linecache.cache[FILENAME] = (len(text), None, list(_lines), FILENAME)
+    """Register the ops file with linecache (mtime None: checkcache leaves it alone)."""
+    lines = list(_lines)
+    linecache.cache[FILENAME] = (sum(map(len, lines)), None, lines, FILENAME)
 
 
 def _bound(value: Any) -> str:
@@ -87,10 +100,10 @@ _NAMES = {
     "pos": "PositiveBackward0", "relu": "ReluBackward0", "sigmoid": "SigmoidBackward0",
     "fill": "FillBackward0", "copy": "CopyBackwards",
 }
-_functions: dict[str, Function] = {}
+_functions: dict[str, Op] = {}
 
 
-def _operator(op: str) -> Function:
+def _operator(op: str) -> Op:
     function = _functions.get(op)
     if function is None:
         params, expression = _OPERATORS[op]
@@ -169,7 +182,7 @@ _FUNCTION_NAMES = {
 # for max and min).
 _REDUCTIONS = {"sum": "Sum", "mean": "Mean", "prod": "Prod", "var": "Var", "std": "Std",
                "max": "Max", "amax": "Max", "min": "Min", "amin": "Min"}
-_numpy_functions: dict[tuple, Function] = {}
+_numpy_functions: dict[tuple, Any] = {}
 
 
 def _function_name(func: Any, args: tuple, kwargs: dict) -> str:
