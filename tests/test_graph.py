@@ -331,6 +331,17 @@ def test_changing_a_view_of_a_saved_value_is_detected() -> None:
         y.backward()
 
 
+def test_changing_an_indexed_view_is_detected() -> None:
+    x = tensor([1.0, 2.0], requires_grad=True)
+    y = (x * x).sum()
+    with no_grad():
+        first = x[0:1]  # basic indexing gives a view, sharing x's version counter
+        first *= 3.0
+    assert x.tolist() == [3.0, 2.0]
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+
+
 def test_in_place_on_a_non_leaf_is_recorded() -> None:
     def f(x: Tensor, z: Tensor) -> Tensor:
         y = x * 1.0

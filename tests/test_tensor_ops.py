@@ -95,6 +95,16 @@ CASES = {
     "clone": (lambda a: a.clone() * 2.0, [V]),
     "dot": (lambda a, b: a.dot(b), [V, W]),
     "mm": (lambda a, b: a.mm(b), [M, N]),
+    # indexing: basic, advanced with repeats, boolean masks, Tensors as indices
+    "index_int": (lambda a: a[0] * 2.0, [M]),
+    "index_pair": (lambda a: a[1, 2] * a[0, 0], [M]),
+    "index_slice": (lambda a: a[:, 1:], [M]),
+    "index_column": (lambda a: a[:, 0], [M]),
+    "index_repeated": (lambda a: a[[0, 0, 1]], [M]),
+    "index_array_pair": (lambda a: a[np.array([1, 0]), np.array([2, 2])], [M]),
+    "index_mask": (lambda a: a[M > 0], [M]),
+    "index_tensor": (lambda a: a[tensor([2, 0])], [V]),
+    "iterate_rows": (lambda a: sum(row * float(i + 1) for i, row in enumerate(a)), [M]),
     # compositions: a graph of several nodes, with fan-out
     "mse": (lambda w, b: ((np.tanh(M @ w + b) - 1.0) ** 2).mean(),
             [rng.standard_normal(3), rng.standard_normal(2)]),
@@ -145,6 +155,10 @@ def test_gradient_matches_finite_differences(name: str) -> None:
     (lambda x, m: x.unsqueeze(0), "UnsqueezeBackward0"),
     (lambda x, m: x.square(), "PowBackward0"),
     (lambda x, m: x.dot(x), "DotBackward0"),
+    (lambda x, m: x[0], "SelectBackward0"),
+    (lambda x, m: m[:, 0], "SelectBackward0"),
+    (lambda x, m: x[0:1], "SliceBackward0"),
+    (lambda x, m: x[[0, 1]], "IndexBackward0"),
 ])
 def test_node_names_mimic_torch(expression, expected: str) -> None:
     x = tensor([1.0, 2.0], requires_grad=True)

@@ -81,6 +81,13 @@ def shapes(lib: Lib):
     return [m.grad]
 
 
+def indexing(lib: Lib):
+    m = lib.tensor(X, requires_grad=True)
+    y = (m[0] * m[:, 1].sum() + m[[0, 0, 2], :].sum(0) - m[1, 2] + m[1:, 0].sum()).sum()
+    y.backward()
+    return [m.grad]
+
+
 def reductions(lib: Lib):
     m = lib.tensor(X, requires_grad=True)
     y = (m.sum(1, keepdim=True) * m.mean(0)).sum() + m.prod()
@@ -174,7 +181,7 @@ def saved_nothing_twice(lib: Lib):
     return [x.grad]
 
 
-SCENARIOS = [mlp, elementwise, shapes, reductions, fan_out_and_reuse, accumulation,
+SCENARIOS = [mlp, elementwise, shapes, indexing, reductions, fan_out_and_reuse, accumulation,
              retain_graph_twice, retained_non_leaf, autograd_grad, in_place_on_non_leaf,
              buffer_in_place, no_grad_update, leaf_backward, saved_nothing_twice]
 
@@ -416,7 +423,9 @@ EXPRESSIONS = {
     "clone": lambda x, m: x.clone(), "square": lambda x, m: x.square(),
     "pow(3)": lambda x, m: x.pow(3), "dot": lambda x, m: x.dot(x), "mm": lambda x, m: m.mm(m),
     "unsqueeze": lambda x, m: x.unsqueeze(0), "squeeze": lambda x, m: m.reshape(1, 4).squeeze(),
-    "prod": lambda x, m: x.prod(),
+    "prod": lambda x, m: x.prod(), "x[0]": lambda x, m: x[0], "m[:, 0]": lambda x, m: m[:, 0],
+    "m[0, 1]": lambda x, m: m[0, 1], "x[0:1]": lambda x, m: x[0:1],
+    "x[[0, 1]]": lambda x, m: x[[0, 1]],
 }
 
 
