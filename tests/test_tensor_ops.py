@@ -261,3 +261,15 @@ def test_ops_survive_a_cleared_linecache() -> None:
     y.sum().backward()
     assert x.grad.tolist() == np.ones((2, 2, 2)).tolist()
     assert ops.FILENAME in linecache.cache
+
+
+def test_relu_and_sigmoid_at_their_edges() -> None:
+    x = tensor([-1.0, 0.0, 2.0], requires_grad=True)
+    x.relu().sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 1.0]  # PyTorch's convention at 0
+    big = tensor([-800.0, 0.0, 800.0], requires_grad=True)
+    with np.errstate(all="raise"):
+        s = big.sigmoid()
+        s.sum().backward()
+    assert s.tolist() == [0.0, 0.5, 1.0]
+    assert big.grad.tolist() == [0.0, 0.25, 0.0]  # s (1 - s)

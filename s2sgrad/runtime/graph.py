@@ -239,10 +239,6 @@ def record(name: str, compiled: Any, saved: Any, out: Any, args: Sequence[Any],
     return t
 
 
-def _edge(t: Tensor) -> tuple:
-    return (t, 0) if t.grad_fn is None else (t.grad_fn, t._out)
-
-
 def _version_for(array: np.ndarray, args: Sequence[Any]) -> Version:
     """A result that aliases an input's memory shares its version counter, like a view."""
     view = array.base is not None
@@ -280,10 +276,7 @@ def backward(tensors: Sequence[Tensor], grad_tensors: Sequence[Any] | None = Non
     grads = run(roots, bool(retain_graph), only, accumulate=True)
     for t, g in zip(only or (), grads or (), strict=True):
         if g is not None:
-            if t.grad_fn is None:
-                _accumulate(t, g)
-            else:
-                _accumulate(t, g)
+            _accumulate(t, g)  # a leaf, or a non-leaf named in inputs (as in PyTorch)
 
 
 def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],

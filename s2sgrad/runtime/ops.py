@@ -88,8 +88,8 @@ _OPERATORS: dict[str, tuple[list[str], str]] = {
     "mod": (["x", "y"], "x % y"),
     "neg": (["x"], "-x"),
     "pos": (["x"], "+x"),
-    "relu": (["x"], "np.maximum(x, 0.0)"),
-    "sigmoid": (["x"], "1.0 / (1.0 + np.exp(-x))"),
+    "relu": (["x"], "np.where(x > 0.0, x, 0.0)"),  # gradient 0 at 0, as in PyTorch
+    "sigmoid": (["x"], "0.5 * np.tanh(0.5 * x) + 0.5"),  # no overflow for large |x|
     # A value replaced in place: the old value gets no gradient, the new one all of it.
     "fill": (["x", "y"], "np.where(False, x, y)"),
     "copy": (["x", "y"], "np.where(False, x, y)"),
