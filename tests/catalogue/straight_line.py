@@ -164,6 +164,17 @@ def prod_var_std(x):
     return np.sum(p) + np.sum(v) * s + np.sum(x * w) + q + np.sum(x / r)
 
 
+def var_std_more(x):
+    # Axis tuples with ddof, keepdims with axis None.
+    return np.sum(np.var(x, axis=(0, 1), ddof=1)) + np.std(x, keepdims=True).sum() \
+        + np.sum(x.std(axis=-1, ddof=1) ** 2)
+
+
+def prod_with_zero(x):
+    # x holds one exact zero: the rule must not divide by it.
+    return np.prod(x) + np.sum(np.prod(x, axis=0) ** 2) + np.sum(x.prod(axis=1, keepdims=True))
+
+
 def cumsum_reduce(x):
     c = np.cumsum(x, axis=1)
     d = np.cumsum(x)
@@ -381,6 +392,26 @@ def matrix_transpose_broadcast(x, y):
     return np.sum(np.matrix_transpose(x) * y) + np.sum(x.mT * y)
 
 
+def reshape_minus_one_broadcast(x, y):
+    # x (1, 1) becomes (1,) and broadcasts against y (4,).
+    return np.sum(np.reshape(x, -1) * y) + np.sum(x.reshape(-1) * y)
+
+
+def reshape_size_one_broadcast(x, y):
+    # The same through spellings whose size-1 facts are right.
+    return np.sum(x.reshape((-1,)) * y) + np.sum(np.ravel(x) * y) + np.sum(np.squeeze(x) * y)
+
+
+def shape_variants_more(x):
+    # x has shape (1, 3, 1); axis tuples, order="F", flips, empty axes.
+    a = np.squeeze(x, axis=(0, 2))
+    b = np.expand_dims(x, (0, 1))
+    c = x.reshape(3, 1, order="F")
+    d = np.flip(x, axis=(0, 1))
+    e = np.sum(x, axis=())
+    return np.sum(a ** 2) + np.sum(b ** 3) + np.sum(np.sin(c)) + np.sum(d * x) + np.sum(e * e)
+
+
 def squeeze_then_matmul(x, w):
     # The rank after squeeze is not known statically.
     return np.sum(np.tanh(np.squeeze(x) @ w))
@@ -406,6 +437,16 @@ def trivial_powers(x, y):
 def indexing(x):
     # Rows, columns, slices and new axes.
     return np.sum(x[0] * x[1]) + np.sum(x[:, 1] * x[:, -1]) + x[2, 3] + np.sum(x[1:, :2] ** 2) + np.sum(x[:, None, :] * x[None])
+
+
+def trace_offsets(x):
+    # x has shape (3, 4).
+    return np.trace(x, offset=-1) ** 2 + np.trace(x, 1) + np.trace(x.T @ x, 0, 1, 0)
+
+
+def linalg_batched(a):
+    # a (2, 3, 3), well-conditioned.
+    return np.sum(np.linalg.inv(a) ** 2) + np.sum(np.linalg.det(a) ** 2)
 
 
 def copy_astype(x):
@@ -892,14 +933,87 @@ def residual_block(x, w1, w2):
     return np.sum(out * out)
 
 
-# --- semantics of aliasing ---------------------------------------------------------------
+# --- in-place updates: NumPy's semantics, or a clear refusal -----------------------------
+# `h += y` on an array updates it in place, visible through every name that refers to it.
+# The compiler must either give Python's value and gradient or refuse the function; these
+# functions have their own test (the arguments are copied for every call).
 
 
-def aliased_augmented_assignment(x, y):
-    # In NumPy, h IS x: h += y changes x too, so the result is sum((x + y) ** 2).
+def _view(v):
+    return v.T
+
+
+def inplace_through_alias(x, y):
     h = x
     h += y
     return np.sum(h * x)
+
+
+def inplace_on_argument(x, y):
+    x *= y
+    return np.sum(x * y)
+
+
+def inplace_through_view(x, y):
+    # x (3, 3): h is a view of x.
+    h = x.T
+    h += y
+    return np.sum(h * x)
+
+
+def inplace_through_reshape(x):
+    h = x.reshape(-1)
+    h += 1.0
+    return np.sum(x ** 2)
+
+
+def inplace_through_callee_view(x, y):
+    h = _view(x)
+    h += y
+    return np.sum(h * x)
+
+
+def inplace_through_tuple_unpack(x, y):
+    h, k = x, y
+    h += k
+    return np.sum(h * x)
+
+
+def inplace_through_chained_assignment(x, y):
+    h = g = x
+    g += y
+    return np.sum(g * x + h)
+
+
+def inplace_on_fresh_array_shared(x, y):
+    h = x * 1.0
+    k = h
+    h += y
+    return np.sum(k * x)
+
+
+def inplace_through_astype(x, y):
+    h = x.astype(np.float64, copy=False)
+    h += y
+    return np.sum(h * x)
+
+
+def inplace_on_fresh_array(x, y):
+    # No other name refers to h: differentiated as h = h + y.
+    h = x * 2.0
+    h += y
+    return np.sum(h * x)
+
+
+def out_argument(x):
+    np.clip(x, -1.0, 1.0, out=x)
+    return np.sum(x * x)
+
+
+def out_argument_fresh(x):
+    h = x * 1.0
+    c = np.clip(h, -1.0, 1.0, out=h)
+    return np.sum(c * h)
 
 
 # --- float32 inputs: small functions whose gradient must keep the input's dtype -------------
