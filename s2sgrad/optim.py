@@ -60,7 +60,7 @@ class Optimizer:
             for p in group["params"]:
                 if set_to_none:
                     p.grad = None
-                elif p._grad is not None:
+                elif p.grad is not None:
                     p._grad.zero_()
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
@@ -72,8 +72,8 @@ class Optimizer:
         with grad_mode.no_grad():
             for group in self.param_groups:
                 for p in group["params"]:
-                    if p._grad is not None:
-                        self.update(p, p._grad.data, self.state.setdefault(id(p), {}), group)
+                    if p.grad is not None:
+                        self.update(p, p.grad.data, self.state.setdefault(id(p), {}), group)
                         p._version.value += 1
         return loss
 

@@ -275,3 +275,11 @@ def test_format_spec_on_scalars() -> None:
     assert f"{tensor([2.0]).item():.4f}" == "2.0000"
     with pytest.raises(TypeError):
         f"{tensor([1.0, 2.0]):.2f}"
+
+
+def test_data_can_be_replaced_without_tracking() -> None:
+    w = tensor([1.0, 2.0], requires_grad=True)
+    w.data = w.data - 0.5 * tensor([2.0, 2.0])  # an ndarray minus a Tensor is a Tensor
+    assert isinstance(w.data, np.ndarray) and w.tolist() == [0.0, 1.0]
+    w.data = [3.0, 4.0]
+    assert isinstance(w.data, np.ndarray) and w._version.value == 0  # as PyTorch's .data

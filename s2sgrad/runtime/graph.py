@@ -156,7 +156,7 @@ def call_function(function: Any, args: tuple, kwargs: dict, name: str | None = N
     wrt = []
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
-            raw.append(a.data)
+            raw.append(a._data)
             if a._requires_grad:
                 wrt.append(i)
         else:
@@ -194,7 +194,7 @@ def _bind_keyword_tensors(function: Any, args: tuple, kwargs: dict) -> tuple[tup
                     f"keyword-only argument {key!r} is a Tensor that requires grad; "
                     "make it a positional parameter to differentiate it"
                 )
-            kwargs[key] = value.data
+            kwargs[key] = value._data
     return args, kwargs
 
 
@@ -213,7 +213,7 @@ def record(name: str, compiled: Any, saved: Any, out: Any, args: Sequence[Any],
             edge = (a, 0) if a.grad_fn is None else (a.grad_fn, a._out)
             if i in wrt:
                 edges.append(edge)
-            checks.append((a._version, a._version.value, a.data,
+            checks.append((a._version, a._version.value, a._data,
                            edge if a._requires_grad else None))
     edges = tuple(edges)
     if isinstance(out, tuple):
@@ -243,8 +243,8 @@ def _version_for(array: np.ndarray, args: Sequence[Any]) -> Version:
     """A result that aliases an input's memory shares its version counter, like a view."""
     view = array.base is not None
     for a in args:
-        if isinstance(a, Tensor) and (array is a.data or (
-                view and np.may_share_memory(array, a.data))):
+        if isinstance(a, Tensor) and (array is a._data or (
+                view and np.may_share_memory(array, a._data))):
             return a._version
     return Version()
 
@@ -306,7 +306,7 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
                 )
             result.append(None)
         else:
-            result.append(_make(np.array(g, dtype=t.data.dtype)))
+            result.append(_make(np.array(g, dtype=t._data.dtype)))
     return tuple(result)
 
 
@@ -328,15 +328,15 @@ def _seeds(tensors: list[Tensor], grads: Sequence[Any] | None) -> list[tuple[Ten
                 f"element {k} of tensors does not require grad and does not have a grad_fn"
             )
         if g is None:
-            if t.data.size != 1:
+            if t._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            g = np.ones_like(t.data)
+            g = np.ones_like(t._data)
         else:
-            g = g.data if isinstance(g, Tensor) else np.asarray(g, dtype=t.data.dtype)
-            if g.shape != t.data.shape:
+            g = g._data if isinstance(g, Tensor) else np.asarray(g, dtype=t._data.dtype)
+            if g.shape != t._data.shape:
                 raise RuntimeError(
                     f"Mismatch in shape: grad_output[{k}] has a shape of {g.shape} and "
-                    f"output[{k}] has a shape of {t.data.shape}."
+                    f"output[{k}] has a shape of {t._data.shape}."
                 )
         roots.append((t, g))
     return roots
@@ -457,14 +457,14 @@ def _needed(order: list[Node], leaf_slot: dict, node_slot: dict) -> set[int]:
 def _accumulate(leaf: Tensor, g: Any) -> None:
     """Add ``g`` into ``leaf.grad``: a fresh copy the first time, then in place."""
     g = np.asarray(g)
-    if g.shape != leaf.data.shape:
+    if g.shape != leaf._data.shape:
         raise RuntimeError(
             f"internal error: a gradient of shape {g.shape} reached a Tensor of shape "
-            f"{leaf.data.shape}"
+            f"{leaf._data.shape}"
         )
     if leaf._grad is None:
-        leaf._grad = _make(np.array(g, dtype=leaf.data.dtype))  # a copy: g may alias the seed
+        leaf._grad = _make(np.array(g, dtype=leaf._data.dtype))  # a copy: g may alias the seed
     else:
-        leaf._grad.data += g
+        leaf._grad._data += g
         leaf._grad._version.value += 1
 

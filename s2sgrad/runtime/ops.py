@@ -162,7 +162,7 @@ def plain(ufunc: Callable, a: Any, b: Any) -> Tensor:
 
 
 def _data(value: Any) -> Any:
-    return value.data if isinstance(value, Tensor) else value
+    return value._data if isinstance(value, Tensor) else value
 
 
 # -- NumPy functions --------------------------------------------------------------------------
@@ -288,7 +288,7 @@ def _floating(result: Any) -> bool:
 
 def _unwrap(value: Any) -> Any:
     if isinstance(value, Tensor):
-        return value.data
+        return value._data
     if isinstance(value, (list, tuple)):
         return type(value)(_unwrap(v) for v in value)
     if isinstance(value, dict):
@@ -329,7 +329,7 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> An
 
 def _index(index: Any) -> Any:
     if isinstance(index, Tensor):
-        return index.data
+        return index._data
     if isinstance(index, tuple):
         return tuple(_index(i) for i in index)
     return index
@@ -387,19 +387,19 @@ def inplace(t: Tensor, op: str, other: Any) -> Tensor:
     if not tracked:
         value = _data(other)
         if op in ("fill", "copy"):
-            np.copyto(t.data, value)
+            np.copyto(t._data, value)
         else:
-            _INPLACE[op](t.data, value, out=t.data)
+            _INPLACE[op](t._data, value, out=t._data)
         t._version.value += 1
         return t
     if t.grad_fn is None and t._requires_grad:
         raise RuntimeError(LEAF_INPLACE)
-    old = _make(t.data.copy(), t.grad_fn, t._out)  # the forward may save the old value
+    old = _make(t._data.copy(), t.grad_fn, t._out)  # the forward may save the old value
     old._requires_grad = t._requires_grad
     result = binary(op, old, other, None if op in _INPLACE else _NAMES[op])
     if result is NotImplemented:
         raise TypeError(f"unsupported operand for in-place {op}: {type(other).__name__}")
-    np.copyto(t.data, result.data)
+    np.copyto(t._data, result._data)
     t._version.value += 1
     t.grad_fn, t._out, t._requires_grad = result.grad_fn, result._out, result._requires_grad
     if t._retains and t.grad_fn is not None:
@@ -413,7 +413,7 @@ def setitem(t: Tensor, index: Any, value: Any) -> None:
     tracked = grad_mode._enabled.get() and (
         t._requires_grad or (isinstance(value, Tensor) and value._requires_grad))
     if not tracked:
-        t.data[index] = _data(value)
+        t._data[index] = _data(value)
         t._version.value += 1
         return
     if t.grad_fn is None and t._requires_grad:

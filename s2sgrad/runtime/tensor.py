@@ -21,6 +21,9 @@ import numpy as np
 
 from .printing import format_tensor
 
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
 REQUIRES_FLOAT = "Only Tensors of floating point and complex dtype can require gradients"
 REQUIRES_FLOAT_INPLACE = "only Tensors of floating point dtype can require gradients"
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -35,10 +38,6 @@ NONLEAF_GRAD = (
     "you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. "
     "See github.com/pytorch/pytorch/pull/30531 for more information."
 )
-
-
-if TYPE_CHECKING:
-    from typing_extensions import Self
 
 
 class Version:
@@ -62,23 +61,32 @@ class Tensor:
 
     __slots__ = (
         "__weakref__",
+        "_data",
         "_grad",
         "_out",
         "_requires_grad",
         "_retains",
         "_version",
-        "data",
         "grad_fn",
     )
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None) -> None:
         if isinstance(data, Tensor):
-            data = data.data
+            data = data._data
         _init(self, np.array(data, dtype=dtype), None, 0, False, Version())
         if requires_grad:
-            if not _can_require_grad(self.data.dtype):
+            if not _can_require_grad(self._data.dtype):
                 raise RuntimeError(REQUIRES_FLOAT)
             self._requires_grad = True
+
+    @property
+    def data(self) -> np.ndarray:
+        """The value, an ndarray. Changes made through it are not tracked (as in PyTorch)."""
+        return self._data
+
+    @data.setter
+    def data(self, value: Any) -> None:
+        self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
 
     # -- autograd state ---------------------------------------------------------------------
 
@@ -97,7 +105,7 @@ class Tensor:
             if not requires_grad:
                 raise RuntimeError(NONLEAF_FLAG)
             return self
-        if requires_grad and not _can_require_grad(self.data.dtype):
+        if requires_grad and not _can_require_grad(self._data.dtype):
             raise RuntimeError(REQUIRES_FLOAT_INPLACE)
         self._requires_grad = bool(requires_grad)
         return self
@@ -121,16 +129,16 @@ class Tensor:
     def grad(self, value: Any) -> None:
         if value is not None:
             value = value if isinstance(value, Tensor) else Tensor(value)
-            if value.data.shape != self.data.shape:
+            if value._data.shape != self._data.shape:
                 raise RuntimeError(
-                    f"attempting to assign a gradient of size '{list(value.data.shape)}' to a "
-                    f"tensor of size '{list(self.data.shape)}'. Please ensure that the gradient "
+                    f"attempting to assign a gradient of size '{list(value._data.shape)}' to a "
+                    f"tensor of size '{list(self._data.shape)}'. Please ensure that the gradient "
                     "and the tensor are the same size"
                 )
-            if value.data.dtype != self.data.dtype:
+            if value._data.dtype != self._data.dtype:
                 raise RuntimeError(
-                    f"attempting to assign a gradient with dtype '{value.data.dtype}' to a "
-                    f"tensor with dtype '{self.data.dtype}'"
+                    f"attempting to assign a gradient with dtype '{value._data.dtype}' to a "
+                    f"tensor with dtype '{self._data.dtype}'"
                 )
         self._grad = value
 
@@ -161,7 +169,7 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """A Tensor sharing this one's data (and version counter), outside any graph."""
-        return _make(self.data, version=self._version)
+        return _make(self._data, version=self._version)
 
     def detach_(self) -> Tensor:
         """Detach this Tensor from the graph in place; it becomes a leaf."""
@@ -174,37 +182,37 @@ class Tensor:
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return self.data.shape
+        return self._data.shape
 
     @property
     def dtype(self) -> np.dtype:
-        return self.data.dtype
+        return self._data.dtype
 
     @property
     def ndim(self) -> int:
-        return self.data.ndim
+        return self._data.ndim
 
     def dim(self) -> int:
-        return self.data.ndim
+        return self._data.ndim
 
     def size(self, dim: int | None = None) -> tuple[int, ...] | int:
         """The shape (PyTorch's ``size()``), or the length of dimension ``dim``."""
-        return self.data.shape if dim is None else self.data.shape[dim]
+        return self._data.shape if dim is None else self._data.shape[dim]
 
     def numel(self) -> int:
         """The number of elements."""
-        return self.data.size
+        return self._data.size
 
     def item(self) -> float | int | bool:
         """The value of a one-element Tensor as a Python number."""
-        if self.data.size != 1:
+        if self._data.size != 1:
             raise RuntimeError(
-                f"a Tensor with {self.data.size} elements cannot be converted to Scalar"
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
             )
-        return self.data.item()
+        return self._data.item()
 
     def tolist(self) -> Any:
-        return self.data.tolist()
+        return self._data.tolist()
 
     def numpy(self) -> np.ndarray:
         """The data as an ndarray, sharing memory (refused if the Tensor requires grad)."""
@@ -213,7 +221,7 @@ class Tensor:
                 "Can't call numpy() on Tensor that requires grad. "
                 "Use tensor.detach().numpy() instead."
             )
-        return self.data
+        return self._data
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         data = self.numpy()
@@ -222,19 +230,19 @@ class Tensor:
         return data.copy() if copy else data
 
     def __len__(self) -> int:
-        if self.data.ndim == 0:
+        if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self.data.shape[0]
+        return self._data.shape[0]
 
     def __iter__(self) -> Iterator[Tensor]:
-        if self.data.ndim == 0:
+        if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self.data.shape[0]))
+        return (self[i] for i in range(self._data.shape[0]))
 
     def __bool__(self) -> bool:
-        if self.data.size != 1:
+        if self._data.size != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-        return bool(self.data)
+        return bool(self._data)
 
     def __float__(self) -> float:
         return float(self.item())
@@ -243,7 +251,7 @@ class Tensor:
         return int(self.item())
 
     def __index__(self) -> int:
-        return self.data.__index__()
+        return self._data.__index__()
 
     def __hash__(self) -> int:
         return id(self)
@@ -253,13 +261,13 @@ class Tensor:
             suffix = [f"grad_fn=<{self.grad_fn.name}>"]
         else:
             suffix = ["requires_grad=True"] if self._requires_grad else []
-        return format_tensor(self.data, suffix)
+        return format_tensor(self._data, suffix)
 
     def __format__(self, spec: str) -> str:
         if not spec:
             return repr(self)
-        if self.data.ndim == 0:
-            return format(self.data.item(), spec)
+        if self._data.ndim == 0:
+            return format(self._data.item(), spec)
         return object.__format__(self, spec)
 
     def __deepcopy__(self, memo: dict) -> Tensor:
@@ -269,9 +277,9 @@ class Tensor:
                 "deepcopy protocol at the moment."
             )
         new = type(self).__new__(type(self))
-        _init(new, self.data.copy(), None, 0, self._requires_grad, Version())
+        _init(new, self._data.copy(), None, 0, self._requires_grad, Version())
         if self._grad is not None:
-            new._grad = _make(self._grad.data.copy())
+            new._grad = _make(self._grad._data.copy())
         memo[id(self)] = new
         return new
 
@@ -507,7 +515,7 @@ class Tensor:
 
 def _init(t: Tensor, data: np.ndarray, grad_fn: Any, out: int, requires_grad: bool,
           version: Version) -> None:
-    t.data = data
+    t._data = data
     t.grad_fn = grad_fn
     t._out = out
     t._requires_grad = requires_grad
@@ -519,7 +527,7 @@ def _init(t: Tensor, data: np.ndarray, grad_fn: Any, out: int, requires_grad: bo
 def _make(data: Any, grad_fn: Any = None, out: int = 0, version: Version | None = None) -> Tensor:
     """A Tensor around ``data`` without copying (the fast path used by the runtime)."""
     t = Tensor.__new__(Tensor)
-    t.data = data if type(data) is np.ndarray else np.asarray(data)
+    t._data = data if type(data) is np.ndarray else np.asarray(data)
     t.grad_fn = grad_fn
     t._out = out
     t._requires_grad = grad_fn is not None
@@ -542,7 +550,7 @@ def tensor(data: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
 
 
 def _like(fill: Any, t: Any, dtype: Any, requires_grad: bool) -> Tensor:
-    data = t.data if isinstance(t, Tensor) else np.asarray(t)
+    data = t._data if isinstance(t, Tensor) else np.asarray(t)
     return Tensor(np.full(data.shape, fill, dtype=dtype or data.dtype), requires_grad)
 
 
