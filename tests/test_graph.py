@@ -530,21 +530,36 @@ def test_a_node_keeps_the_version_of_every_tensor_it_was_given() -> None:
         result.sum().backward()
 
 
-@pytest.mark.skip(reason="needs the compiler to expose attribute reads (self.W) of a @grad "
-                         "method as implicit inputs; see the interface request in the report")
-def test_gradients_flow_into_tensor_attributes_read_by_a_grad_method() -> None:
-    class Model:
-        def __init__(self) -> None:
-            self.W = tensor(W0, requires_grad=True)
+class Model:
+    def __init__(self) -> None:
+        self.W = tensor(W0, requires_grad=True)
 
-        @s2sgrad.grad
-        def loss(self, x, y):
-            return np.mean((np.tanh(x @ self.W) - y) ** 2)
+    @s2sgrad.grad
+    def loss(self, x, y):
+        return np.mean((np.tanh(x @ self.W) - y) ** 2)
 
+
+@pytest.mark.parametrize("x_requires_grad", [False, True])
+def test_gradients_flow_into_tensor_attributes_read_by_a_grad_method(
+        x_requires_grad: bool) -> None:
     model = Model()
-    model.loss(tensor(X), Y).backward()
+    x = tensor(X, requires_grad=x_requires_grad)
+    model.loss(x, Y).backward()
     np.testing.assert_allclose(model.W.grad.data, s2sgrad.gradient(loss)(W0, X, Y),
                                rtol=1e-12)
+    if x_requires_grad:
+        np.testing.assert_allclose(x.grad.data, s2sgrad.gradient(loss, 1)(W0, X, Y),
+                                   rtol=1e-12)
+
+
+@pytest.mark.skip(reason="needs the compiler to expose attribute reads (self.W) of a @grad "
+                         "method as implicit inputs; until then such calls run operation by "
+                         "operation (correct gradients, one node per operation)")
+def test_a_grad_method_reading_tensor_attributes_is_one_compiled_node() -> None:
+    model = Model()
+    out = model.loss(tensor(X), Y)
+    assert out.grad_fn.name == "LossBackward"
+    assert [t for t, _ in out.grad_fn.edges] == [model.W]
 
 
 class TwoOutputs:

@@ -154,20 +154,50 @@ def call_function(function: Any, args: tuple, kwargs: dict, name: str | None = N
         args, kwargs = _bind_keyword_tensors(function, args, kwargs)
     raw = []
     wrt = []
+    objects = False  # an argument that may hold Tensors in its attributes (self)
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
             raw.append(a._data)
             if a._requires_grad:
                 wrt.append(i)
         else:
-            raw.append(_plain_arg(a) if type(a) in (list, tuple) else a)
+            kind = type(a)
+            if kind in (list, tuple):
+                _plain_arg(a)
+            elif kind not in _RAW:
+                objects = True
+            raw.append(a)
     if not wrt or not grad_mode._enabled.get():
         return wrap_plain(function.fn(*raw, **kwargs), args)
+    if objects and any(_holds_tensors(a) for a in args):
+        # The compiled code would read those Tensors (self.W) as hidden inputs it cannot
+        # differentiate yet: run the original function on Tensors, one recorded operation
+        # at a time, so that gradients still reach them.
+        return function.fn(*args, **kwargs)
     compiled = function.compiled_for(tuple(wrt), tuple(raw), kwargs)
     out, saved = compiled.forward(*raw, **kwargs)
     if name is None:
         name = node_name(compiled.name)
     return record(name, compiled, saved, out, args, wrt)
+
+
+_RAW = frozenset([np.ndarray, float, int, bool, complex, str, type(None), np.float64,
+                  np.float32, np.int64, slice])
+
+
+def _holds_tensors(value: Any, depth: int = 3) -> bool:
+    """Whether an object's attributes (or their items, a few levels down) hold a Tensor."""
+    if isinstance(value, Tensor):
+        return True
+    if depth == 0 or type(value) in _RAW or isinstance(value, np.ndarray):
+        return False
+    if isinstance(value, (list, tuple)):
+        items = value
+    elif isinstance(value, dict):
+        items = value.values()
+    else:
+        items = getattr(value, "__dict__", {}).values()
+    return any(_holds_tensors(v, depth - 1) for v in items)
 
 
 def _plain_arg(a: list | tuple) -> Any:
