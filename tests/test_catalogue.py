@@ -659,6 +659,22 @@ def test_in_place_update_is_numpy_or_refused(fn: Callable, specs: list) -> None:
                                    err_msg=f"gradient of argument {i}")
 
 
+# --- a callee rebound after the first call ------------------------------------------------
+
+
+@pytest.mark.xfail(strict=True, reason="compiler: callees are resolved once and cached by "
+                   "argument signature only (analyze.py call, api.py _Specialiser.cache)")
+def test_rebinding_a_callee_is_seen(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Re-running a notebook cell or reloading a module rebinds the helper a function calls.
+    x = np.random.default_rng(0).standard_normal(4)
+    first = s2sgrad.gradient(sl.callee_rebound)(x)
+    np.testing.assert_allclose(first, 8.0 * x)
+    monkeypatch.setattr(sl, "_rebindable", sl._rebindable_alternative)
+    value, grad = s2sgrad.value_and_grad(sl.callee_rebound)(x)
+    assert np.isclose(value, sl.callee_rebound(x)), "the value of the old callee"
+    np.testing.assert_allclose(grad, 18.0 * np.sin(x) * np.cos(x))
+
+
 # --- the table covers the catalogue ---------------------------------------------------------
 
 
@@ -667,6 +683,7 @@ def test_every_catalogue_function_has_an_entry() -> None:
               if inspect.isfunction(fn) and not name.startswith("_")
               and fn.__module__ == sl.__name__}
     covered = {case.fn.__name__ for case in TABLE} | {fn.__name__ for fn, _, _ in IN_PLACE}
+    covered.add("callee_rebound")  # its own test, above
     assert public - covered == set(), "catalogue functions without an entry"
     assert len(public) >= 80
     assert sl.softplus is helpers.softplus

@@ -594,6 +594,19 @@ def callee_other_module_keywords(z):
     return np.sum(helpers.logsumexp(z, axis=0) ** 2) + np.sum(helpers.logsumexp(z=z, axis=1))
 
 
+def _rebindable(v):
+    return v * 2.0
+
+
+def _rebindable_alternative(v):
+    return np.sin(v) * 3.0
+
+
+def callee_rebound(x):
+    # Its own test rebinds _rebindable after a first gradient and expects the new callee.
+    return np.sum(_rebindable(x) ** 2)
+
+
 def callee_result_reused(x):
     h = _inner(x)
     return np.sum(h * h + h)
