@@ -222,6 +222,7 @@ TABLE: list[Case] = [
           [A(1, 4), A(3, 1)], [A(3, 1), A(1, 4)],  # row x column, reversed
           [A(2, 3), A(2, 3)], [F, F], [F, A()],
           [A(2, 1, 4), A(3, 1)],                # both stretched, different ranks
+          [A(2, 1, 3, 1, 4), A(5, 1, 1, 4)],    # rank 5, every axis stretched once
       )],
     *[Case(S.div, args)
       for args in (
@@ -240,6 +241,8 @@ TABLE: list[Case] = [
                    [P(3), F], [FP, F], [P(), A(2, 2)])],
     Case(S.neg, [A(3, 4)]),
     Case(S.neg, [F]),
+    Case(S.pow_negative_base, [A(3, 4)]),
+    Case(S.builtin_pow, [P(3), A(3)]),
     Case(S.unary_plus, [A(3)]),
     Case(S.constants_both_sides, [A(2, 3)]),
     Case(S.constants_both_sides, [F]),
@@ -278,6 +281,7 @@ TABLE: list[Case] = [
     Case(S.maximum_minimum, [F, A(4)], ok=lambda a, b: apart(a, b) and apart(a, 2.0 * b)),
     Case(S.where_select, [A(3, 4), A(4)], ok=lambda x, y: apart(x, y) and apart(x, 0.0)),
     Case(S.leaky_relu, [A(3, 4)], ok=lambda x: apart(x, 0.0)),
+    Case(S.where_constant_condition, [A(4), A(4)], ok=lambda x, y: apart(x, 0.0), zero=(1,)),
     Case(S.clip_family, [U(-2.0, 2.0, 3, 4), U(-1.5, -0.1, 4), U(0.1, 1.5, 4)],
          ok=lambda x, lo, hi: apart(x, lo) and apart(x, hi)
          and all(apart(x, c) for c in (-1.0, 1.0, 0.5, -0.5))),
@@ -339,6 +343,7 @@ TABLE: list[Case] = [
     Case(S.method_on_temporaries, [A(3, 4), A(4, 4)]),
     Case(S.trivial_powers, [A(3), A(3)]),
     Case(S.indexing, [A(3, 4)]),
+    Case(S.indexing_more, [A(3, 4)], ok=lambda x: apart(x, 0.0)),
     Case(S.trace_offsets, [A(3, 4)]),
     Case(S.linalg_batched, [A(2, 3, 3)],
          ok=lambda a: np.all(np.linalg.cond(a) < 20) and np.all(np.abs(np.linalg.det(a)) > 0.2)),
@@ -368,8 +373,16 @@ TABLE: list[Case] = [
     Case(S.callee_other_module, [A(3, 4), A(3, 4)]),
     Case(S.callee_other_module_keywords, [A(3, 4)]),
     Case(S.callee_result_reused, [A(5)]),
+    Case(S.callee_constant_result, [A(3)]),
+    Case(S.callee_identity, [A(2, 3)]),
+    Case(S.callee_keyword_only, [A(3), F]),
+    Case(S.callee_ignores_argument, [A(3), A(3)], zero=(1,)),
+    Case(S.callee_same_argument_twice, [A(3)]),
+    Case(S.callee_same_name_other_module, [A(4)]),
     # --- names and assignments ------------------------------------------------------------
     Case(S.repeated_use, [A(3, 4)]),
+    Case(S.parameter_reassigned, [A(3), A(3)]),
+    Case(S.local_named_np, [A(3)]),
     Case(S.reassignment, [A(3, 4), A(4, 2)]),
     Case(S.augmented_assignment, [A(3, 4), A(4)]),
     Case(S.augmented_assignment, [A(3, 4), F]),
@@ -391,12 +404,23 @@ TABLE: list[Case] = [
     Case(S.returns_array, [A(3, 4), A(4)], scalar=False),
     Case(S.returns_parameter_unchanged_other, [F, A(3)], zero=(1,)),
     Case(S.module_globals, [A(3, 4)]),
+    Case(S.module_global_arrays, [A(3, 4)]),
+    Case(S.global_axes, [A(2, 3, 2)]),
     Case(S.closure_loss, [A(5, 4)]),
     Case(S.shape_arithmetic, [A(3, 4)]),
     Case(S.shape_unpacking, [A(3, 4)]),
     Case(S.shape_into_creator, [A(2, 5)]),
     Case(S.keyword_arguments, [U(-2.5, 2.5, 3, 4)]),
     Case(S.assert_statement, [A(2, 2)]),
+    Case(S.top_level_defaults, [U(-0.5, 0.5, 4)],
+         ok=lambda x: apart(2.0 * x, -1.0) and apart(x, 0.0)),
+    Case(S.integer_and_boolean_inputs,
+         [A(3), Const(np.arange(1, 4), "ints"), Const(np.array([True, False, True]), "mask")]),
+    Case(S.empty_arrays, [A(0, 3), A(3, 2)], zero=(0, 1)),
+    Case(S.empty_arrays, [A(2, 0), A(0, 2)], zero=(0, 1)),
+    Case(S.size_one_axes, [A(3, 1), A(1, 4)]),
+    Case(S.chained_methods, [A(2, 3)]),
+    Case(S.sum_with_dtype, [A(2, 3)]),
     # --- non-differentiable functions in the path -----------------------------------------
     Case(S.floor_sign_round, [U(-3.0, 3.0, 3, 4)], ok=lambda x: off_integers(x, half=True)),
     Case(S.comparisons_as_masks, [A(3, 4), A(4)], ok=lambda x, y: apart(x, y) and apart(x, 0)),

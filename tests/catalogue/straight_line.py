@@ -12,6 +12,7 @@ non-differentiable values in the path, creators, and realistic losses.
 
 import math
 
+import numpy
 import numpy as np
 
 from . import helpers
@@ -21,6 +22,12 @@ from .helpers import softplus
 SCALE = 3.0
 OFFSETS = np.array([0.5, -1.0, 2.0, 0.25])
 EPS = 1e-5
+WEIGHTS = np.linspace(-1.0, 1.0, 12).reshape(4, 3)
+AXES = (0, 2)
+NEW_SHAPE = (2, 6)
+# Module globals named like what the compiler generates.
+unbroadcast = 5.0
+saved = 0.5
 
 
 # --- binary operators, with every broadcasting combination ---------------------------------
@@ -70,6 +77,16 @@ def neg(x):
 
 def unary_plus(x):
     return np.sum(+x * +x)
+
+
+def pow_negative_base(x):
+    # Constant exponents of a base of any sign: the exponent's log(base) must not be needed.
+    return np.sum(x ** 2 + x ** 3.0 + pow(x, 2) + np.power(x, 3))
+
+
+def builtin_pow(a, b):
+    # a > 0.
+    return np.sum(pow(a, b))
 
 
 def constants_both_sides(x):
@@ -257,6 +274,10 @@ def maximum_minimum(a, b):
 
 def where_select(x, y):
     return np.sum(np.where(x > y, x * y, np.sin(y)) + np.where(x < 0.0, 0.0, x ** 2))
+
+
+def where_constant_condition(x, y):
+    return np.sum(np.where(True, x, y) * np.where(x > 0.0, 1.0, x))
 
 
 def leaky_relu(x):
@@ -449,6 +470,12 @@ def linalg_batched(a):
     return np.sum(np.linalg.inv(a) ** 2) + np.sum(np.linalg.det(a) ** 2)
 
 
+def indexing_more(x):
+    # Ellipsis, negative steps, repeated fancy indices, boolean masks, np.newaxis.
+    return np.sum(x[..., 0] ** 2) + np.sum(x[::-1] * x) + np.sum(x[[0, 0, 1]] ** 2) \
+        + np.sum(x[x > 0.0] ** 3) + np.sum(x[np.newaxis, :, 1])
+
+
 def copy_astype(x):
     return np.sum(np.copy(x) * x.copy() * x.astype(np.float64))
 
@@ -555,6 +582,26 @@ def _poly(v, c):
     return c * v ** 3 + v * c * c
 
 
+def _constant_result(v):
+    return 1.0
+
+
+def _identity(v):
+    return v
+
+
+def _keyword_only(v, *, scale, shift=0.0):
+    return v * scale + shift
+
+
+def _ignores_second(v, w):
+    return v * 2.0
+
+
+def _scale(v):
+    return v * 3.0
+
+
 def callee_twice(x, s):
     # Once with an array, once with a float (two specialisations of one callee).
     return np.sum(_affine(x, s) ** 2) + _affine(s, 2.0) * _affine(s, s)
@@ -607,6 +654,34 @@ def callee_rebound(x):
     return np.sum(_rebindable(x) ** 2)
 
 
+def callee_constant_result(x):
+    # The callee's result does not depend on its differentiated argument.
+    return np.sum(x) + _constant_result(x)
+
+
+def callee_identity(x):
+    y = _identity(x)
+    return np.sum(y * y)
+
+
+def callee_keyword_only(x, s):
+    return np.sum(_keyword_only(x, scale=s) ** 2 + _keyword_only(x, shift=s, scale=2.0))
+
+
+def callee_ignores_argument(x, y):
+    # y is passed but the callee does not use it: a zero gradient.
+    return np.sum(_ignores_second(x, y) ** 2)
+
+
+def callee_same_argument_twice(x):
+    return np.sum(_ignores_second(x, x) * _keyword_only(x, scale=x) + _affine(x, x))
+
+
+def callee_same_name_other_module(x):
+    # helpers._scale and _scale have the same name and differ.
+    return np.sum(_scale(x) * helpers._scale(x))
+
+
 def callee_result_reused(x):
     h = _inner(x)
     return np.sum(h * h + h)
@@ -625,6 +700,19 @@ def reassignment(x, w):
     h = h * 2
     h = h + np.sum(h)
     return np.sum(h ** 2)
+
+
+def parameter_reassigned(x, y):
+    z = x
+    x = x * 3.0
+    y = y + x
+    return np.sum(x * z * y)
+
+
+def local_named_np(x):
+    # A local called np: the generated code must find NumPy under another name.
+    np = numpy.sin(x)
+    return numpy.sum(np * x)
 
 
 def augmented_assignment(x, y):
@@ -718,6 +806,16 @@ def module_globals(x):
     return np.sum(SCALE * x ** 2 + np.sin(x + OFFSETS)) / SCALE + EPS * np.sum(x)
 
 
+def module_global_arrays(x):
+    # A global matrix, and global axes and shape (their values are only known at run time).
+    a = np.sum(np.tanh(x @ WEIGHTS)) + np.sum(WEIGHTS.T @ x.T)
+    return a + np.sum(np.sum(x.reshape(NEW_SHAPE), axis=0) ** 2) * saved * unbroadcast
+
+
+def global_axes(x):
+    return np.sum(np.sum(x, axis=AXES) ** 2) + np.sum(np.reshape(x, NEW_SHAPE) ** 3)
+
+
 def _make_closure(c, w):
     # The returned function reads c (a float) and w (an array) from its closure.
     def closure_loss(x):
@@ -756,6 +854,39 @@ def keyword_arguments(x):
     b = np.clip(x, a_min=-3.0, a_max=3.0)
     c = np.mean(a=x, axis=-1)
     return np.sum(a * b) + np.sum(c ** 2)
+
+
+def top_level_defaults(x, scale=2.0, shift=None, lo=-1.0):
+    # Called without the defaulted arguments: None reaches np.clip as a missing bound.
+    return np.sum(np.clip(x * scale, lo, shift) ** 2)
+
+
+def integer_and_boolean_inputs(x, counts, mask):
+    return np.sum(x * counts) + np.sum(np.where(mask, x, 0.0) ** 2)
+
+
+def empty_arrays(x, w):
+    # Zero-size axes: the gradients are empty or zero.
+    return np.sum(np.tanh(x @ w)) + np.sum(x * 2.0) + np.sum(w[:0])
+
+
+def size_one_axes(x, y):
+    # x (3, 1), y (1, 4): reductions over size-1 and broadcast axes.
+    z = x * y
+    a = np.sum(z, axis=1)
+    b = np.mean(x, axis=1, keepdims=True)
+    c = np.sum(y, axis=0)
+    d = np.max(x * 1.0, axis=-1)
+    return np.sum(a * a) + np.sum(b * z) + np.sum(c ** 2) + np.sum(d)
+
+
+def chained_methods(x):
+    # x (2, 3)
+    return x.T.T.reshape(2, -1).T.sum(axis=0).dot(np.ones(2)) + x.reshape(-1).sum()
+
+
+def sum_with_dtype(x):
+    return np.sum(x ** 2, axis=0, dtype=np.float64).sum()
 
 
 def assert_statement(x):
