@@ -526,7 +526,7 @@ def _init(t: Tensor, data: np.ndarray, grad_fn: Any, out: int, requires_grad: bo
 
 def _make(data: Any, grad_fn: Any = None, out: int = 0, version: Version | None = None) -> Tensor:
     """A Tensor around ``data`` without copying (the fast path used by the runtime)."""
-    t = Tensor.__new__(Tensor)
+    t = Tensor.__new__(Tensor)  # _init, inlined: this runs for every recorded operation
     t._data = data if type(data) is np.ndarray else np.asarray(data)
     t.grad_fn = grad_fn
     t._out = out
@@ -541,6 +541,8 @@ def tensor(data: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
     """A new leaf Tensor holding a copy of ``data``.
 
     Python floats become float64, ints int64. Only floating dtypes can require grad.
+    float64 is our default dtype and prints as PyTorch prints its default (float32): with no
+    ``dtype=`` suffix, so ``tensor([2.0])`` shows as ``tensor([2.])``.
 
     >>> x = tensor([2.0, 3.0], requires_grad=True)
     >>> x
