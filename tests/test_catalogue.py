@@ -429,6 +429,8 @@ TABLE: list[Case] = [
          ok=lambda a, b: off_integers(a / b)),
     Case(S.isfinite_guard, [A(3, 4)]),
     # --- creators -------------------------------------------------------------------------
+    Case(S.plain_sum, [A(3, 4)]),
+    Case(S.linear_penalty, [A(3, 4), A(3, 4)]),
     Case(S.creators, [A(3, 3)]),
     Case(S.full_creators, [A(2, 3), F]),
     Case(S.linspace_endpoints, [F, F]),
@@ -622,6 +624,35 @@ def test_float32_gradient_keeps_dtype(name: str) -> None:
             f"argument {i} is float32, its gradient {np.asarray(g32).dtype}"
         assert np.shape(g32) == np.shape(args32[i])
         assert np.allclose(g32, g64, rtol=2e-3, atol=2e-3 * np.max(np.abs(g64)))
+
+
+# --- gradients are ordinary arrays: writable, sharing memory with nothing ----------------
+
+READ_ONLY = ("compiler: a gradient that is only a sum's np.broadcast_to is returned as a "
+             "read-only zero-stride view")
+WRITABLE_CASES = {
+    "plain_sum": READ_ONLY, "linear_penalty": READ_ONLY, "mean_of_keepdims_chain": READ_ONLY,
+    "least_squares(3,8x3,8)": None, "mlp_loss": None, "softmax_cross_entropy": None,
+    "layer_norm": None, "independent_of_some_inputs": None, "identity(0d)": None,
+    "sum_variants": None, "callee_nested": None,
+}
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(name, marks=[pytest.mark.xfail(strict=True, reason=why)] if why else [])
+    for name, why in WRITABLE_CASES.items()])
+def test_gradients_are_writable_and_unshared(name: str) -> None:
+    # Training loops update gradients in place (clipping, scaling, accumulation).
+    case = _BY_NAME[name]
+    args = case.draw(0)
+    positions = tuple(case.float_positions())
+    grads = s2sgrad.gradient(case.fn, wrt=positions)(*args)
+    arrays = [g for g in grads if isinstance(g, np.ndarray)]
+    assert arrays
+    for k, g in enumerate(arrays):
+        assert g.flags.writeable, f"gradient {k} is read-only"
+        others = [a for a in args if isinstance(a, np.ndarray)] + arrays[:k] + arrays[k + 1:]
+        assert not any(np.shares_memory(g, a) for a in others), f"gradient {k} shares memory"
 
 
 # --- in-place updates: Python's value and gradient, or a TransformError --------------------

@@ -951,6 +951,15 @@ def linspace_endpoints(a, b):
     return np.sum(t ** 2)
 
 
+def plain_sum(x):
+    return np.sum(x)
+
+
+def linear_penalty(x, w):
+    # w reaches the output only through a sum: its gradient is the broadcast seed.
+    return np.sum(x * 2.0) + 0.1 * np.sum(w)
+
+
 # --- realistic losses ---------------------------------------------------------------------
 
 
