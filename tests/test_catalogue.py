@@ -655,6 +655,66 @@ def test_gradients_are_writable_and_unshared(name: str) -> None:
         assert not any(np.shares_memory(g, a) for a in others), f"gradient {k} shares memory"
 
 
+# --- keyword arguments at the call ---------------------------------------------------------
+
+
+def test_keyword_arguments_at_the_call() -> None:
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-0.5, 0.5, 4)
+    f = sl.top_level_defaults
+    by_position = s2sgrad.gradient(f)(x, 3.0, 0.4)
+    by_keyword = s2sgrad.gradient(f)(x, shift=0.4, scale=3.0)
+    np.testing.assert_allclose(by_keyword, by_position, rtol=1e-14)
+    _assert_matches_differences(lambda v: f(v, shift=0.4, scale=3.0), [x], 0, by_keyword, rng)
+    value, grad = s2sgrad.value_and_grad(sl.keyword_only_parameter)(x, scale=1.5)
+    assert np.isclose(value, sl.keyword_only_parameter(x, scale=1.5))
+    _assert_matches_differences(lambda v: sl.keyword_only_parameter(v, scale=1.5), [x], 0,
+                                grad, rng)
+    grad3 = s2sgrad.gradient(sl.keyword_only_parameter)(x, power=3, scale=1.5)
+    _assert_matches_differences(lambda v: sl.keyword_only_parameter(v, power=3, scale=1.5),
+                                [x], 0, grad3, rng)
+    out, pullback = s2sgrad.vjp(sl.keyword_only_parameter, x, scale=1.5)
+    np.testing.assert_allclose(pullback(np.ones_like(out))[0], grad, rtol=1e-14)
+
+
+# --- inputs in any memory layout -----------------------------------------------------------
+
+LAYOUT_CASES = [
+    "mlp_loss", "layer_norm", "reshape_variants", "transpose_3d", "indexing", "indexing_more",
+    "sum_variants", "attention_score", "trace_variants", "linalg_inverse_det",
+    "dot_ranks(2x3x4,4x5)", "matmul_function(2x3x4,2x4x5)", "shape_variants_more",
+    "axis_moves", "outer_product(2x3,4)", "cumsum_reduce", "callee_other_module",
+]
+
+
+def _strided(a: Any, layout: str) -> Any:
+    """The same values in another layout: Fortran order, a strided view, read-only."""
+    if not isinstance(a, np.ndarray) or a.ndim == 0:
+        return a
+    if layout == "fortran":
+        return np.asfortranarray(a)
+    if layout == "strided":
+        return np.repeat(a, 2, axis=-1)[..., ::2]
+    if layout == "reversed":
+        return np.flip(np.flip(a, axis=0).copy(), axis=0)
+    view = a.copy()
+    view.flags.writeable = False
+    return view
+
+
+@pytest.mark.parametrize("layout", ["fortran", "strided", "reversed", "readonly"])
+@pytest.mark.parametrize("name", LAYOUT_CASES)
+def test_any_memory_layout(name: str, layout: str) -> None:
+    case = _BY_NAME[name]
+    args = case.draw(0)
+    positions = tuple(case.float_positions())
+    expected = s2sgrad.gradient(case.fn, wrt=positions)(*args)
+    others = [_strided(a, layout) for a in args]
+    got = s2sgrad.gradient(case.fn, wrt=positions)(*others)
+    for i, g, e in zip(positions, got, expected, strict=True):
+        np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-14, err_msg=f"argument {i}")
+
+
 # --- in-place updates: Python's value and gradient, or a TransformError --------------------
 
 ALIAS_ESCAPES = ("compiler: an in-place update through an alias the check misses (normalize.py "
@@ -738,7 +798,7 @@ def test_every_catalogue_function_has_an_entry() -> None:
               if inspect.isfunction(fn) and not name.startswith("_")
               and fn.__module__ == sl.__name__}
     covered = {case.fn.__name__ for case in TABLE} | {fn.__name__ for fn, _, _ in IN_PLACE}
-    covered.add("callee_rebound")  # its own test, above
+    covered |= {"callee_rebound", "keyword_only_parameter"}  # their own tests, above
     assert public - covered == set(), "catalogue functions without an entry"
     assert len(public) >= 80
     assert sl.softplus is helpers.softplus

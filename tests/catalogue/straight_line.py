@@ -861,6 +861,11 @@ def top_level_defaults(x, scale=2.0, shift=None, lo=-1.0):
     return np.sum(np.clip(x * scale, lo, shift) ** 2)
 
 
+def keyword_only_parameter(x, *, scale, power=2):
+    # Only callable with keywords: its own test passes them at the call.
+    return np.sum(np.sin(x * scale) ** power)
+
+
 def integer_and_boolean_inputs(x, counts, mask):
     return np.sum(x * counts) + np.sum(np.where(mask, x, 0.0) ** 2)
 
