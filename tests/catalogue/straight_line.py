@@ -95,6 +95,28 @@ def constants_both_sides(x):
     return np.sum(y * z)
 
 
+def constant_array_operands(x):
+    # Constant arrays on the left of -, / and @, a float minus an array; x (3, 4) > 0.
+    a = np.sum(1.0 - x) * np.sum(x - 1.0) + np.sum(np.arange(4.0) - x)
+    b = np.sum(np.arange(1.0, 5.0) / x) + np.sum(np.ones((2, 3)) @ x) + np.sum(x @ np.ones(4))
+    return a + b
+
+
+def exponent_arguments(x, n, p, q):
+    # Exponents passed in: a Python int, a Python float, a 0-d array; x > 0.
+    return np.sum(x ** n) + np.sum(x ** p) + np.sum(x ** q)
+
+
+def divide_by_integers(x, n):
+    # n is an integer array.
+    return np.sum(x / n) + np.sum(n / (x * x + 1.0))
+
+
+def negation_precedence(x):
+    # -x ** 2 is -(x ** 2).
+    return np.sum(-x ** 2) + np.sum((-x) ** 3)
+
+
 def mod_op(a, b):
     # a % b == a - b * floor(a / b); the table keeps a / b away from integers.
     return np.sum((a % b) ** 2)
@@ -476,6 +498,12 @@ def indexing_more(x):
         + np.sum(x[x > 0.0] ** 3) + np.sum(x[np.newaxis, :, 1])
 
 
+def method_spellings(x):
+    # x (2, 3, 3): method forms not used elsewhere.
+    return np.sum(x.ravel() ** 2) + np.sum(np.linalg.matrix_transpose(x) * x) \
+        + np.sum(np.true_divide(x, 2.0))
+
+
 def copy_astype(x):
     return np.sum(np.copy(x) * x.copy() * x.astype(np.float64))
 
@@ -516,6 +544,12 @@ def math_misc(a, b):
 
 def math_with_constants(a):
     return math.pi * a * a + math.e ** a - math.sqrt(2.0) * a + math.tau / a
+
+
+def math_on_arrays_reduced(x, b):
+    # math.* of NumPy scalars and 0-d arrays; a logarithm with a 0-d base.
+    s = float(np.sum(x ** 2))
+    return math.sqrt(s) + math.sin(np.sum(x)) * 2.0 + math.log(s + 1.0, b)
 
 
 def float_and_0d(a, x):
@@ -988,6 +1022,14 @@ def logistic_regression_sigmoid(w, x, t):
     # t in {0, 1}; the textbook form through the sigmoid.
     p = 1.0 / (1.0 + np.exp(-(x @ w)))
     return -np.mean(t * np.log(p) + (1.0 - t) * np.log(1.0 - p))
+
+
+def softmax_cross_entropy_int_labels(logits, labels):
+    # Integer labels picked by fancy indexing with two index arrays.
+    n = logits.shape[0]
+    z = logits - np.max(logits, axis=1, keepdims=True)
+    log_probs = z - np.log(np.sum(np.exp(z), axis=1, keepdims=True))
+    return -np.mean(log_probs[np.arange(n), labels])
 
 
 def softmax_cross_entropy(logits, labels):
