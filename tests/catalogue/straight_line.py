@@ -479,7 +479,8 @@ def trivial_powers(x, y):
 
 def indexing(x):
     # Rows, columns, slices and new axes.
-    return np.sum(x[0] * x[1]) + np.sum(x[:, 1] * x[:, -1]) + x[2, 3] + np.sum(x[1:, :2] ** 2) + np.sum(x[:, None, :] * x[None])
+    return np.sum(x[0] * x[1]) + np.sum(x[:, 1] * x[:, -1]) + x[2, 3] \
+        + np.sum(x[1:, :2] ** 2) + np.sum(x[:, None, :] * x[None])
 
 
 def trace_offsets(x):
