@@ -10,6 +10,7 @@ functions, products and shapes, math.* on floats, user callees, names and assign
 non-differentiable values in the path, creators, and realistic losses.
 """
 
+import functools
 import math
 
 import numpy
@@ -25,6 +26,7 @@ EPS = 1e-5
 WEIGHTS = np.linspace(-1.0, 1.0, 12).reshape(4, 3)
 AXES = (0, 2)
 NEW_SHAPE = (2, 6)
+activation = np.tanh  # a module-level alias of a NumPy function
 # Module globals named like what the compiler generates.
 unbroadcast = 5.0
 saved = 0.5
@@ -637,6 +639,25 @@ def _scale(v):
     return v * 3.0
 
 
+def _passthrough(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+@_passthrough
+def _decorated(v):
+    return v * 3.0 + np.sin(v)
+
+
+class _Ops:
+    @staticmethod
+    def square(v):
+        return v * v
+
+
 def callee_twice(x, s):
     # Once with an array, once with a float (two specialisations of one callee).
     return np.sum(_affine(x, s) ** 2) + _affine(s, 2.0) * _affine(s, s)
@@ -715,6 +736,27 @@ def callee_same_argument_twice(x):
 def callee_same_name_other_module(x):
     # helpers._scale and _scale have the same name and differ.
     return np.sum(_scale(x) * helpers._scale(x))
+
+
+def callee_decorated(x):
+    # A callee behind a functools.wraps decorator.
+    return np.sum(_decorated(x) ** 2)
+
+
+def callee_staticmethod(x):
+    return np.sum(_Ops.square(x) * x)
+
+
+def function_aliases(x):
+    # A module-level alias of np.tanh; locals that shadow builtins.
+    abs = np.sin(x)
+    len = 3.0
+    return np.sum(activation(x) * abs) * len
+
+
+def local_function_alias(x):
+    f = np.tanh
+    return np.sum(f(x))
 
 
 def callee_result_reused(x):
