@@ -423,6 +423,7 @@ TABLE: list[Case] = [
     Case(S.shape_unpacking, [A(3, 4)]),
     Case(S.shape_into_creator, [A(2, 5)]),
     Case(S.keyword_arguments, [U(-2.5, 2.5, 3, 4)]),
+    Case(S.print_statements, [A(3)]),
     Case(S.assert_statement, [A(2, 2)]),
     Case(S.top_level_defaults, [U(-0.5, 0.5, 4)],
          ok=lambda x: apart(2.0 * x, -1.0) and apart(x, 0.0)),
@@ -733,6 +734,8 @@ def test_any_memory_layout(name: str, layout: str) -> None:
 
 ALIAS_ESCAPES = ("compiler: an in-place update through an alias the check misses (normalize.py "
                  "origin: tuple unpack, chained target, callee view, astype, shared fresh array)")
+MUTATING_CALL = ("compiler: a call statement that changes an array in place (fill_diagonal, "
+                 "sort, fill, copyto) is ignored by the analysis (analyze.py 'effect' op)")
 OUT_ARGUMENT = ("compiler: out= overwrites an operand in the forward and the rule reads the "
                 "overwritten value")
 
@@ -749,6 +752,10 @@ IN_PLACE = [
     (S.inplace_on_fresh_array, [A(4), A(4)], None),
     (S.out_argument, [U(-2.0, 2.0, 6)], OUT_ARGUMENT),
     (S.out_argument_fresh, [U(-2.0, 2.0, 6)], OUT_ARGUMENT),
+    (S.fill_diagonal_then_sum, [A(3, 2)], MUTATING_CALL),
+    (S.sort_in_place, [A(5), A(5)], MUTATING_CALL),
+    (S.fill_in_place, [A(4)], MUTATING_CALL),
+    (S.copy_into, [A(4), A(4)], MUTATING_CALL),
 ]
 
 

@@ -971,6 +971,14 @@ def sum_with_dtype(x):
     return np.sum(x ** 2, axis=0, dtype=np.float64).sum()
 
 
+def print_statements(x):
+    # Calls kept for their effect, with no array changing: the gradient is unaffected.
+    print("catalogue print_statements", x.shape)
+    y = np.sin(x)
+    print(y.sum())
+    return np.sum(y * x)
+
+
 def assert_statement(x):
     assert x.ndim == 2
     return np.sum(x ** 2)
@@ -1257,6 +1265,30 @@ def out_argument_fresh(x):
     h = x * 1.0
     c = np.clip(h, -1.0, 1.0, out=h)
     return np.sum(c * h)
+
+
+def fill_diagonal_then_sum(x):
+    # x (3, 2): k changes in place.
+    k = x @ x.T
+    np.fill_diagonal(k, 0.0)
+    return np.sum(k)
+
+
+def sort_in_place(x, w):
+    x.sort()
+    return np.sum(x * w)
+
+
+def fill_in_place(x):
+    h = x * 2.0
+    h.fill(1.0)
+    return np.sum(h * x)
+
+
+def copy_into(x, y):
+    h = x * 1.0
+    np.copyto(h, y)
+    return np.sum(h * x)
 
 
 # --- float32 inputs: small functions whose gradient must keep the input's dtype -------------
