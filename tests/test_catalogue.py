@@ -341,6 +341,8 @@ TABLE: list[Case] = [
     Case(S.shape_variants_more, [A(1, 3, 1)]),
     Case(S.squeeze_then_matmul, [A(3, 1, 4), A(4, 2)]),
     Case(S.squeeze_then_matmul, [A(1, 4), A(4, 2)]),
+    Case(S.callee_unknown_rank, [A(3, 1, 4), A(4, 2)], ok=lambda x, w: distinct(x)),
+    Case(S.unknown_rank_everything, [A(3, 1, 4), A(3, 4, 1)]),
     Case(S.reshape_to_argument, [A(2, 3, 4), A(4, 2), Const((6, 4), "shape=(6,4)")]),
     Case(S.reshape_to_argument, [A(2, 3, 4), A(12, 2), Const((2, 12), "shape=(2,12)")]),
     Case(S.same_operand_twice, [A(3)]),
@@ -603,6 +605,7 @@ DTYPE_CASES = [
     "two_argument_ufuncs", "softplus_inline", "clip_family(3x4,4,4)", "where_select",
     "matmul_function(1x3x4,2x4x5)", "dot_ranks(2x3x4,4x5)", "outer_product(3,4)",
     "linalg_inverse_det", "transpose_3d", "reshape_variants", "axis_moves", "indexing",
+    "unknown_rank_everything", "callee_unknown_rank",
     # callees, names, floats mixed with arrays
     "float_and_array", "callee_nested", "callee_other_module", "augmented_assignment(3x4,4)",
     # one rule each
@@ -699,6 +702,7 @@ LAYOUT_CASES = [
     "sum_variants", "attention_score", "trace_variants", "linalg_inverse_det",
     "dot_ranks(2x3x4,4x5)", "matmul_function(2x3x4,2x4x5)", "shape_variants_more",
     "axis_moves", "outer_product(2x3,4)", "cumsum_reduce", "callee_other_module",
+    "unknown_rank_everything",
 ]
 
 

@@ -462,6 +462,31 @@ def squeeze_then_matmul(x, w):
     return np.sum(np.tanh(np.squeeze(x) @ w))
 
 
+def _matvec(a, b):
+    return np.tanh(a @ b)
+
+
+def _reduce_rows(a):
+    return np.sum(np.mean(a, axis=-1, keepdims=True) * a, axis=0) + np.max(a, axis=-1).sum()
+
+
+def callee_unknown_rank(x, w):
+    # The callee is compiled for an argument whose rank is unknown (after squeeze).
+    return np.sum(_matvec(np.squeeze(x), w)) + np.sum(_reduce_rows(np.squeeze(x)) ** 2)
+
+
+def unknown_rank_everything(x, y):
+    # Every rule on operands of unknown rank: the rank tests stay in the generated code.
+    a = np.squeeze(x)
+    b = np.squeeze(y)
+    c = a * b + a
+    d = np.dot(a, b.T)
+    e = np.transpose(a)
+    f = np.sum(c, axis=0, keepdims=True) / np.var(a, axis=-1, keepdims=True)
+    return np.sum(d ** 2) + np.sum(e * a.T) + np.sum(f) + np.sum(np.cumsum(c, axis=1)) \
+        + np.trace(a @ b.T)
+
+
 def reshape_to_argument(x, w, shape):
     # The new shape is an argument: the rank is only known at run time.
     return np.sum(np.tanh(np.reshape(x, shape) @ w))
