@@ -353,6 +353,8 @@ TABLE: list[Case] = [
     Case(S.trace_offsets, [A(3, 4)]),
     Case(S.linalg_batched, [A(2, 3, 3)],
          ok=lambda a: np.all(np.linalg.cond(a) < 20) and np.all(np.abs(np.linalg.det(a)) > 0.2)),
+    Case(S.trace_any_axes, [A(3, 5), A(3, 2, 4)]),
+    Case(S.transpose_of_vector, [A(4)]),
     Case(S.copy_astype, [A(3, 4)]),
     Case(S.method_spellings, [A(2, 3, 3)]),
     # --- math.* on Python floats ----------------------------------------------------------
@@ -439,6 +441,10 @@ TABLE: list[Case] = [
     # --- non-differentiable functions in the path -----------------------------------------
     Case(S.floor_sign_round, [U(-3.0, 3.0, 3, 4)], ok=lambda x: off_integers(x, half=True)),
     Case(S.comparisons_as_masks, [A(3, 4), A(4)], ok=lambda x, y: apart(x, y) and apart(x, 0)),
+    Case(S.boolean_mask_operators, [A(4), A(4)],
+         ok=lambda x, y: apart(x, 0.0) and apart(y, 0.0) and apart(x, -1.0),
+         xfail="compiler: & and | on masks raise KeyError BitAnd (syntax.py BINOPS)"),
+    Case(S.inverted_mask, [A(4)], ok=lambda x: apart(x, 0.0) and apart(x, 0.5)),
     Case(S.argmax_selects, [A(6)], ok=distinct),
     Case(S.floordiv_float, [Flt(0.5, 5.0), Flt(1.0, 2.0)],
          ok=lambda a, b: off_integers(a / b)),

@@ -532,6 +532,17 @@ def method_spellings(x):
         + np.sum(np.true_divide(x, 2.0))
 
 
+def trace_any_axes(x, y):
+    # x (3, 5): offsets and swapped axes; y (3, 2, 4): traces of a stack.
+    a = np.trace(x, 1, 1, 0) ** 2 + np.trace(x, -1, axis1=1, axis2=0) + np.trace(x, offset=2)
+    b = np.sum(np.trace(y, 1, 0, 2) ** 2) + np.sum(np.trace(y, axis1=2, axis2=1) ** 2)
+    return a + b
+
+
+def transpose_of_vector(x):
+    return x.T @ x + np.sum(np.transpose(x) * x)
+
+
 def copy_astype(x):
     return np.sum(np.copy(x) * x.copy() * x.astype(np.float64))
 
@@ -1021,6 +1032,17 @@ def floor_sign_round(x):
 def comparisons_as_masks(x, y):
     mask = x > y
     return np.sum(mask * x) + np.sum(np.where(mask, y, 0.0) ** 2) + np.sum((x <= 0.0) * y)
+
+
+def boolean_mask_operators(x, y):
+    # Masks combined with &, | and ~.
+    m = (x > 0) & (y > 0)
+    n = ~m | (x < -1.0)
+    return np.sum(np.where(m, x * y, 0.0)) + np.sum(n * x) + np.sum(np.logical_xor(m, n) * y)
+
+
+def inverted_mask(x):
+    return np.sum(~(x > 0) * x) + np.sum(np.logical_not(x < 0.5) * x ** 2)
 
 
 def argmax_selects(x):
