@@ -9,8 +9,11 @@ differentiate) and each ``wrt`` set, at ``POINTS`` random points away from kinks
   entry says the output does not depend on that argument (then exactly zero);
 - no call may modify its input arrays.
 
-Separate tests check that float32 inputs give float32 gradients, that an aliased in-place
-update keeps NumPy's semantics, and that every catalogue function has an entry here.
+Separate tests: float32 inputs give float32 gradients; returned gradients are writable and
+share memory with nothing; any memory layout of the inputs gives the same gradients; keyword
+arguments bind at the call; in-place updates of arrays give Python's value and gradient or a
+TransformError; a callee rebound after the first call is used; every catalogue function has
+an entry. Known compiler bugs are strict xfails whose reason names the suspected place.
 """
 
 from __future__ import annotations
@@ -97,11 +100,6 @@ class Const:
 @dataclass(frozen=True)
 class WithZero(Arr):
     """Standard normal with one entry exactly zero (at a random position)."""
-
-    def __init__(self, *shape: int):
-        object.__setattr__(self, "shape", tuple(shape))
-        object.__setattr__(self, "lo", None)
-        object.__setattr__(self, "hi", None)
 
     def draw(self, rng: np.random.Generator) -> np.ndarray:
         x = rng.standard_normal(self.shape)
@@ -264,7 +262,7 @@ TABLE: list[Case] = [
     Case(S.max_min_methods, [A(3, 4)], ok=distinct),
     Case(S.prod_var_std, [P(3, 4)]),
     Case(S.var_std_more, [A(2, 3, 4)]),
-    Case(S.prod_with_zero, [WithZero(3, 4)]),
+    Case(S.prod_with_zero, [WithZero((3, 4))]),
     Case(S.cumsum_reduce, [A(3, 4)]),
     Case(S.reduce_axis_argument, [A(3, 4), Const(1, "axis=1")]),
     Case(S.reduce_axis_argument, [A(2, 3, 4), Const(-1, "axis=-1")]),
