@@ -408,6 +408,10 @@ TABLE: list[Case] = [
     Case(S.independent_of_some_inputs, [A(3), A(2, 4), F], zero=(1, 2)),
     Case(S.returns_constant, [A(3)], zero=(0,)),
     Case(S.generated_looking_names, [A(3), A(3), A(3)]),
+    Case(S.names_of_rule_parameters, [P(4), P(4)], ok=lambda a, b: apart(a, b)),
+    Case(S.names_of_rule_locals, [A(3, 4), A(3, 4), A(4), P(3, 4)],
+         ok=lambda h, g, a, s: distinct(np.max(h * g, axis=0)) and distinct(h * g)
+         and apart(h, g) and apart(np.abs(g), 1.5)),
     Case(S.independent_of_all_inputs, [A(3, 2)], zero=(0,)),
     Case(S.independent_of_all_inputs, [F], zero=(0,)),
     Case(S.identity, [F]),

@@ -887,6 +887,21 @@ def generated_looking_names(x, x_bar, out_bar):
     return x_bar_bar * np.sum(out_bar)
 
 
+def names_of_rule_parameters(a, b):
+    # User names equal to the rules' parameter names, passed in the other order.
+    return np.sum(np.maximum(b, a) * 2.0 + np.arctan2(b, a) + np.hypot(b, a) + b / a
+                  + np.power(b, a))
+
+
+def names_of_rule_locals(hits, g, ans, share):
+    # User names equal to the rules' parameters and locals (g, ans, hits, share, zeros...).
+    zeros = hits * g
+    nonzero = np.max(zeros, axis=0) * ans
+    others = np.prod(share, axis=0)
+    return np.sum(nonzero) + np.sum(others * np.maximum(hits, g)) \
+        + np.sum(np.where(hits > g, g, ans) * np.clip(g, -1.5, 1.5))
+
+
 def independent_of_all_inputs(x):
     # The output does not depend on x at all: a zero gradient of x's shape.
     c = np.ones(3)
