@@ -7,8 +7,16 @@ back; Tensors with ``requires_grad`` give PyTorch's ``backward()`` / ``.grad`` s
 """
 
 from . import rules, testing  # noqa: F401  (importing rules registers them)
-from .api import Function, grad, gradient, show, value_and_grad, vjp  # noqa: F401
+from . import autograd, nn, optim  # noqa: F401
+from .api import Function, gradient, grad, show, value_and_grad, vjp  # noqa: F401
 from .errors import TransformError  # noqa: F401
 from .rules import nondifferentiable, vjp_rule  # noqa: F401
+from .runtime.grad_mode import (  # noqa: F401
+    enable_grad,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from .runtime.tensor import Tensor, ones, ones_like, randn, tensor, zeros, zeros_like  # noqa: F401
 
 __version__ = "0.1.0"

@@ -66,6 +66,23 @@ UNKNOWN_ARRAY = Abstract("array", None, True)
 SCALAR = Abstract("scalar", (), True)
 
 
+def join(a: Abstract, b: Abstract) -> Abstract:
+    """What is known of a value that is ``a`` on one path and ``b`` on another."""
+    if a == b:
+        return a
+    if {a.kind, b.kind} <= {"scalar", "array"}:
+        kind = a.kind if a.kind == b.kind else "array"
+    elif a.kind == b.kind == "object" and a.type is b.type:
+        kind = "object"
+    else:
+        return Abstract("object", None, False, object)
+    if a.dims is not None and b.dims is not None and len(a.dims) == len(b.dims):
+        dims = tuple(x if x == y else None for x, y in zip(a.dims, b.dims, strict=True))
+    else:
+        dims = None
+    return Abstract(kind, dims, a.float or b.float, a.type if a.type is b.type else None)
+
+
 def abstract_of(value: Any) -> Abstract:
     """The abstract value of a run-time argument (the cache key of a specialisation)."""
     if isinstance(value, bool):
@@ -101,7 +118,7 @@ class Op:
 class Analysis:
     normalized: Normalized
     wrt: tuple[str, ...]
-    ops: tuple[Op, ...]  # parallel to the ANF body
+    ops: dict[int, Op]  # the operation of each ANF statement, by id() of the statement
     values: dict[str, Abstract]
     shape_class: dict[str, int]
     active: frozenset[str]
@@ -147,15 +164,48 @@ class _Analyzer:
             self.values.setdefault(p, Abstract("object", None, False, object))
             self.shape_class[p] = self.new_class()
         body = self.normalized.node.body
-        ops = []
-        for i, stmt in enumerate(body):
-            if i in self.normalized.augmented:
-                self.check_in_place(stmt, *self.normalized.augmented[i])
-            ops.append(self.forward(stmt))
+        self.ops: dict[int, Op] = {}
+        self.forward_block(body)
         result = body[-1].value if isinstance(body[-1], gast.Return) else syntax.const(None)
-        active = self.backward(body, ops, result)
-        return Analysis(self.normalized, self.wrt, tuple(ops), self.values, self.shape_class,
+        useful = {result.id} if isinstance(result, gast.Name) else set()
+        active = self.useful_block(body, useful) & self.varied
+        return Analysis(self.normalized, self.wrt, self.ops, self.values, self.shape_class,
                         frozenset(active), result)
+
+    def forward_block(self, stmts: list[gast.stmt]) -> None:
+        for stmt in stmts:
+            if isinstance(stmt, (gast.Assign, gast.Expr)):
+                if id(stmt) in self.normalized.augmented:
+                    self.check_in_place(stmt, *self.normalized.augmented[id(stmt)])
+                self.ops[id(stmt)] = self.forward(stmt)
+            elif isinstance(stmt, gast.If):
+                self.forward_block(stmt.body)
+                self.forward_block(stmt.orelse)
+            elif isinstance(stmt, (gast.For, gast.While)):
+                if isinstance(stmt, gast.For):
+                    self.set_value(stmt.target.id, Abstract("scalar", (), False))
+                for _ in range(20):  # to a fixpoint: values flow around the loop
+                    before = (dict(self.values), set(self.varied))
+                    self.forward_block(stmt.body)
+                    if (self.values, self.varied) == before:
+                        break
+
+    def useful_block(self, stmts: list[gast.stmt], useful: set[str]) -> set[str]:
+        """The names whose values the output depends on, before ``stmts`` run."""
+        useful = set(useful)
+        for stmt in reversed(stmts):
+            if isinstance(stmt, gast.If):
+                useful = self.useful_block(stmt.body, useful) | self.useful_block(
+                    stmt.orelse, useful)
+            elif isinstance(stmt, (gast.For, gast.While)):
+                while True:  # what a later iteration needs, an earlier one must provide
+                    after = self.useful_block(stmt.body, useful)
+                    if after <= useful:
+                        break
+                    useful |= after
+            elif isinstance(stmt, (gast.Assign, gast.Expr)):
+                self.useful_statement(stmt, self.ops[id(stmt)], useful)
+        return useful
 
     def check_in_place(self, stmt: gast.stmt, name: str, previous: str, origin: str) -> None:
         """`x += y` on an array updates it in place: refuse it where another name sees it."""
@@ -207,9 +257,17 @@ class _Analyzer:
         return isinstance(atom, gast.Name) and atom.id in self.varied
 
     def set_value(self, target: str | None, value: Abstract, cls: int | None = None) -> None:
-        if target is not None:
-            self.values[target] = value
-            self.shape_class[target] = cls if cls is not None else self.new_class()
+        """Record what ``target`` holds; a name assigned on several paths (a merge, a loop
+        version) holds the join of what each assignment gives it."""
+        if target is None:
+            return
+        cls = cls if cls is not None else self.new_class()
+        if target in self.values and target not in self.parsed.params:
+            value = join(self.values[target], value)
+            if self.shape_class.get(target) != cls:
+                cls = self.new_class()
+        self.values[target] = value
+        self.shape_class[target] = cls
 
     def operation(self, node: gast.expr, target: str | None) -> Op:
         if isinstance(node, gast.BinOp):
@@ -479,25 +537,22 @@ class _Analyzer:
 
     # --- backward: which varied values does the output depend on ---------------------------
 
-    def backward(self, body: list[gast.stmt], ops: list[Op], result: gast.expr) -> set[str]:
-        useful = {result.id} if isinstance(result, gast.Name) else set()
-        for stmt, op in zip(reversed(body), reversed(ops), strict=True):
-            if op.target is None or op.target not in useful or op.target not in self.varied:
-                continue
-            if op.kind == "unknown":
-                raise self.parsed.error(
-                    f"no derivative rule for {op.what}, and the result depends on a "
-                    "differentiated input", stmt.value if hasattr(stmt, "value") else stmt,
-                    f"Register one with @s2sgrad.vjp_rule({_short(op.what)}), or mark it with "
-                    f"s2sgrad.nondifferentiable({_short(op.what)}) if it has no gradient.")
-            if op.kind == "copy":
-                useful |= syntax.names_read(op.bindings["x"])
-            elif op.kind in ("rule", "call"):
-                for p in op.diff_params:
-                    atom = op.bindings.get(p)
-                    if isinstance(atom, gast.Name):
-                        useful.add(atom.id)
-        return useful & self.varied
+    def useful_statement(self, stmt: gast.stmt, op: Op, useful: set[str]) -> None:
+        if op.target is None or op.target not in useful or op.target not in self.varied:
+            return
+        if op.kind == "unknown":
+            raise self.parsed.error(
+                f"no derivative rule for {op.what}, and the result depends on a "
+                "differentiated input", stmt.value if hasattr(stmt, "value") else stmt,
+                f"Register one with @s2sgrad.vjp_rule({_short(op.what)}), or mark it with "
+                f"s2sgrad.nondifferentiable({_short(op.what)}) if it has no gradient.")
+        if op.kind == "copy":
+            useful |= syntax.names_read(op.bindings["x"])
+        elif op.kind in ("rule", "call"):
+            for p in op.diff_params:
+                atom = op.bindings.get(p)
+                if isinstance(atom, gast.Name):
+                    useful.add(atom.id)
 
 
 _RESHAPES = (np.reshape, np.ndarray.reshape)

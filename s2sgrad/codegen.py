@@ -51,10 +51,13 @@ def codegen(opt: Optimized) -> Generated:
     lines = linecache.getlines(parsed.filename)
 
     def text_of(lineno: int) -> str:
-        for first, last in spans:
-            if first <= lineno <= last:
-                return " ".join(line.strip() for line in lines[first - 1:last])
-        return ""
+        """The source of the innermost statement (or compound header) at ``lineno``."""
+        around = [(last - first, first, last) for first, last in spans
+                  if first <= lineno <= last]
+        if not around:
+            return ""
+        _, first, last = min(around)
+        return " ".join(line.strip() for line in lines[first - 1:last])
 
     comments: list[str] = []
 
@@ -66,6 +69,10 @@ def codegen(opt: Optimized) -> Generated:
                 comments.append(prefix + origin)
                 out.append(syntax.expr_stmt(syntax.name(_MARK.format(len(comments) - 1))))
             last = origin if not isinstance(stmt, gast.Return) else last
+            for field in ("body", "orelse"):
+                inner = getattr(stmt, field, None)
+                if isinstance(inner, list) and inner:
+                    setattr(stmt, field, commented(inner, prefix))
             out.append(stmt)
         return out
 
@@ -113,7 +120,15 @@ def codegen(opt: Optimized) -> Generated:
 
 
 def _statement_spans(fn: gast.FunctionDef) -> list[tuple[int, int]]:
-    return [(s.lineno, getattr(s, "end_lineno", None) or s.lineno) for s in fn.body]
+    """Line spans of every statement; for if/for/while only the header."""
+    spans = []
+    for stmt in syntax.in_order(fn.body):
+        first = stmt.lineno
+        last = getattr(stmt, "end_lineno", None) or first
+        if isinstance(stmt, (gast.If, gast.For, gast.While)) and stmt.body:
+            last = max(first, stmt.body[0].lineno - 1)
+        spans.append((first, last))
+    return spans
 
 
 def _render(fn: gast.FunctionDef, comments: list[str]) -> str:

@@ -54,14 +54,6 @@ _REFUSED: dict[type, tuple[str, str]] = {
 
 # Constructs that a later version will differentiate; refused for now with the same precision.
 _NOT_YET: dict[type, tuple[str, str]] = {
-    gast.If: ("'if' statements are not supported yet",
-              "Use np.where(condition, a, b) for element-wise choices."),
-    gast.For: ("'for' loops are not supported yet", "Write the loop out, or vectorise it."),
-    gast.While: ("'while' loops are not supported yet", "Write the loop out, or vectorise it."),
-    gast.IfExp: ("conditional expressions (a if c else b) are not supported yet",
-                 "Use np.where(c, a, b)."),
-    gast.BoolOp: ("'and'/'or' are not supported yet",
-                  "Use np.logical_and / np.logical_or on the values."),
     gast.Lambda: ("lambdas are not supported yet", "Define a named function with def."),
     gast.FunctionDef: ("nested function definitions are not supported yet",
                        "Define the function at module level."),
@@ -76,7 +68,7 @@ _NOT_YET: dict[type, tuple[str, str]] = {
 }
 
 _EXPRESSIONS = (
-    gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Attribute, gast.Name,
+    gast.IfExp, gast.BoolOp, gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Attribute, gast.Name,
     gast.Constant, gast.Tuple, gast.List, gast.Subscript, gast.Slice, gast.keyword,
 )
 _CONTEXT = (gast.Load, gast.Store, gast.Param, gast.Del, gast.operator, gast.unaryop,
@@ -99,7 +91,7 @@ def _refuse(parsed: Parsed, node: gast.AST) -> None:
             raise parsed.error(entry[0], node, entry[1])
 
 
-def _check_statement(parsed: Parsed, stmt: gast.stmt) -> None:
+def _check_statement(parsed: Parsed, stmt: gast.stmt, loop_depth: int = 0) -> None:
     _refuse(parsed, stmt)
     if isinstance(stmt, gast.Assign):
         for target in stmt.targets:
@@ -120,6 +112,21 @@ def _check_statement(parsed: Parsed, stmt: gast.stmt) -> None:
     elif isinstance(stmt, (gast.Pass, gast.Assert, gast.Raise)):
         for child in gast.iter_child_nodes(stmt):
             _check_expression_tree(parsed, child)
+    elif isinstance(stmt, gast.If):
+        _check_expression_tree(parsed, stmt.test)
+        for child in stmt.body + stmt.orelse:
+            _check_statement(parsed, child, loop_depth)
+    elif isinstance(stmt, (gast.For, gast.While)):
+        if isinstance(stmt, gast.For):
+            _check_target(parsed, stmt.target, None)
+            _check_expression_tree(parsed, stmt.iter)
+        else:
+            _check_expression_tree(parsed, stmt.test)
+        for child in stmt.body + stmt.orelse:
+            _check_statement(parsed, child, loop_depth + 1)
+    elif isinstance(stmt, (gast.Break, gast.Continue)):
+        if not loop_depth:
+            raise parsed.error(f"'{type(stmt).__name__.lower()}' outside a loop", stmt)
     else:
         raise parsed.error(f"'{type(stmt).__name__}' statements are not supported", stmt,
                            "Rewrite it with assignments, calls and return.")
@@ -146,9 +153,6 @@ def _check_target(parsed: Parsed, target: gast.expr, value: gast.expr | None) ->
 def _check_expression_tree(parsed: Parsed, node: gast.AST) -> None:
     for child in gast.walk(node):
         _refuse(parsed, child)
-        if isinstance(child, gast.Compare) and len(child.ops) > 1:
-            raise parsed.error("chained comparisons are not supported yet", child,
-                               "Compare two values at a time.")
         if not isinstance(child, _EXPRESSIONS + _CONTEXT):
             raise parsed.error(f"'{type(child).__name__}' expressions are not supported",
                                child)

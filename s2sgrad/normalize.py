@@ -1,23 +1,39 @@
 """Pass 3, normalize: desugar, then A-normal form in single-assignment style.
 
 Before: a fenced FunctionDef.
-After:  a FunctionDef whose body holds only
+After:  a FunctionDef whose statements are only
           name = <atom> | <atom> op <atom> | op <atom> | <atom> cmp <atom>
                | f(<atom>, ..., k=<atom>) | <atom>.attr | <atom>[<index of atoms>]
                | (<atom>, ...)
           f(<atom>, ...)            (a call kept for its effect, e.g. print)
           assert <atom> / raise ...
-          return <atom>
+          if <atom>: <block> else: <block>
+          for <name> in <atom>: <block>        (the atom is a range object)
+          while True: <block>                   (the block starts with `if <atom>: break`)
+          return <atom>                         (once, last)
         where an atom is a local name, a constant, a tuple of constants, or a static reference
-        to something outside the function (``np.pi``). Every name is assigned once: a user
-        variable assigned again gets a numbered version (``h``, ``h_1``), so no value is ever
-        overwritten. Each statement keeps the source position of the expression it came from.
+        to something outside the function (``np.pi``). Within a block every name is
+        assigned once: a user variable assigned again gets a numbered version (``h``, ``h_1``).
+        Control flow is desugared: conditional expressions, ``and``/``or`` and chained
+        comparisons become ``if`` statements; early returns are lifted so that every path
+        ends in one ``return``; ``for`` loops over sequences, ``enumerate`` and ``zip`` become
+        loops over a range with the items indexed; ``break``/``continue`` become flags that
+        guard the rest of the body. A variable assigned in both branches of an ``if`` is
+        merged by a copy at the end of each branch; a variable assigned in a loop has a loop
+        version, copied in at the start of the body and out at its end. Each statement keeps
+        the source position of the expression it came from.
 
     h = np.tanh(x @ w)        _t1 = x @ w
-    h = h * 2.0        ->     h = np.tanh(_t1)
-    return np.sum(h)          h_1 = h * 2.0
-                              _t2 = np.sum(h_1)
-                              return _t2
+    if h.sum() > 0:           h = np.tanh(_t1)
+        h = h * 2.0    ->     _t2 = h.sum()
+    return np.sum(h)          _t3 = _t2 > 0
+                              if _t3:
+                                  h_1 = h * 2.0
+                                  h_2 = h_1
+                              else:
+                                  h_2 = h
+                              _t4 = np.sum(h_2)
+                              return _t4
 """
 
 from __future__ import annotations
@@ -52,13 +68,85 @@ def normalize(parsed: Parsed) -> Normalized:
     taken = {n.id for n in gast.walk(parsed.node) if isinstance(n, gast.Name)}
     namer = Namer(taken | set(parsed.params))
     anf = _ANF(parsed, namer)
-    body: list[gast.stmt] = []
-    for stmt in parsed.node.body:
-        body.extend(anf.statement(stmt))
+    result = namer.fresh("result")
+    lifted = _lift_returns(parsed, [syntax.clone(s) for s in parsed.node.body], result)
+    body = anf.block(lifted)
+    body.append(syntax.located(syntax.ret(syntax.name(result)), parsed.node.body[-1]))
     fn = syntax.clone(parsed.node)
-    fn.body = body or [syntax.ret(syntax.const(None))]
-    augmented = {i: anf.augmented[id(s)] for i, s in enumerate(body) if id(s) in anf.augmented}
+    fn.body = _drop_dead_copies(body)
+    augmented = {k: v for k, v in anf.augmented.items()}
     return Normalized(parsed, fn, namer, augmented)
+
+
+def _lift_returns(parsed: Parsed, stmts: list[gast.stmt], result: str) -> list[gast.stmt]:
+    """Make every path end in exactly one ``result = value``, by moving the statements after
+    an ``if`` that returns on some path into its branches (tail duplication)."""
+    out: list[gast.stmt] = []
+    for k, stmt in enumerate(stmts):
+        if isinstance(stmt, gast.Return):
+            value = stmt.value if stmt.value is not None else syntax.const(None)
+            result_name = syntax.name(result, store=True)
+            out.append(syntax.located(syntax.assign(result_name, value), stmt))
+            return out  # the rest is unreachable
+        if isinstance(stmt, (gast.For, gast.While)) and _has_return(stmt):
+            ret = next(n for n in gast.walk(stmt) if isinstance(n, gast.Return))
+            raise parsed.error("'return' inside a loop is not supported yet", ret,
+                               "Assign the result to a variable, 'break', and return after "
+                               "the loop.")
+        if isinstance(stmt, gast.If) and _has_return(stmt):
+            rest = stmts[k + 1:]
+            stmt.body = _lift_returns(parsed, stmt.body + [syntax.clone(s) for s in rest],
+                                      result)
+            stmt.orelse = _lift_returns(parsed, stmt.orelse + [syntax.clone(s) for s in rest],
+                                        result)
+            out.append(stmt)
+            return out
+        out.append(stmt)
+    last = stmts[-1] if stmts else parsed.node
+    out.append(syntax.located(syntax.assign(result, syntax.const(None)), last))
+    return out
+
+
+def _drop_dead_copies(body: list[gast.stmt]) -> list[gast.stmt]:
+    """Remove copies ``a = b`` (merges, loop versions) whose target nothing reads."""
+    while True:
+        read = {n.id for s in body for n in gast.walk(s)
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+        dead = [n for s in body for n in gast.walk(s) if isinstance(n, gast.Assign)
+                and isinstance(n.value, gast.Name) and isinstance(n.targets[0], gast.Name)
+                and n.targets[0].id not in read]
+        if not dead:
+            return body
+        dead_ids = {id(d) for d in dead}
+        body = _without(body, dead_ids)
+
+
+def _without(stmts: list[gast.stmt], dead: set[int]) -> list[gast.stmt]:
+    out = []
+    for s in stmts:
+        if id(s) in dead:
+            continue
+        for field in ("body", "orelse"):
+            if isinstance(getattr(s, field, None), list):
+                setattr(s, field, _without(getattr(s, field), dead))
+        if isinstance(s, gast.If) and not s.body:
+            s.body = [gast.Pass()]
+        out.append(s)
+    return out
+
+
+def _has_return(node: gast.AST) -> bool:
+    return any(isinstance(n, gast.Return) for n in gast.walk(node))
+
+
+def _jumps(body: list[gast.stmt], kinds: tuple) -> bool:
+    """Does ``body`` break or continue its own loop (not a nested one)?"""
+    for stmt in body:
+        if isinstance(stmt, kinds):
+            return True
+        if isinstance(stmt, gast.If) and (_jumps(stmt.body, kinds) or _jumps(stmt.orelse, kinds)):
+            return True
+    return False
 
 
 class _ANF:
@@ -68,12 +156,20 @@ class _ANF:
         self.current: dict[str, str] = {p: p for p in parsed.params}  # user name -> version
         self.origin: dict[str, str] = {p: "param" for p in parsed.params}  # version -> origin
         self.augmented: dict[int, tuple[str, str, str]] = {}
+        self.reassigned: set[str] = set()  # generated names assigned more than once (flags)
         self.out: list[gast.stmt] = []
 
     # --- statements ----------------------------------------------------------------------
 
-    def statement(self, stmt: gast.stmt) -> list[gast.stmt]:
-        self.out = []
+    def block(self, stmts: list[gast.stmt]) -> list[gast.stmt]:
+        """The ANF of a list of statements (a function body, a branch, a loop body)."""
+        outer, self.out = self.out, []
+        for stmt in stmts:
+            self.statement(stmt)
+        body, self.out = self.out, outer
+        return body
+
+    def statement(self, stmt: gast.stmt) -> None:
         if isinstance(stmt, gast.Assign):
             self.assign(stmt.targets, stmt.value)
         elif isinstance(stmt, gast.AnnAssign):
@@ -85,12 +181,17 @@ class _ANF:
             if previous is not None:
                 self.augmented[id(self.out[-1])] = (
                     stmt.target.id, previous, self.origin.get(previous, "fresh"))
-        elif isinstance(stmt, gast.Return):
-            value = syntax.const(None) if stmt.value is None else self.atom(stmt.value)
-            self.emit(syntax.ret(value), stmt)
         elif isinstance(stmt, gast.Expr):
             if not syntax.is_const(stmt.value):  # a docstring or a bare constant does nothing
                 self.emit(syntax.expr_stmt(self.operation(stmt.value)), stmt)
+        elif isinstance(stmt, gast.If):
+            self.branch(stmt, self.atom(stmt.test), stmt.body, stmt.orelse)
+        elif isinstance(stmt, gast.For):
+            self.for_loop(stmt)
+        elif isinstance(stmt, gast.While):
+            self.while_loop(stmt)
+        elif isinstance(stmt, gast.Break):  # only the loop guard desugaring makes these
+            self.emit(gast.Break(), stmt)
         elif isinstance(stmt, gast.Assert):
             test = self.atom(stmt.test)
             msg = None if stmt.msg is None else self.atom(stmt.msg)
@@ -101,13 +202,177 @@ class _ANF:
             pass
         else:  # fence lets nothing else through
             raise self.parsed.error(f"internal: unexpected {type(stmt).__name__}", stmt)
-        return self.out
+
+    def branch(self, origin: gast.AST, test: gast.expr, body: list, orelse: list) -> None:
+        """``if test: body else: orelse``, with variables assigned in it merged after it."""
+        if isinstance(test, gast.Name) and test.id in self.reassigned:
+            # a flag or a desugared value may be assigned again later: test a copy of it
+            copy = self.namer.temp()
+            self.emit(syntax.assign(copy, test), origin)
+            test = syntax.name(copy)
+        before = dict(self.current)
+        then_block = self.block(body)
+        after_then, self.current = self.current, dict(before)
+        else_block = self.block(orelse)
+        after_else = self.current
+        merged = dict(before)
+        for user in sorted(set(after_then) | set(after_else)):
+            a, b = after_then.get(user), after_else.get(user)
+            if a == b:
+                merged[user] = a
+                continue
+            version = self.namer.fresh(user)
+            self.origin[version] = "alias"
+            if a is not None:  # merge copies are not the user's code: no source position
+                then_block.append(syntax.assign(version, syntax.name(a)))
+            if b is not None:
+                else_block.append(syntax.assign(version, syntax.name(b)))
+            merged[user] = version
+        self.current = merged
+        self.emit(syntax.if_(test, then_block, else_block), origin)
+
+    def for_loop(self, stmt: gast.For) -> None:
+        if stmt.orelse:
+            raise self.parsed.error("'for ... else' is not supported", stmt,
+                                    "Use a flag variable instead of the else clause.")
+        iterable = stmt.iter
+        kind = self.parsed.resolve(iterable.func) if isinstance(iterable, gast.Call) else None
+        items: list[tuple[gast.expr, gast.expr | None]] = []  # (target, sequence) per item
+        if kind is range and not iterable.keywords:
+            sequence_range = self.operation(syntax.call(syntax.name("range"), iterable.args),
+                                            temp=True)
+            index_target = stmt.target
+        else:
+            if kind is enumerate and len(iterable.args) == 1 and isinstance(
+                    stmt.target, gast.Tuple) and len(stmt.target.elts) == 2:
+                sequences = [self.atom(iterable.args[0])]
+                counter, item = stmt.target.elts
+                index_target = counter
+                items = [(item, sequences[0])]
+            elif kind is zip and iterable.args and isinstance(stmt.target, gast.Tuple) and \
+                    len(stmt.target.elts) == len(iterable.args):
+                sequences = [self.atom(a) for a in iterable.args]
+                index_target = syntax.name(self.namer.fresh("_i"), store=True)
+                items = list(zip(stmt.target.elts, sequences, strict=True))
+            else:
+                sequences = [self.atom(iterable)]
+                index_target = syntax.name(self.namer.fresh("_i"), store=True)
+                items = [(stmt.target, sequences[0])]
+            lengths = [self.operation(syntax.call(syntax.name("len"), [s]), temp=True)
+                       for s in sequences]
+            count = lengths[0] if len(lengths) == 1 else self.operation(
+                syntax.call(syntax.name("min"), lengths), temp=True)
+            sequence_range = self.operation(syntax.call(syntax.name("range"), [count]),
+                                            temp=True)
+        if not isinstance(index_target, gast.Name):
+            raise self.parsed.error("only a name, or (index, item) with enumerate, or a tuple "
+                                    "with zip, can be the target of a for loop", stmt.target,
+                                    "Unpack the item inside the loop body.")
+        prelude = [syntax.located(syntax.assign(t, gast.Subscript(
+            value=syntax.clone(seq), slice=syntax.name(index_target.id), ctx=gast.Load())), t)
+            for t, seq in items]
+        carried = self.loop_carried(stmt.body + prelude, index_target.id)
+        loop_var = index_target.id
+        version = self.define(loop_var) if loop_var in self.parsed.local_names else loop_var
+        body = self.loop_body(prelude, stmt.body, carried, stmt)
+        loop = gast.For(target=syntax.name(version, store=True), iter=sequence_range,
+                        body=body, orelse=[], type_comment=None)
+        self.emit(loop, stmt)
+
+    def while_loop(self, stmt: gast.While) -> None:
+        if stmt.orelse:
+            raise self.parsed.error("'while ... else' is not supported", stmt,
+                                    "Use a flag variable instead of the else clause.")
+        stop = gast.If(test=gast.UnaryOp(op=gast.Not(), operand=stmt.test),
+                       body=[gast.Break()], orelse=[])
+        syntax.located(stop, stmt.test)
+        carried = self.loop_carried(stmt.body, None)
+        body = self.loop_body([stop], stmt.body, carried, stmt)
+        self.emit(gast.While(test=syntax.const(True), body=body, orelse=[]), stmt)
+
+    def loop_carried(self, body: list[gast.stmt], loop_var: str | None) -> list[str]:
+        """User variables the body assigns (their values flow from one iteration on)."""
+        written = set()
+        for stmt in body:
+            written |= {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
+                        and isinstance(n.ctx, gast.Store) and n.id in self.parsed.local_names}
+        written.discard(loop_var)
+        return sorted(written)
+
+    def loop_body(self, head: list[gast.stmt], body: list[gast.stmt], carried: list[str],
+                  loop: gast.stmt) -> list[gast.stmt]:
+        """A loop body in ANF: loop versions copied in at the start and out at the end,
+        ``break`` and ``continue`` turned into flags; ``head`` (the item of a for loop, the
+        test of a while loop) runs first in each iteration."""
+        prefix, body = self.guard_jumps(body, loop)
+        body = prefix + head + body
+        loop_versions = {}
+        for user in carried:
+            loop_versions[user] = self.namer.fresh(user)
+            self.origin[loop_versions[user]] = "alias"
+            if user in self.current:  # before the loop: the loop version starts as the value
+                self.out.append(syntax.assign(loop_versions[user],
+                                              syntax.name(self.current[user])))
+        outer, self.out = self.out, []
+        for user, version in loop_versions.items():
+            if user in self.current:  # in the body: read the value this iteration starts with
+                start = self.define(user)
+                self.origin[start] = "alias"
+                self.out.append(syntax.assign(start, syntax.name(version)))
+            else:
+                self.current[user] = version
+        for stmt in body:
+            self.statement(stmt)
+        for user, version in loop_versions.items():
+            if self.current.get(user) not in (None, version):
+                self.out.append(syntax.assign(version, syntax.name(self.current[user])))
+            self.current[user] = version
+        block, self.out = self.out, outer
+        return block
+
+    def guard_jumps(self, body: list[gast.stmt], loop: gast.stmt) -> list[gast.stmt]:
+        """``break``/``continue`` -> flags: the rest of the body runs under ``if not _skip``
+        and ``if _break: break`` stops the loop before the next iteration."""
+        has_break = _jumps(body, (gast.Break,))
+        if not has_break and not _jumps(body, (gast.Continue,)):
+            return [], body
+        skip = self.namer.fresh("_skip")
+        stop = self.namer.fresh("_break") if has_break else None
+        self.reassigned |= {skip, stop}
+
+        def located(node):  # flags and guards are not the user's code: no source position
+            return node
+
+        def guard(stmts):
+            out = []
+            for k, s in enumerate(stmts):
+                if isinstance(s, (gast.Break, gast.Continue)):
+                    if isinstance(s, gast.Break):
+                        out.append(located(syntax.assign(stop, syntax.const(True))))
+                    out.append(located(syntax.assign(skip, syntax.const(True))))
+                    return out  # the rest of this block is unreachable
+                if isinstance(s, gast.If) and (_jumps([s], (gast.Break, gast.Continue))):
+                    s.body, s.orelse = guard(s.body), guard(s.orelse)
+                    out.append(s)
+                    rest = guard(stmts[k + 1:])
+                    if rest:
+                        test = gast.UnaryOp(op=gast.Not(), operand=syntax.name(skip))
+                        out.append(located(gast.If(test=test, body=rest, orelse=[])))
+                    return out
+                out.append(s)
+            return out
+
+        prefix = [located(syntax.assign(skip, syntax.const(False)))]
+        if stop:
+            self.out.append(syntax.assign(stop, syntax.const(False)))
+            prefix.insert(0, located(gast.If(test=syntax.name(stop), body=[gast.Break()],
+                                             orelse=[])))
+        return prefix, guard(body)
 
     def assign(self, targets: list[gast.expr], value: gast.expr) -> None:
         first, *others = targets
         if isinstance(first, gast.Name):
-            self.operation(value, target=first)
-            result = self.current[first.id]
+            result = self.operation(value, target=first).id
         else:
             result = None
             self.unpack(first, value)
@@ -146,12 +411,52 @@ class _ANF:
                 and isinstance(node.operand.value, (int, float, complex))):
             value = node.operand.value
             return syntax.const(-value if isinstance(node.op, gast.USub) else value)
+        if isinstance(node, gast.IfExp):
+            result = self.namer.temp()
+            self.branch(node, self.atom(node.test), [syntax.located(syntax.assign(
+                result, node.body), node.body)], [syntax.located(syntax.assign(
+                    result, node.orelse), node.orelse)])
+            return syntax.name(result)
+        if isinstance(node, gast.BoolOp):  # a and b: b only if a is true; the value is a or b
+            result = self.namer.temp()
+            self.reassigned.add(result)
+            first, *rest = node.values
+            value = self.atom(first)
+            for other in rest:
+                self.emit(syntax.assign(result, value), node)
+                taken = [syntax.located(syntax.assign(result, other), other)]
+                is_and = isinstance(node.op, gast.And)
+                self.branch(node, syntax.name(result), taken if is_and else [],
+                            [] if is_and else taken)
+                value = syntax.name(result)
+            return value
+        if isinstance(node, gast.Compare) and len(node.ops) > 1:  # a < b < c
+            result = self.namer.temp()
+            self.reassigned.add(result)
+            left = self.atom(node.left)
+            self.chain(node, result, left, node.ops, node.comparators)
+            return syntax.name(result)
         return self.operation(node, temp=True)
+
+    def chain(self, node: gast.Compare, result: str, left: gast.expr, ops: list,
+              comparators: list) -> None:
+        """``left op0 c0 op1 c1 ...``: each operand evaluated once, the rest only while true."""
+        right = self.atom(comparators[0])
+        first = gast.Compare(left=left, ops=ops[:1], comparators=[right])
+        self.emit(syntax.assign(result, syntax.located(first, node)), node)
+        if len(ops) > 1:
+            outer, self.out = self.out, []
+            self.chain(node, result, right, ops[1:], comparators[1:])
+            rest, self.out = self.out, outer
+            self.emit(syntax.if_(syntax.name(result), rest, []), node)
 
     def operation(self, node: gast.expr, target: gast.Name | None = None,
                   temp: bool = False) -> gast.expr:
         """Emit ``target = <one operation on atoms>`` (a new temporary if ``temp``); with
         neither, return the operation."""
+        if isinstance(node, (gast.IfExp, gast.BoolOp)) or (
+                isinstance(node, gast.Compare) and len(node.ops) > 1):
+            node = syntax.located(self.atom(node), node)  # desugared to an if: copy its value
         if isinstance(node, gast.BinOp):
             op = gast.BinOp(left=self.atom(node.left), op=node.op, right=self.atom(node.right))
         elif isinstance(node, gast.UnaryOp):
@@ -222,6 +527,8 @@ class _ANF:
                 or syntax.is_static_tuple(node) or self.is_static(node))
 
     def load(self, node: gast.expr) -> gast.expr:
+        if isinstance(node, gast.Name) and node.id in self.namer.generated:
+            return syntax.clone(node)  # made by this pass: already in normal form
         if isinstance(node, gast.Name) and node.id in self.parsed.local_names:
             if node.id not in self.current:
                 raise self.parsed.error(f"'{node.id}' is used before it is assigned", node)
@@ -234,7 +541,10 @@ class _ANF:
 
     def define(self, user_name: str) -> str:
         """The name a new assignment to ``user_name`` stores into (a new version if needed)."""
-        version = user_name if user_name not in self.current else self.namer.fresh(user_name)
+        if user_name not in self.parsed.local_names:  # a temporary: assigned where it is made
+            return user_name
+        taken = user_name in self.current or user_name in self.namer.generated
+        version = self.namer.fresh(user_name) if taken else self.namer.reserve(user_name)
         self.current[user_name] = version
         return version
 

@@ -20,7 +20,7 @@ import gast
 import numpy as np
 
 from . import syntax
-from .reverse import Reversed
+from .reverse import POP, PUSH, Reversed
 
 _FOLD = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
          gast.Div: operator.truediv, gast.Pow: operator.pow}
@@ -36,20 +36,145 @@ class Optimized:
 
 def optimize(rev: Reversed) -> Optimized:
     adjoint = [_Simplify().visit(s) for s in rev.adjoint]
-    adjoint = _propagate_copies(adjoint, rev)
-    adjoint = _eliminate_dead(adjoint)
+    adjoint = _propagate_copies(adjoint)
+    adjoint, _ = _eliminate_dead(adjoint, set())
     methods = _MethodForms(_array_ranks(rev), rev.bindings)
     adjoint = [methods.visit(s) for s in adjoint]
+    read = _reads(adjoint)
+    forward = _without_assignments(rev.forward, rev.shape_saves - read)
+    stack = _Stack(rev)
+    stack.pops(adjoint)
+    forward = stack.pushes(forward)
+    adjoint = stack.resolve_pops(adjoint)
+    if stack.used:  # the backward pops from a copy, so it can run more than once
+        forward.insert(0, syntax.assign(stack.name, gast.List(elts=[], ctx=gast.Load())))
+        adjoint.insert(0, syntax.assign(stack.name, syntax.call(syntax.name("list"), [
+            syntax.name(stack.name)])))
     params = rev.analysis.normalized.parsed.params
-    defined = list(params) + [t for s in rev.forward for t in _targets(s)]
-    read = set().union(*(syntax.names_read(s) for s in adjoint)) if adjoint else set()
-    written = {t for s in adjoint for t in _targets(s)}
-    saved = tuple(dict.fromkeys(n for n in defined if n in read and n not in written))
-    forward = [s for s in rev.forward
-               if not (set(_targets(s)) & rev.shape_saves and not set(_targets(s)) & set(saved))]
+    written = _writes(adjoint) - {stack.name}
+    saved = tuple(n for n in dict.fromkeys(list(params) + _definitely_assigned(forward))
+                  if n in _reads(adjoint) and n not in written)
     out = syntax.tuple_([syntax.clone(rev.result), syntax.tuple_(syntax.name(n) for n in saved)])
     forward.append(syntax.ret(out))
     return Optimized(rev, forward, adjoint, saved)
+
+
+class _Stack:
+    """Turns the block markers into a stack: each forward block pushes, at its end, the values
+    its reverse block reads; the reverse block pops them first thing."""
+
+    def __init__(self, rev: Reversed):
+        self.name = rev.namer.fresh("_stack")
+        self.needed: dict[int, list[str]] = {}
+        self.used = False
+
+    def pops(self, adjoint: list[gast.stmt]) -> list[gast.stmt]:
+        self.reads: dict[int, set[str]] = {}
+        self._find_reads(adjoint)
+        return adjoint
+
+    def _find_reads(self, stmts: list[gast.stmt]) -> None:
+        marker = _marker(stmts[0], POP) if stmts else None
+        if marker is not None:
+            self.reads[marker] = _reads(stmts[1:])
+        for stmt in stmts:
+            for field in ("body", "orelse"):
+                if isinstance(getattr(stmt, field, None), list):
+                    self._find_reads(getattr(stmt, field))
+
+    def pushes(self, forward: list[gast.stmt]) -> list[gast.stmt]:
+        forward = self._resolve_pushes(forward)
+        self.adjoint_done = True
+        return forward
+
+    def _resolve_pushes(self, stmts: list[gast.stmt], given: tuple[str, ...] = ()
+                        ) -> list[gast.stmt]:
+        out = []
+        for stmt in stmts:
+            marker = _marker(stmt, PUSH)
+            if marker is not None:
+                assigned = list(given) + _definitely_assigned(stmts)
+                names = [n for n in dict.fromkeys(assigned) if n in self.reads.get(marker, ())]
+                self.needed[marker] = names
+                if names:
+                    self.used = True
+                    value = syntax.name(names[0]) if len(names) == 1 else syntax.tuple_(
+                        syntax.name(n) for n in names)
+                    out.append(syntax.expr_stmt(syntax.call(syntax.attribute(
+                        syntax.name(self.name), "append"), [value])))
+                continue
+            loop_target = (stmt.target.id,) if isinstance(stmt, gast.For) else ()
+            for field in ("body", "orelse"):
+                if isinstance(getattr(stmt, field, None), list):
+                    setattr(stmt, field, self._resolve_pushes(getattr(stmt, field),
+                                                              loop_target))
+            out.append(stmt)
+        return out
+
+    def resolve_pops(self, stmts: list[gast.stmt]) -> list[gast.stmt]:
+        out = []
+        for stmt in stmts:
+            marker = _marker(stmt, POP)
+            if marker is not None:
+                names = self.needed.get(marker, [])
+                if names:
+                    pop = syntax.call(syntax.attribute(syntax.name(self.name), "pop"))
+                    out.append(syntax.assign(names[0], pop) if len(names) == 1
+                               else syntax.unpack(names, pop))
+                continue
+            for field in ("body", "orelse"):
+                if isinstance(getattr(stmt, field, None), list):
+                    inner = self.resolve_pops(getattr(stmt, field))
+                    setattr(stmt, field, inner or ([gast.Pass()] if field == "body" else []))
+            if isinstance(stmt, (gast.If, gast.For)) and _is_empty(stmt):
+                continue  # nothing to do in reverse for this block
+            out.append(stmt)
+        return out
+
+
+def _is_empty(stmt: gast.stmt) -> bool:
+    blocks = [stmt.body] + ([stmt.orelse] if isinstance(stmt, gast.If) else [])
+    return all(all(isinstance(s, gast.Pass) for s in b) for b in blocks)
+
+
+def _marker(stmt: gast.stmt, kind: str) -> int | None:
+    if (isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call)
+            and syntax.is_name(stmt.value.func, kind)):
+        return stmt.value.args[0].value
+    return None
+
+
+def _reads(stmts: list[gast.stmt]) -> set[str]:
+    return set().union(*(syntax.names_read(s) for s in stmts)) if stmts else set()
+
+
+def _writes(stmts: list[gast.stmt]) -> set[str]:
+    return {t for s in syntax.in_order(stmts) if isinstance(s, gast.Assign)
+            for t in syntax.names_written(s.targets[0])}
+
+
+def _definitely_assigned(stmts: list[gast.stmt]) -> list[str]:
+    """Names every path through the block assigns, in order of assignment."""
+    names: list[str] = []
+    for stmt in stmts:
+        if isinstance(stmt, gast.Assign):
+            names += sorted(syntax.names_written(stmt.targets[0]))
+        elif isinstance(stmt, gast.If):
+            in_else = set(_definitely_assigned(stmt.orelse))
+            names += [n for n in _definitely_assigned(stmt.body) if n in in_else]
+    return list(dict.fromkeys(names))
+
+
+def _without_assignments(stmts: list[gast.stmt], names: set[str]) -> list[gast.stmt]:
+    out = []
+    for stmt in stmts:
+        if isinstance(stmt, gast.Assign) and set(_targets(stmt)) & names:
+            continue
+        for field in ("body", "orelse"):
+            if isinstance(getattr(stmt, field, None), list):
+                setattr(stmt, field, _without_assignments(getattr(stmt, field), names))
+        out.append(stmt)
+    return out
 
 
 def _array_ranks(rev: Reversed) -> dict[str, int]:
@@ -132,6 +257,10 @@ class _Simplify(gast.NodeTransformer):
             return right
         if op in (gast.Add, gast.Sub) and _is(right, 0):
             return left
+        if op in (gast.Add, gast.Sub) and isinstance(right, gast.UnaryOp) and isinstance(
+                right.op, gast.USub):  # a + -b -> a - b
+            node.op = gast.Sub() if op is gast.Add else gast.Add()
+            node.right = right.operand
         return node
 
     def visit_UnaryOp(self, node: gast.UnaryOp) -> gast.expr:
@@ -150,55 +279,72 @@ def _is(node: gast.expr, number: int) -> bool:
             and node.value == number)
 
 
-def _propagate_copies(adjoint: list[gast.stmt], rev: Reversed) -> list[gast.stmt]:
-    """Remove copies ``a = b`` of cotangents.
+def _propagate_copies(adjoint: list[gast.stmt]) -> list[gast.stmt]:
+    """Remove copies ``a = b`` of cotangents, block by block.
 
     - A temporary read only by the copy takes the copy's name (``w_bar = _g1`` turns
       ``_g1 = ...`` into ``w_bar = ...``).
     - A copy whose target is next updated by accumulation is fused with it
       (``a = b; a = a + e`` becomes ``a = b + e``).
-    - Otherwise, when ``a`` is assigned once and ``b`` is not assigned after the copy,
-      later reads of ``a`` read ``b``.
+    - Otherwise, when ``a`` is assigned once, read only after the copy in the same block, and
+      ``b`` is not assigned there, those reads read ``b``.
     """
-    out = list(adjoint)
-    changed = True
-    while changed:
-        changed = False
-        for k, stmt in enumerate(out):
-            if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
-                    and isinstance(stmt.value, gast.Name)):
-                continue
-            a, b = stmt.targets[0].id, stmt.value.id
-            before, after = out[:k], out[k + 1:]
-            defs_after = [j for j, s in enumerate(after) if a in _targets(s)]
-            if _is_temp_read_once(b, out, k):
-                for s in before:
-                    _rename_all(s, {b: a})
+    everything = list(adjoint)
+
+    def block(out: list[gast.stmt]) -> list[gast.stmt]:
+        changed = True
+        while changed:
+            changed = False
+            for k, stmt in enumerate(out):
+                if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
+                        and isinstance(stmt.value, gast.Name)):
+                    continue
+                a, b = stmt.targets[0].id, stmt.value.id
+                before, after = out[:k], out[k + 1:]
+                defs_after = [j for j, s in enumerate(after) if a in _writes([s])]
+                if _is_temp_read_once(b, before, everything):
+                    for s in before:
+                        _rename_all(s, {b: a})
+                elif defs_after and _is_accumulation(after[defs_after[0]], a) and not any(
+                        a in syntax.names_read(s) for s in after[:defs_after[0]]):
+                    after[defs_after[0]].value.left = syntax.name(b)  # a = a + e -> a = b + e
+                elif (_count_writes(everything, a) == 1 and b not in _writes(after)
+                      and _count_reads(everything, a) == _count_reads(after, a)):
+                    for s in after:
+                        syntax.rename(s, {a: b})
+                else:
+                    continue
                 del out[k]
-            elif defs_after and _is_accumulation(after[defs_after[0]], a) and not any(
-                    a in syntax.names_read(s) for s in after[:defs_after[0]]):
-                update = after[defs_after[0]]
-                update.value.left = syntax.name(b)  # a = a + e  ->  a = b + e
-                del out[k]
-            elif not defs_after and not any(b in _targets(s) for s in after):
-                for s in after:
-                    syntax.rename(s, {a: b})
-                del out[k]
-            else:
-                continue
-            changed = True
-            break
-    return out
+                changed = True
+                break
+        for stmt in out:
+            for field in ("body", "orelse"):
+                if isinstance(getattr(stmt, field, None), list) and getattr(stmt, field):
+                    setattr(stmt, field, block(getattr(stmt, field)))
+        return out
+
+    return block(list(adjoint))
 
 
-def _is_temp_read_once(name: str, stmts: list[gast.stmt], copy_at: int) -> bool:
+def _count_writes(stmts: list[gast.stmt], name: str) -> int:
+    return sum(1 for s in syntax.in_order(stmts) if isinstance(s, gast.Assign)
+               and name in syntax.names_written(s.targets[0]))
+
+
+def _count_reads(stmts: list[gast.stmt], name: str) -> int:
+    return sum(1 for s in stmts for n in gast.walk(s)
+               if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id == name)
+
+
+def _is_temp_read_once(name: str, before: list[gast.stmt], everything: list[gast.stmt]
+                       ) -> bool:
+    """A temporary assigned by one statement earlier in this block and read only once."""
     if not name.startswith("_"):
         return False
-    defs = [j for j, s in enumerate(stmts) if name in _targets(s)]
-    reads = sum(1 for s in stmts for n in gast.walk(s)
-                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id == name)
-    return len(defs) == 1 and defs[0] < copy_at and reads == 1 and \
-        isinstance(stmts[defs[0]].targets[0], gast.Name)
+    defs = [s for s in before if isinstance(s, gast.Assign) and isinstance(
+        s.targets[0], gast.Name) and s.targets[0].id == name]
+    return (len(defs) == 1 and _count_writes(everything, name) == 1
+            and _count_reads(everything, name) == 1)
 
 
 def _is_accumulation(stmt: gast.stmt, name: str) -> bool:
@@ -212,25 +358,39 @@ def _rename_all(stmt: gast.stmt, mapping: dict[str, str]) -> None:
             node.id = mapping[node.id]
 
 
-def _eliminate_dead(adjoint: list[gast.stmt]) -> list[gast.stmt]:
-    live: set[str] = set()
+def _eliminate_dead(stmts: list[gast.stmt], live: set[str]) -> tuple[list[gast.stmt], set]:
+    """Drop assignments nothing reads; returns the block and the names live before it."""
+    live = set(live)
     kept = []
-    for stmt in reversed(adjoint):
+    for stmt in reversed(stmts):
         if isinstance(stmt, gast.Return):
             live |= syntax.names_read(stmt)
-            kept.append(stmt)
-            continue
-        if isinstance(stmt, gast.Expr):  # an in-place update of its first argument
+        elif isinstance(stmt, gast.Expr):
             first = stmt.value.args[0] if getattr(stmt.value, "args", None) else None
-            if isinstance(first, gast.Name) and first.id not in live:
-                continue
+            is_marker = _marker(stmt, POP) is not None or _marker(stmt, PUSH) is not None
+            if not is_marker and isinstance(first, gast.Name) and first.id not in live:
+                continue  # an in-place update of something nobody reads
             live |= syntax.names_read(stmt)
-            kept.append(stmt)
-            continue
-        targets = set(_targets(stmt))
-        if not targets & live:
-            continue
-        live -= targets
-        live |= syntax.names_read(stmt.value)
+        elif isinstance(stmt, gast.If):
+            stmt.body, live_body = _eliminate_dead(stmt.body, live)
+            stmt.orelse, live_else = _eliminate_dead(stmt.orelse, live)
+            stmt.body = stmt.body or [gast.Pass()]
+            live = live_body | live_else | syntax.names_read(stmt.test)
+        elif isinstance(stmt, (gast.For, gast.While)):
+            loop_live = set(live)
+            while True:  # what one iteration reads, the iteration after it may provide
+                body, live_in = _eliminate_dead(syntax.clone(stmt).body, loop_live)
+                if live_in <= loop_live:
+                    break
+                loop_live |= live_in
+            stmt.body = body or [gast.Pass()]
+            live = loop_live | syntax.names_read(stmt.iter if isinstance(stmt, gast.For)
+                                                 else stmt.test)
+        elif isinstance(stmt, gast.Assign):
+            targets = set(_targets(stmt))
+            if not targets & live:
+                continue
+            live -= targets
+            live |= syntax.names_read(stmt.value)
         kept.append(stmt)
-    return kept[::-1]
+    return kept[::-1], live

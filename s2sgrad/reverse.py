@@ -1,13 +1,18 @@
 """Pass 5, reverse: the forward function that saves, and the adjoint, from the analysis.
 
 Before: an ``Analysis`` of an ANF function.
-After:  ``Reversed``: the forward body (the primal statements, calls to differentiated callees
-        replaced by their forward functions, plus the shapes an unbroadcast will need) and the
-        adjoint body (for each active statement in reverse order, the derivative rule inlined
-        as a template; contributions reduced to their input's shape where the shapes can
-        differ; the first contribution to a cotangent assigned, later ones added), ending in
-        the return of the input cotangents. Which primal values the adjoint reads is left to
-        ``optimize``, which prunes first.
+After:  ``Reversed``: the forward body and the adjoint body.
+        - forward: the primal statements; calls to differentiated callees replaced by their
+          forward functions; for each active loop a trip counter; at the end of each active
+          block (a branch, a loop body) a ``__push__(k)`` marker.
+        - adjoint: for each active statement in reverse order, the derivative rule inlined
+          as a template; contributions reduced to their operand's shape where the shapes can
+          differ; the first contribution to a cotangent assigned, later ones added. An
+          ``if`` becomes an ``if`` on the same (saved) condition, a loop a loop over its trip
+          count; each reverse block starts with a ``__pop__(k)`` marker. Cotangents of values
+          from outside a block that receive contributions inside it start at zero before it.
+        ``optimize`` prunes the adjoint, then turns the markers into pushes and pops of exactly
+        the values each reverse block reads (the top-level ones become the saved tuple).
 
     h = np.tanh(_t1)    ->  forward: h = np.tanh(_t1)
                             adjoint: _t1_bar = h_bar * (1.0 - h * h)
@@ -41,6 +46,9 @@ class Reversed:
     seed: str  # the adjoint's parameter: the cotangent of the output
     saved: str  # the adjoint's parameter: what the forward saved
     bar_of: dict[str, str]  # primal name -> the name of its cotangent
+
+
+PUSH, POP = "__push__", "__pop__"  # markers that optimize turns into stack operations
 
 
 class Bindings:
@@ -81,8 +89,10 @@ class _Reverser:
         self.bar_of: dict[str, str] = {}  # primal name -> name of its cotangent
         self.defined: set[str] = set()  # primal names whose cotangent has a value
         self.extra: dict[int, list[gast.stmt]] = {}  # forward statements after statement i
-        self.shape_of: dict[str, str] = {}
+        self.shape_of: dict[tuple, str] = {}
         self.callee_saved: dict[int, str] = {}
+        self.trips: dict[int, str] = {}  # loop -> its trip counter
+        self.block_ids: dict[int, int] = {}
         self.adjoint: list[gast.stmt] = []
         self.facts = Facts(ndim=self._ndim, is_none=self._is_none,
                            is_numpy=lambda name: self.bindings.names.get(name) is np)
@@ -104,54 +114,93 @@ class _Reverser:
 
     def run(self) -> Reversed:
         body = self.a.body
-        forward = [self.forward_statement(i, stmt) for i, stmt in enumerate(body)]
+        self.blocks = 0
         result = self.a.result
         if isinstance(result, gast.Name) and result.id in self.a.active:
             self.bar_of[result.id] = self.seed
             self.defined.add(result.id)
-        for i in reversed(range(len(body))):
-            self.current = body[i]
-            self.adjoint_of(i, self.a.ops[i])
+        self.adjoint = self.adjoint_block(body[:-1], None)
         self.adjoint.append(self.returned_gradients())
-        out: list[gast.stmt] = list(self.extra.get(-1, []))  # shapes of parameters
-        for i, stmt in enumerate(forward):
-            if not isinstance(stmt, gast.Return):
-                out.append(stmt)
-            out.extend(self.extra.get(i, []))
-        return Reversed(self.a, out, self.adjoint, self.bindings.names, result, self.namer,
+        forward = self.forward_block(body[:-1])  # after the adjoint: it asks for saves
+        return Reversed(self.a, forward, self.adjoint, self.bindings.names, result, self.namer,
                         frozenset(self.shape_of.values()), self.seed, self.saved,
                         dict(self.bar_of))
 
     # --- forward -------------------------------------------------------------------------
 
-    def forward_statement(self, i: int, stmt: gast.stmt) -> gast.stmt:
-        op = self.a.ops[i]
+    def is_active(self, stmts: list[gast.stmt]) -> bool:
+        """Does the block compute an active value (so that it has an adjoint)?"""
+        for stmt in stmts:
+            for node in gast.walk(stmt):
+                if isinstance(node, gast.Assign) and any(
+                        t in self.a.active for t in syntax.names_written(node.targets[0])):
+                    return True
+        return False
+
+    def block_id(self, stmts: list[gast.stmt]) -> int:
+        key = id(stmts[0]) if stmts else 0
+        if key not in self.block_ids:
+            self.blocks += 1
+            self.block_ids[key] = self.blocks
+        return self.block_ids[key]
+
+    def forward_block(self, stmts: list[gast.stmt], marker: int | None = None
+                      ) -> list[gast.stmt]:
+        out: list[gast.stmt] = []
+        for stmt in stmts:
+            if isinstance(stmt, (gast.Assign, gast.Expr)):
+                out.append(self.forward_statement(stmt))
+                out.extend(self.extra.get(id(stmt), []))
+            elif isinstance(stmt, gast.If) and self.is_active([stmt]):
+                body = self.forward_block(stmt.body, self.block_id(stmt.body or [stmt]))
+                orelse = self.forward_block(stmt.orelse, self.block_id(stmt.orelse or [stmt.test]))
+                out.append(syntax.located(syntax.if_(stmt.test, body, orelse), stmt))
+            elif isinstance(stmt, (gast.For, gast.While)) and self.is_active([stmt]):
+                trips = self.trip_counter(stmt)
+                out.append(syntax.located(syntax.assign(trips, syntax.const(0)), stmt))
+                body = self.forward_block(stmt.body, self.block_id(stmt.body))
+                body.insert(len(body) - 1, syntax.located(syntax.assign(trips, syntax.binop(
+                    syntax.name(trips), "Add", syntax.const(1))), stmt))
+                loop = syntax.clone(stmt)
+                loop.body = body
+                out.append(loop)
+            else:
+                out.append(stmt)
+        if marker is not None:
+            out.append(syntax.expr_stmt(syntax.call(syntax.name(PUSH), [syntax.const(marker)])))
+        return out
+
+    def forward_statement(self, stmt: gast.stmt) -> gast.stmt:
+        op = self.a.ops[id(stmt)]
         if op.kind != "call" or op.target not in self.a.active:
             return stmt
         compiled = op.callee
         fname = self.bindings.claim(f"{compiled.name}_forward", compiled.forward)
-        saved = self.namer.fresh(f"{compiled.name}_saved")
-        self.callee_saved[i] = saved
+        saved = self.callee_saved_name(stmt, compiled)
         call = stmt.value
         new = syntax.unpack([op.target, saved], syntax.call(syntax.name(fname), call.args))
         new.value.keywords = call.keywords
         return syntax.located(new, stmt)
 
-    def save_shape(self, i: int, atom: str) -> str:
-        if atom not in self.shape_of:
-            name = self.namer.fresh(f"{atom}_shape")
-            stmt = syntax.assign(name, syntax.call(f"{self.np}.shape", [syntax.name(atom)]))
-            where = self.definition_index(atom, i)
-            self.extra.setdefault(where, []).append(
-                syntax.located(stmt, self.a.body[max(where, 0)]))
-            self.shape_of[atom] = name
-        return self.shape_of[atom]
+    def trip_counter(self, loop: gast.stmt) -> str:
+        if id(loop) not in self.trips:
+            self.trips[id(loop)] = self.namer.fresh("_trips")
+        return self.trips[id(loop)]
 
-    def definition_index(self, atom: str, use: int) -> int:
-        for j, op in enumerate(self.a.ops[:use]):
-            if op.target == atom:
-                return j
-        return -1 if atom in self.a.normalized.parsed.params else use
+    def callee_saved_name(self, stmt: gast.stmt, compiled: Any) -> str:
+        if id(stmt) not in self.callee_saved:
+            self.callee_saved[id(stmt)] = self.namer.fresh(f"{compiled.name}_saved")
+        return self.callee_saved[id(stmt)]
+
+    def save_shape(self, stmt: gast.stmt, atom: str) -> str:
+        """The shape of ``atom`` as the forward saw it at ``stmt`` (saved right after it)."""
+        key = (id(stmt), atom)
+        if key not in self.shape_of:
+            name = self.namer.fresh(f"{atom}_shape")
+            save = syntax.assign(name, syntax.call(f"{self.np}.shape", [syntax.name(atom)]))
+            self.extra.setdefault(id(stmt), []).append(syntax.located(save, stmt))
+            self.shape_of[key] = name
+        return self.shape_of[key]
 
     # --- adjoint -------------------------------------------------------------------------
 
@@ -172,7 +221,85 @@ class _Reverser:
         self.defined.add(atom.id)
         self.emit(syntax.assign(target, contribution))
 
-    def adjoint_of(self, i: int, op: Op) -> None:
+    def zero(self, name: str, origin: gast.AST) -> None:
+        """Start the cotangent of ``name`` at zero (before a block that may add to it)."""
+        value = self.a.values.get(name)
+        zero = syntax.const(0.0) if value is not None and value.kind == "scalar" else \
+            syntax.call(f"{self.np}.zeros_like", [syntax.name(name)])
+        self.adjoint.append(syntax.located(syntax.assign(self.bar(name), zero), origin))
+        self.defined.add(name)
+
+    def adjoint_block(self, stmts: list[gast.stmt], marker: int | None) -> list[gast.stmt]:
+        outer, self.adjoint = self.adjoint, []
+        if marker is not None:
+            self.adjoint.append(syntax.expr_stmt(syntax.call(syntax.name(POP),
+                                                             [syntax.const(marker)])))
+        for stmt in reversed(stmts):
+            self.current = stmt
+            if isinstance(stmt, gast.Assign):
+                self.adjoint_of(stmt, self.a.ops[id(stmt)])
+                for target in syntax.names_written(stmt.targets[0]):
+                    self.defined.discard(target)  # this value's cotangent is now used up
+            elif isinstance(stmt, gast.If) and self.is_active([stmt]):
+                self.if_adjoint(stmt)
+            elif isinstance(stmt, (gast.For, gast.While)) and self.is_active([stmt]):
+                self.loop_adjoint(stmt)
+        block, self.adjoint = self.adjoint, outer
+        return block
+
+    def incoming(self, stmt: gast.stmt) -> list[str]:
+        """Active names from outside ``stmt``'s blocks that statements inside add to."""
+        inside = {t for n in gast.walk(stmt) if isinstance(n, gast.Assign)
+                  for t in syntax.names_written(n.targets[0])}
+        names = []
+        for node in gast.walk(stmt):
+            op = self.a.ops.get(id(node)) if isinstance(node, gast.Assign) else None
+            if op is None or op.target not in self.a.active:
+                continue
+            params = ["x"] if op.kind == "copy" else op.diff_params
+            for p in params:
+                atom = op.bindings.get(p)
+                if isinstance(atom, gast.Name) and atom.id in self.a.active and (
+                        atom.id not in inside or isinstance(stmt, (gast.For, gast.While))):
+                    names.append(atom.id)
+        return sorted(set(names))
+
+    def if_adjoint(self, stmt: gast.If) -> None:
+        for name in self.incoming(stmt):
+            if name not in self.defined:
+                self.zero(name, stmt)
+        before = set(self.defined)
+        body = self.adjoint_block(stmt.body, self.block_id(stmt.body or [stmt]))
+        after_body, self.defined = self.defined, set(before)
+        orelse = self.adjoint_block(stmt.orelse, self.block_id(stmt.orelse or [stmt.test]))
+        self.defined &= after_body
+        self.current = stmt
+        self.emit(syntax.if_(stmt.test, body or [gast.Pass()], orelse))
+
+    def loop_adjoint(self, stmt: gast.For | gast.While) -> None:
+        inside = {t for n in gast.walk(syntax.module(stmt.body)) if isinstance(n, gast.Assign)
+                  for t in syntax.names_written(n.targets[0])}
+        for name in self.incoming(stmt):
+            if name not in self.defined and name not in inside:
+                self.zero(name, stmt)
+        for name in _read_before_written(stmt.body):  # loop versions: carried over
+            if name not in self.a.active:
+                continue
+            if name not in self.defined:
+                self.zero(name, stmt)
+        before = set(self.defined)
+        body = self.adjoint_block(stmt.body, self.block_id(stmt.body))
+        for name in sorted(before - self.defined):  # used up and not added to again: the
+            bar = syntax.name(self.bar(name))          # earlier iteration starts from zero
+            body.append(syntax.located(syntax.assign(self.bar(name), syntax.call(
+                f"{self.np}.zeros_like", [bar])), stmt))
+        self.defined = before
+        self.current = stmt
+        trips = syntax.call(syntax.name("range"), [syntax.name(self.trip_counter(stmt))])
+        self.emit(gast.For(target=syntax.name("_", store=True), iter=trips, body=body,
+                           orelse=[], type_comment=None))
+
+    def adjoint_of(self, stmt: gast.stmt, op: Op) -> None:
         t = op.target
         if t is None or t not in self.a.active or t not in self.defined:
             return
@@ -180,11 +307,11 @@ class _Reverser:
         if op.kind == "copy":
             self.accumulate(op.bindings["x"], g)
         elif op.kind == "rule":
-            self.rule_adjoint(i, op, g)
+            self.rule_adjoint(stmt, op, g)
         elif op.kind == "call":
-            self.call_adjoint(i, op, g)
+            self.call_adjoint(stmt, op, g)
 
-    def rule_adjoint(self, i: int, op: Op, g: gast.expr) -> None:
+    def rule_adjoint(self, stmt: gast.stmt, op: Op, g: gast.expr) -> None:
         rule = op.rule
         template = template_of(rule)
         params = {"g": g, "ans": syntax.name(op.target)}
@@ -197,15 +324,15 @@ class _Reverser:
         if inlined is None:
             contributions = self.call_rule(template, params)
         else:
-            for stmt in inlined.statements:
-                self.emit(stmt)
+            for inlined_stmt in inlined.statements:
+                self.emit(inlined_stmt)
             contributions = inlined.contributions
         for p, c in zip(rule.params, contributions):
             if p not in wanted or c is None:
                 continue
             atom = op.bindings[p]
             if rule.shape == "elementwise":
-                c = self.fit(i, c, atom.id, op.target)
+                c = self.fit(stmt, c, atom.id, op.target)
             self.accumulate(atom, c)
 
     def call_rule(self, template, params: dict) -> list[gast.expr | None]:
@@ -220,7 +347,7 @@ class _Reverser:
         return [gast.Subscript(value=syntax.name(result), slice=syntax.const(k), ctx=gast.Load())
                 for k in range(len(template.outputs))]
 
-    def fit(self, i: int, c: gast.expr, atom: str, out: str) -> gast.expr:
+    def fit(self, stmt: gast.stmt, c: gast.expr, atom: str, out: str) -> gast.expr:
         """Reduce a contribution shaped like ``out`` to the shape of ``atom``, if they can differ.
 
         Where the analysis knows which axes have size 1 this is a plain ``np.sum`` over the
@@ -234,7 +361,7 @@ class _Reverser:
         plan = None if operand is None or result is None else shapes.sum_axes(operand, result)
         if plan is None:
             helper = self.bindings.claim("unbroadcast", unbroadcast)
-            return syntax.call(syntax.name(helper), [c, syntax.name(self.save_shape(i, atom))])
+            return syntax.call(syntax.name(helper), [c, syntax.name(self.save_shape(stmt, atom))])
         lead, kept = plan
         if lead:
             c = syntax.call(f"{self.np}.sum", [c], {"axis": _axes(lead)})
@@ -243,10 +370,11 @@ class _Reverser:
                                                      "keepdims": syntax.const(True)})
         return c
 
-    def call_adjoint(self, i: int, op: Op, g: gast.expr) -> None:
+    def call_adjoint(self, stmt: gast.stmt, op: Op, g: gast.expr) -> None:
         compiled = op.callee
         fname = self.bindings.claim(f"{compiled.name}_backward", compiled.backward)
-        call = syntax.call(syntax.name(fname), [syntax.name(self.callee_saved[i]), g])
+        saved = self.callee_saved_name(stmt, compiled)
+        call = syntax.call(syntax.name(fname), [syntax.name(saved), g])
         names, direct, pending = [], [], []
         for p in op.diff_params:  # the callee returns one cotangent per differentiated param
             atom = op.bindings[p]
@@ -279,6 +407,19 @@ class _Reverser:
             else:
                 grads.append(syntax.call(f"{self.np}.zeros_like", [syntax.name(p)]))
         return syntax.ret(syntax.tuple_(grads))
+
+
+def _read_before_written(body: list[gast.stmt]) -> list[str]:
+    """Names the body reads before it assigns them: values from the previous iteration."""
+    written: set[str] = set()
+    carried: list[str] = []
+    for node in syntax.in_order(body):
+        if isinstance(node, gast.Assign):
+            for name in sorted(syntax.names_read(node.value)):
+                if name not in written and name not in carried:
+                    carried.append(name)
+            written |= syntax.names_written(node.targets[0])
+    return [n for n in carried if n in written]
 
 
 def _axes(axes: tuple[int, ...]) -> gast.expr:

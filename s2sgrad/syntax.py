@@ -121,6 +121,16 @@ def walk(node: Node) -> Iterator[Node]:
     return gast.walk(node)
 
 
+def in_order(stmts: list[Stmt]) -> Iterator[Stmt]:
+    """The statements of a block and of its nested blocks, in program order."""
+    for stmt in stmts:
+        yield stmt
+        for field in ("body", "orelse"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list):
+                yield from in_order(inner)
+
+
 def is_name(node: Any, id: str | None = None) -> bool:
     return isinstance(node, gast.Name) and (id is None or node.id == id)
 

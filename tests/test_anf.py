@@ -1,7 +1,9 @@
 """The invariants `normalize` promises, checked on every function the test corpora hold.
 
-After normalize, a body holds only `name = <one operation on atoms>`, calls kept for their
-effect, assert/raise, and a final `return <atom>`; every name is assigned once.
+After normalize, a block holds only `name = <one operation on atoms>`, calls kept for their
+effect, assert/raise, `if <atom>:` with blocks, `for <name> in <atom>:` and `while True:`
+with a block, `break` (only as the whole body of an `if`), and the function ends with one
+`return <atom>`. Within a block, no name is assigned twice.
 """
 
 import importlib
@@ -79,6 +81,34 @@ def check_operation(node, locals_):
         pytest.fail(f"not an ANF operation: {gast.dump(node)}")
 
 
+def check_block(block, locals_, in_loop=False):
+    assigned = set()
+    for stmt in block:
+        if isinstance(stmt, gast.Assign):
+            (target,) = stmt.targets
+            assert isinstance(target, gast.Name), gast.dump(stmt)
+            assert target.id not in assigned, f"{target.id} assigned twice in one block"
+            assigned.add(target.id)
+            check_operation(stmt.value, locals_)
+        elif isinstance(stmt, gast.Expr):
+            check_operation(stmt.value, locals_)
+        elif isinstance(stmt, gast.If):
+            assert is_atom(stmt.test, locals_)
+            if any(isinstance(s, gast.Break) for s in stmt.body):
+                assert in_loop and len(stmt.body) == 1 and not stmt.orelse
+                continue
+            check_block(stmt.body, locals_, in_loop)
+            check_block(stmt.orelse, locals_, in_loop)
+        elif isinstance(stmt, gast.For):
+            assert isinstance(stmt.target, gast.Name) and is_atom(stmt.iter, locals_)
+            check_block(stmt.body, locals_, True)
+        elif isinstance(stmt, gast.While):
+            assert isinstance(stmt.test, gast.Constant) and stmt.test.value is True
+            check_block(stmt.body, locals_, True)
+        else:
+            assert isinstance(stmt, (gast.Assert, gast.Raise, gast.Pass)), gast.dump(stmt)
+
+
 @pytest.mark.parametrize("fn", _functions())
 def test_normalize_establishes_anf(fn):
     try:
@@ -86,18 +116,7 @@ def test_normalize_establishes_anf(fn):
         fn_node = normalize(parsed).node
     except TransformError:
         pytest.skip("refused by design")
-    locals_ = parsed.local_names
-    assigned = set(parsed.params)
     body = fn_node.body
-    for stmt in body[:-1]:
-        if isinstance(stmt, gast.Assign):
-            (target,) = stmt.targets
-            assert isinstance(target, gast.Name), gast.dump(stmt)
-            assert target.id not in assigned, f"{target.id} assigned twice"
-            assigned.add(target.id)
-            check_operation(stmt.value, locals_)
-        elif isinstance(stmt, gast.Expr):
-            check_operation(stmt.value, locals_)
-        else:
-            assert isinstance(stmt, (gast.Assert, gast.Raise)), gast.dump(stmt)
-    assert isinstance(body[-1], gast.Return) and is_atom(body[-1].value, locals_)
+    check_block(body[:-1], parsed.local_names)
+    assert isinstance(body[-1], gast.Return) and is_atom(body[-1].value, parsed.local_names)
+    assert not any(isinstance(n, gast.Return) for s in body[:-1] for n in gast.walk(s))

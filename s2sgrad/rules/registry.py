@@ -38,8 +38,9 @@ primitive replaces the earlier one.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 SHAPES = (None, "elementwise", "reduce", "matmul", "dot", "outer", "transpose", "permute", "same",
           "scalar")

@@ -71,24 +71,6 @@ def uses_import(x):
     return math.sin(x)
 
 
-def uses_if(x):
-    if x > 0:  # <- refused
-        return x
-    return -x
-
-
-def uses_for(x):
-    for i in range(3):  # <- refused
-        x = x * 2
-    return x
-
-
-def uses_while(x):
-    while x < 10:  # <- refused
-        x = x * 2
-    return x
-
-
 def uses_lambda(x):
     f = lambda v: v * 2  # <- refused
     return f(x)
@@ -98,16 +80,8 @@ def uses_listcomp(x):
     return sum([x * i for i in range(3)])  # <- refused
 
 
-def uses_ifexp(x):
-    return x if x > 0 else -x  # <- refused
-
-
 def uses_starred(x, args):
     return np.maximum(*args) * x  # <- refused
-
-
-def uses_chained_compare(x):
-    return x * (0 < x < 1)  # <- refused
 
 
 def no_rule(x):
@@ -153,3 +127,18 @@ def inplace_on_fresh_array_is_fine(x, y):
     h = x * 2.0
     h += y
     return np.sum(h * x)
+
+
+def return_in_loop(x):
+    for i in range(3):
+        if x > i:
+            return x * i  # <- refused
+    return x
+
+
+def for_else(x):
+    for i in range(3):  # <- refused
+        x = x * 2
+    else:
+        x = x + 1
+    return x
