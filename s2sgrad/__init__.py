@@ -6,9 +6,8 @@ Python. Functional transforms (``gradient``, ``value_and_grad``, ``vjp``) call t
 back; Tensors with ``requires_grad`` give PyTorch's ``backward()`` / ``.grad`` semantics.
 """
 
-from . import rules, testing  # noqa: F401  (importing rules registers them)
-from . import autograd, nn, optim  # noqa: F401
-from .api import Function, gradient, grad, show, value_and_grad, vjp  # noqa: F401
+from . import autograd, nn, optim, rules, testing  # noqa: F401  (importing rules registers them)  # noqa: F401
+from .api import Function, grad, gradient, show, value_and_grad, vjp  # noqa: F401
 from .errors import TransformError  # noqa: F401
 from .rules import nondifferentiable, vjp_rule  # noqa: F401
 from .runtime.grad_mode import (  # noqa: F401

@@ -139,6 +139,6 @@ def return_in_loop(x):
 def for_else(x):
     for i in range(3):  # <- refused
         x = x * 2
-    else:
+    else:  # noqa: PLW0120
         x = x + 1
     return x
