@@ -38,10 +38,12 @@ def optimize(rev: Reversed) -> Optimized:
     adjoint = [_Simplify().visit(s) for s in rev.adjoint]
     adjoint = _propagate_copies(adjoint)
     adjoint, _ = _eliminate_dead(adjoint, set())
+    forward = list(rev.forward)
+    _hoist_shapes(adjoint, forward, rev)
     methods = _MethodForms(_array_ranks(rev), rev.bindings)
     adjoint = [methods.visit(s) for s in adjoint]
     read = _reads(adjoint)
-    forward = _without_assignments(rev.forward, rev.shape_saves - read)
+    forward = _without_assignments(forward, rev.shape_saves - read)
     stack = _Stack(rev)
     stack.pops(adjoint)
     forward = stack.pushes(forward)
@@ -175,6 +177,99 @@ def _without_assignments(stmts: list[gast.stmt], names: set[str]) -> list[gast.s
                 setattr(stmt, field, _without_assignments(getattr(stmt, field), names))
         out.append(stmt)
     return out
+
+
+_SHAPE_QUERIES = {"shape": "shape", "size": "size", "ndim": "ndim", "len": "len"}
+
+
+def _shape_query(node: gast.AST, numpy_names: set[str]) -> tuple[str, str] | None:
+    """``np.shape(x)``, ``x.shape``, ``np.size(x)``, ``len(x)``... -> (x, 'shape'|...)."""
+    if isinstance(node, gast.Attribute) and node.attr in ("shape", "size", "ndim") and \
+            isinstance(node.value, gast.Name):
+        return node.value.id, node.attr
+    if isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords and \
+            isinstance(node.args[0], gast.Name):
+        func = syntax.dotted_name(node.func) or ""
+        head, _, attr = func.rpartition(".")
+        if (head in numpy_names and attr in ("shape", "size", "ndim")) or func == "len":
+            return node.args[0].id, _SHAPE_QUERIES[attr or func]
+    return None
+
+
+def _hoist_shapes(adjoint: list[gast.stmt], forward: list[gast.stmt], rev: Reversed) -> None:
+    """Where the adjoint reads a primal array only for its shape (size, rank, length), the
+    forward computes that right after the array is made, and the array itself is not saved.
+    """
+    numpy_names = {name for name, obj in rev.bindings.items() if obj is np}
+    primal = set(rev.analysis.normalized.parsed.params) | _writes(forward) | {
+        s.target.id for s in syntax.in_order(forward) if isinstance(s, gast.For)}
+    queries: dict[str, set[str]] = {}
+    other_reads: set[str] = set()
+
+    def scan(node: gast.AST) -> None:
+        query = _shape_query(node, numpy_names)
+        if query is not None and query[0] in primal:
+            queries.setdefault(query[0], set()).add(query[1])
+            return
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+            other_reads.add(node.id)
+        for child in gast.iter_child_nodes(node):
+            scan(child)
+
+    for stmt in adjoint:
+        scan(stmt)
+    hoisted: dict[tuple[str, str], str] = {}
+    arrays = _array_ranks(rev)
+    for name, kinds in sorted(queries.items()):
+        if name in other_reads:
+            continue  # the values are needed anyway: read the shape from them
+        for kind in sorted(kinds):
+            new = rev.namer.fresh(f"{name}_{kind}")
+            hoisted[(name, kind)] = new
+            if kind == "len":
+                query = syntax.call(syntax.name("len"), [syntax.name(name)])
+            elif name in arrays:
+                query = syntax.attribute(syntax.name(name), kind)
+            else:
+                query = syntax.call(f"{next(iter(numpy_names), 'np')}.{kind}", [syntax.name(name)])
+            _insert_after_definition(forward, name, syntax.assign(new, query),
+                                     rev.analysis.normalized.parsed.params)
+    if hoisted:
+        replace = _ReplaceQueries(hoisted, numpy_names)
+        for k, stmt in enumerate(adjoint):
+            adjoint[k] = replace.visit(stmt)
+
+
+class _ReplaceQueries(gast.NodeTransformer):
+    def __init__(self, hoisted: dict, numpy_names: set[str]):
+        self.hoisted = hoisted
+        self.numpy_names = numpy_names
+
+    def generic_visit(self, node: gast.AST) -> gast.AST:
+        query = _shape_query(node, self.numpy_names)
+        if query is not None and query in self.hoisted:
+            return syntax.name(self.hoisted[query])
+        return super().generic_visit(node)
+
+
+def _insert_after_definition(stmts: list[gast.stmt], name: str, new: gast.stmt,
+                             params: tuple[str, ...]) -> bool:
+    """Put ``new`` right after the statement that assigns ``name`` (first, for a parameter)."""
+    if name in params:
+        stmts.insert(0, new)
+        return True
+    for k, stmt in enumerate(stmts):
+        if isinstance(stmt, gast.Assign) and name in syntax.names_written(stmt.targets[0]):
+            stmts.insert(k + 1, syntax.located(new, stmt))
+            return True
+        if isinstance(stmt, gast.For) and stmt.target.id == name:
+            stmt.body.insert(0, new)
+            return True
+        for field in ("body", "orelse"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list) and _insert_after_definition(inner, name, new, ()):
+                return True
+    return False
 
 
 def _array_ranks(rev: Reversed) -> dict[str, int]:

@@ -194,9 +194,6 @@ def test_same_gradients_as_torch(scenario: Callable) -> None:
         np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-14)
 
 
-@pytest.mark.xfail(strict=True, reason="the compiled adjoint of np.sum saves its input (for "
-                   "the shape) where torch saves only the size, so the graph cannot be freed "
-                   "and run again")
 def test_sum_backward_twice_like_torch() -> None:
     def twice(lib: Lib):
         x = lib.tensor([2.0], requires_grad=True)
