@@ -1,0 +1,193 @@
+"""The examples run, on small sizes, and learn: each check fails if a gradient is wrong.
+
+A zero or random gradient leaves the digit classifiers near 10% accuracy, the regression far
+from its true parameters and the ball far from its target, so the thresholds below separate
+working gradients from broken ones with a wide margin.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+NAMES = ("datasets", "linear_regression", "logistic_regression", "mlp", "physics")
+
+
+@pytest.fixture(scope="module")
+def examples():
+    """The example modules, imported as ``python examples/<name>.py`` would see them."""
+    sys.path.insert(0, str(EXAMPLES))
+    saved = {name: sys.modules.pop(name) for name in NAMES if name in sys.modules}
+    try:
+        yield {name: importlib.import_module(name) for name in NAMES}
+    finally:
+        sys.path.remove(str(EXAMPLES))
+        for name in NAMES:
+            sys.modules.pop(name, None)
+        sys.modules.update(saved)
+
+
+# -- data -------------------------------------------------------------------------------------
+
+def test_digits_are_bundled_and_scaled(examples):
+    X, y = examples["datasets"].load_digits()
+    assert X.shape == (1797, 64) and X.dtype == np.float64
+    assert X.min() == 0.0 and X.max() == 1.0
+    assert y.shape == (1797,) and y.dtype.kind == "i"
+    assert np.array_equal(np.bincount(y), [178, 182, 177, 183, 181, 182, 181, 179, 174, 180])
+    assert examples["datasets"].DIGITS.stat().st_size < 200_000
+
+
+def test_split_is_deterministic_and_disjoint(examples):
+    datasets = examples["datasets"]
+    X, y = datasets.load_digits()
+    X_train, X_test, y_train, y_test = datasets.train_test_split(X, y, 0.25, seed=3)
+    again = datasets.train_test_split(X, y, 0.25, seed=3)
+    assert all(np.array_equal(a, b) for a, b in zip((X_train, X_test, y_train, y_test), again,
+                                                     strict=True))
+    assert len(X_test) == 449 and len(X_train) + len(X_test) == len(X)
+    rows = {row.tobytes() for row in X_train}
+    assert sum(row.tobytes() in rows for row in X_test) < 5  # only the rare duplicate digits
+    other = datasets.train_test_split(X, y, 0.25, seed=4)[3]
+    assert not np.array_equal(other, y_test)
+
+
+def test_minibatches_cover_an_epoch_once(examples):
+    X, y = np.arange(10.0)[:, None], np.arange(10)
+    batches = list(examples["datasets"].minibatches(X, y, 4, np.random.default_rng(0)))
+    assert [len(b) for b, _ in batches] == [4, 4, 2]
+    assert sorted(np.concatenate([yb for _, yb in batches])) == list(range(10))
+
+
+# -- linear regression ------------------------------------------------------------------------
+
+def test_linear_regression_recovers_the_true_parameters(examples, capsys):
+    result = examples["linear_regression"].main(["--samples", "200", "--steps", "60"])
+    assert np.allclose(result["w"], result["true_w"], atol=0.02)
+    assert abs(result["b"] - result["true_b"]) < 0.02
+    assert "learned" in capsys.readouterr().out
+
+
+# -- logistic regression ----------------------------------------------------------------------
+
+def test_logistic_regression_classifies_digits(examples, capsys):
+    result = examples["logistic_regression"].main(["--steps", "40"])
+    assert result["test_accuracy"] > 0.90
+    assert "test accuracy" in capsys.readouterr().out
+
+
+# -- the MLP ----------------------------------------------------------------------------------
+
+def test_mlp_gradient_matches_finite_differences(examples):
+    import s2sgrad
+
+    mlp = examples["mlp"]
+    rng = np.random.default_rng(1)
+    model = mlp.MLP(64, 8, 10, rng)
+    params = [p.detach().numpy() for p in model.parameters()]
+    x, y = rng.random((5, 64)), rng.integers(0, 10, 5)
+    s2sgrad.testing.check_grads(mlp.cross_entropy.fn, *params, x, y, wrt=(0, 1, 2, 3))
+
+
+def test_mlp_prints_its_backward_then_learns(examples, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "tqdm", None)  # the plain progress lines, tqdm or not
+    result = examples["mlp"].main(["--epochs", "3", "--hidden", "32"])
+    out = capsys.readouterr().out
+    source = result["backward_source"]
+    assert source.lstrip().startswith("def ") and "# adjoint of:" in source
+    assert "W1_bar" in source and "return W1_bar, b1_bar, W2_bar, b2_bar" in source
+    # the backward source comes first, then training, then the result
+    assert out.index("# adjoint of:") < out.index("epoch") < out.index("test accuracy:")
+    assert result["test_accuracy"] >= 0.90  # a broken gradient stays near 0.10
+    history = result["history"]
+    assert len(history["step_loss"]) == 3 * 43 and len(history["test_loss"]) == 3
+    assert np.mean(history["step_loss"][-20:]) < 0.25 * np.mean(history["step_loss"][:5])
+    assert history["test_loss"][-1] < 0.5
+
+
+def test_mlp_progress_bar_uses_tqdm_when_installed(examples, monkeypatch):
+    bars = []
+
+    class FakeTqdm:  # records what the example asks of tqdm
+        def __init__(self, total, **kwargs):
+            self.total, self.n, self.closed = total, 0, False
+            bars.append(self)
+
+        def update(self, n):
+            self.n += n
+
+        def set_postfix(self, **values):
+            self.postfix = values
+
+        def close(self):
+            self.closed = True
+
+    monkeypatch.setitem(sys.modules, "tqdm", types.SimpleNamespace(tqdm=FakeTqdm))
+    examples["mlp"].main(["--epochs", "1", "--hidden", "8", "--batch-size", "128"])
+    (bar,) = bars
+    assert bar.n == bar.total == 11 and bar.closed and bar.postfix["epoch"] == 1
+
+
+HISTORY = {"step_loss": [2.0, 1.5, 1.0, 0.8, 0.5, 0.4], "train_loss": [1.5, 0.6],
+           "test_loss": [1.6, 0.7], "test_accuracy": [0.5, 0.8]}
+
+
+def test_mlp_plot_is_optional(examples, capsys, monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if matplotlib were not installed
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
+    path = tmp_path / "loss.png"
+    assert not examples["mlp"].save_plot(str(path), HISTORY)
+    assert "matplotlib is not installed" in capsys.readouterr().out
+    assert not path.exists()
+
+
+def test_mlp_plot_is_a_png(examples, tmp_path):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "loss.png"
+    assert examples["mlp"].save_plot(str(path), HISTORY)
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_mlp_runs_as_a_script(tmp_path):
+    """The README's command: ``python examples/mlp.py`` (here with one epoch)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p))
+    done = subprocess.run([sys.executable, str(EXAMPLES / "mlp.py"), "--epochs", "1"],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    assert "def cross_entropy_backward(saved, out_bar):" in done.stdout
+    assert "test accuracy:" in done.stdout
+
+
+# -- physics ----------------------------------------------------------------------------------
+
+def test_physics_gradient_matches_finite_differences(examples):
+    physics = examples["physics"]
+    v0, target, flight_time, dt = np.array([6.0, 7.0]), np.array([12.0, 0.0]), 1.0, 0.02
+
+    def squared_miss(v):  # the same simulation on plain arrays: nothing recorded
+        return physics.miss_distance(v, target, flight_time, dt) ** 2
+
+    analytic = physics.gradient(v0, target, flight_time, dt)
+    eps = 1e-6
+    numeric = [(squared_miss(v0 + eps * e) - squared_miss(v0 - eps * e)) / (2 * eps)
+               for e in np.eye(2)]
+    assert np.allclose(analytic, numeric, rtol=1e-6, atol=1e-8)
+    assert np.all(np.abs(analytic) > 1.0)  # a real gradient, not a vanishing one
+
+
+def test_physics_fit_hits_the_target(examples, capsys):
+    result = examples["physics"].main(["--iters", "20", "--dt", "0.05"])
+    assert result["initial_miss"] > 5.0
+    assert result["final_miss"] < result["initial_miss"] / 100
+    assert "fitted v0" in capsys.readouterr().out
