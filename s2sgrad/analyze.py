@@ -28,7 +28,7 @@ import gast
 import numpy as np
 
 from . import shapes, syntax
-from .normalize import Normalized
+from .normalize import SETITEM, Normalized
 from .parse import MISSING
 from .rules import registry
 from .rules.registry import Rule
@@ -177,6 +177,8 @@ class _Analyzer:
             if isinstance(stmt, (gast.Assign, gast.Expr)):
                 if id(stmt) in self.normalized.augmented:
                     self.check_in_place(stmt, *self.normalized.augmented[id(stmt)])
+                if id(stmt) in self.normalized.writes:
+                    self.check_write(stmt, *self.normalized.writes[id(stmt)])
                 self.ops[id(stmt)] = self.forward(stmt)
             elif isinstance(stmt, gast.If):
                 self.forward_block(stmt.body)
@@ -318,8 +320,39 @@ class _Analyzer:
             return inspect.getattr_static(owner.type, attr, MISSING)
         return MISSING
 
+    def setitem(self, node: gast.Call, target: str | None) -> Op:
+        """``y_1 = __setitem__(y[idx], v)``: y_1 is y with the region replaced by v."""
+        region, value = node.args
+        base = region.value
+        self.set_value(target, self.value(base), self.shape_class.get(base.id))
+        if (self.is_varied(base) or self.is_varied(value)) and target is not None:
+            self.varied.add(target)
+        return Op("setitem", target, bindings={"a": base, "index": region.slice, "v": value},
+                  what="element assignment", diff_params=("a", "v"))
+
+    def check_write(self, stmt: gast.stmt, name: str, previous: str, origin: str) -> None:
+        """``y[i] = v`` updates y in place: refuse it where another name sees y."""
+        value = self.values.get(previous)
+        if value is None or value.kind != "array" and origin == "fresh":
+            if value is not None and value.kind != "array":
+                raise self.parsed.error(
+                    f"assignment to an element of '{name}', which is not a NumPy array here "
+                    f"({value!r})", stmt, "Lists and dicts of values are not supported yet; "
+                    "build the values with np.zeros(...) and assign into the array.")
+            return
+        if origin == "fresh":
+            return
+        where = "the caller's array" if origin == "param" else (
+            "an array that may share memory with another value (it was assigned from another "
+            "array, or a view of one)")
+        raise self.parsed.error(
+            f"assignment to an element of '{name}', {where}: NumPy would change both", stmt,
+            f"Copy it first: `{name} = {name}.copy()`.")
+
     def call(self, node: gast.Call, target: str | None) -> Op:
         func = node.func
+        if syntax.is_name(func, SETITEM):
+            return self.setitem(node, target)
         args = list(node.args)
         keywords = {k.arg: k.value for k in node.keywords}
         if None in keywords:
@@ -440,6 +473,10 @@ class _Analyzer:
             self.elementwise(operands, values, target)
             return
         dims: tuple | None = None
+        if rule.primitive is operator.getitem:
+            self.set_value(target, Abstract("array", self.index_dims(first.dims, bindings[
+                rule.params[1]]), first.float))
+            return
         if rule.primitive in _RESHAPES:
             new_shape = bindings.get("shape") or bindings.get("newshape")
             if rule.primitive is np.ndarray.reshape and isinstance(new_shape, gast.Tuple) \
@@ -479,6 +516,38 @@ class _Analyzer:
         cls = self.shape_class.get(operands[0].id) if shape == "same" and isinstance(
             operands[0], gast.Name) else None
         self.set_value(target, Abstract(kind, dims, True), cls)
+
+    def index_dims(self, dims: tuple | None, index: Any) -> tuple | None:
+        """Dims of ``a[index]`` for ints, slices, None and ... (None for array indices)."""
+        if dims is None:
+            return None
+        parts = index.elts if isinstance(index, gast.Tuple) else [index]
+
+        def const(part, value):
+            return syntax.is_const(part) and part.value is value
+
+        consumed = sum(1 for p in parts if not (const(p, None) or const(p, Ellipsis)))
+        if consumed > len(dims):
+            return None
+        out, axis = [], 0
+        for part in parts:
+            if const(part, None):
+                out.append(True)
+            elif const(part, Ellipsis):
+                count = len(dims) - consumed
+                out.extend(dims[axis:axis + count])
+                axis += count
+            elif isinstance(part, gast.Slice):
+                whole = part.lower is None and part.upper is None and part.step is None
+                out.append(dims[axis] if whole else None)
+                axis += 1
+            elif (syntax.is_const(part) and isinstance(part.value, int)
+                  and not isinstance(part.value, bool)) or (
+                    self.value(part).kind == "scalar" and not self.value(part).float):
+                axis += 1  # an integer index drops the axis
+            else:
+                return None
+        return tuple(out) + tuple(dims[axis:])
 
     def shape_dims(self, shape: Any) -> tuple | None:
         """Dims of an array made with ``shape`` (an atom: a literal, or a tuple of atoms)."""
@@ -548,7 +617,7 @@ class _Analyzer:
                 f"s2sgrad.nondifferentiable({_short(op.what)}) if it has no gradient.")
         if op.kind == "copy":
             useful |= syntax.names_read(op.bindings["x"])
-        elif op.kind in ("rule", "call"):
+        elif op.kind in ("rule", "call", "setitem"):
             for p in op.diff_params:
                 atom = op.bindings.get(p)
                 if isinstance(atom, gast.Name):

@@ -98,7 +98,7 @@ def _check_statement(parsed: Parsed, stmt: gast.stmt, loop_depth: int = 0) -> No
             _check_target(parsed, target, stmt.value)
         _check_expression_tree(parsed, stmt.value)
     elif isinstance(stmt, gast.AugAssign):
-        if not isinstance(stmt.target, gast.Name):
+        if not isinstance(stmt.target, (gast.Name, gast.Subscript)):
             _check_target(parsed, stmt.target, None)
         _check_expression_tree(parsed, stmt.value)
     elif isinstance(stmt, gast.AnnAssign):
@@ -145,8 +145,8 @@ def _check_target(parsed: Parsed, target: gast.expr, value: gast.expr | None) ->
             "assigning to an attribute is not supported: it would change an object outside "
             "the function", target, "Return the new value instead and assign it outside.")
     if isinstance(target, gast.Subscript):
-        raise parsed.error("assignment to an element or slice is not supported yet", target,
-                           "Build the array with np.where or np.concatenate instead.")
+        _check_expression_tree(parsed, target)
+        return
     raise parsed.error("this assignment target is not supported", target)
 
 

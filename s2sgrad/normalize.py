@@ -55,8 +55,11 @@ class Normalized:
     # Statements that came from `x += y` (by index), with the version of x they update and
     # where that value came from: 'param', 'alias' (a copy or a possible view of another
     # value) or 'fresh'. NumPy's += updates in place, visible through aliases.
-    augmented: dict[int, tuple[str, str, str]]  # index -> (user name, version, origin)
+    augmented: dict[int, tuple[str, str, str]]  # id -> (user name, version, origin)
+    writes: dict[int, tuple[str, str, str]]  # `y[i] = v` statements by id, the same way
 
+
+SETITEM = "__setitem__"  # y_1 = __setitem__(y[idx], v): the ANF form of y[idx] = v
 
 # Calls whose result may share memory with their first argument.
 _VIEWS = {"reshape", "transpose", "ravel", "squeeze", "swapaxes", "moveaxis", "view",
@@ -74,8 +77,7 @@ def normalize(parsed: Parsed) -> Normalized:
     body.append(syntax.located(syntax.ret(syntax.name(result)), parsed.node.body[-1]))
     fn = syntax.clone(parsed.node)
     fn.body = _drop_dead_copies(body)
-    augmented = {k: v for k, v in anf.augmented.items()}
-    return Normalized(parsed, fn, namer, augmented)
+    return Normalized(parsed, fn, namer, dict(anf.augmented), dict(anf.writes))
 
 
 def _lift_returns(parsed: Parsed, stmts: list[gast.stmt], result: str) -> list[gast.stmt]:
@@ -105,6 +107,14 @@ def _lift_returns(parsed: Parsed, stmts: list[gast.stmt], result: str) -> list[g
     last = stmts[-1] if stmts else parsed.node
     out.append(syntax.located(syntax.assign(result, syntax.const(None)), last))
     return out
+
+
+def _worst(*origins: str) -> str:
+    """Where a value may come from, of several: an argument, else an alias, else fresh."""
+    for origin in ("param", "alias"):
+        if origin in origins:
+            return origin
+    return "fresh"
 
 
 def _drop_dead_copies(body: list[gast.stmt]) -> list[gast.stmt]:
@@ -157,6 +167,7 @@ class _ANF:
         self.origin: dict[str, str] = {p: "param" for p in parsed.params}  # version -> origin
         self.augmented: dict[int, tuple[str, str, str]] = {}
         self.reassigned: set[str] = set()  # generated names assigned more than once (flags)
+        self.writes: dict[int, tuple[str, str, str]] = {}  # y[i] = v statements, as augmented
         self.out: list[gast.stmt] = []
 
     # --- statements ----------------------------------------------------------------------
@@ -174,6 +185,8 @@ class _ANF:
             self.assign(stmt.targets, stmt.value)
         elif isinstance(stmt, gast.AnnAssign):
             self.assign([stmt.target], stmt.value)
+        elif isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Subscript):
+            self.store(stmt.target, stmt.value, stmt.op, stmt)
         elif isinstance(stmt, gast.AugAssign):
             previous = self.current.get(stmt.target.id)
             value = gast.BinOp(left=syntax.name(stmt.target.id), op=stmt.op, right=stmt.value)
@@ -222,7 +235,7 @@ class _ANF:
                 merged[user] = a
                 continue
             version = self.namer.fresh(user)
-            self.origin[version] = "alias"
+            self.origin[version] = _worst(self.origin.get(a, "fresh"), self.origin.get(b, "fresh"))
             if a is not None:  # merge copies are not the user's code: no source position
                 then_block.append(syntax.assign(version, syntax.name(a)))
             if b is not None:
@@ -296,6 +309,12 @@ class _ANF:
         for stmt in body:
             written |= {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
                         and isinstance(n.ctx, gast.Store) and n.id in self.parsed.local_names}
+            written |= {n.value.id for n in gast.walk(stmt)  # y[i] = v makes a new version
+                        if isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store)
+                        and isinstance(n.value, gast.Name)}
+            written |= {n.target.value.id for n in gast.walk(stmt)
+                        if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Subscript)
+                        and isinstance(n.target.value, gast.Name)}
         written.discard(loop_var)
         return sorted(written)
 
@@ -309,7 +328,12 @@ class _ANF:
         loop_versions = {}
         for user in carried:
             loop_versions[user] = self.namer.fresh(user)
-            self.origin[loop_versions[user]] = "alias"
+            # the loop version holds the value from before the loop or from the body's end
+            before = self.origin.get(self.current.get(user), "fresh")
+            inside = [self.origin_of(s.value) for s in syntax.in_order(body)
+                      if isinstance(s, gast.Assign) and any(
+                          syntax.is_name(t, user) for t in s.targets)]
+            self.origin[loop_versions[user]] = _worst(before, *inside)
             if user in self.current:  # before the loop: the loop version starts as the value
                 self.out.append(syntax.assign(loop_versions[user],
                                               syntax.name(self.current[user])))
@@ -317,7 +341,7 @@ class _ANF:
         for user, version in loop_versions.items():
             if user in self.current:  # in the body: read the value this iteration starts with
                 start = self.define(user)
-                self.origin[start] = "alias"
+                self.origin[start] = self.origin[version]
                 self.out.append(syntax.assign(start, syntax.name(version)))
             else:
                 self.current[user] = version
@@ -369,8 +393,38 @@ class _ANF:
                                              orelse=[])))
         return prefix, guard(body)
 
+    def store(self, target: gast.Subscript, value: gast.expr, op: gast.operator | None,
+              origin: gast.AST) -> None:
+        """``y[idx] = v`` (or ``y[idx] op= v``) -> ``y_1 = __setitem__(y[idx], v)``: a new
+        version of y, which optimize makes an in-place update where that is safe."""
+        base = target.value
+        if not (isinstance(base, gast.Name) and base.id in self.parsed.local_names):
+            raise self.parsed.error("only a variable's elements can be assigned to", target,
+                                    "Assign to a name first, e.g. `row = y[i]; ...`.")
+        previous = self.load(base).id
+        index = self.index(target.slice)
+        if op is not None:  # y[idx] += v  is  y[idx] = y[idx] + v, evaluated once
+            current = syntax.name(self.namer.temp())
+            read = gast.Subscript(value=syntax.name(previous), slice=syntax.clone(index),
+                                  ctx=gast.Load())
+            self.emit(syntax.assign(current.id, read), origin)
+            value = gast.BinOp(left=current, op=op, right=value)
+            syntax.located(value, origin)
+        atom = self.atom(value)
+        region = gast.Subscript(value=syntax.name(previous), slice=index, ctx=gast.Load())
+        new = self.define(base.id)
+        self.origin[new] = self.origin.get(previous, "fresh")
+        self.emit(syntax.assign(new, syntax.call(syntax.name(SETITEM), [region, atom])), origin)
+        self.writes[id(self.out[-1])] = (base.id, previous, self.origin.get(previous, "fresh"))
+
     def assign(self, targets: list[gast.expr], value: gast.expr) -> None:
         first, *others = targets
+        if isinstance(first, gast.Subscript):
+            if others:
+                raise self.parsed.error("chained assignment to an element is not supported",
+                                        first, "Write one assignment per statement.")
+            self.store(first, value, None, first)
+            return
         if isinstance(first, gast.Name):
             result = self.operation(value, target=first).id
         else:

@@ -43,7 +43,12 @@ def optimize(rev: Reversed) -> Optimized:
     methods = _MethodForms(_array_ranks(rev), rev.bindings)
     adjoint = [methods.visit(s) for s in adjoint]
     read = _reads(adjoint)
-    forward = _without_assignments(forward, rev.shape_saves - read)
+    while True:  # drop shape saves and snapshots nothing reads (a hoisted shape may read one)
+        unread = rev.shape_saves - read - _reads_of_others(forward, rev.shape_saves)
+        pruned = _without_assignments(forward, unread)
+        if _count(pruned) == _count(forward):
+            break
+        forward = pruned
     stack = _Stack(rev)
     stack.pops(adjoint)
     forward = stack.pushes(forward)
@@ -151,8 +156,15 @@ def _reads(stmts: list[gast.stmt]) -> set[str]:
 
 
 def _writes(stmts: list[gast.stmt]) -> set[str]:
-    return {t for s in syntax.in_order(stmts) if isinstance(s, gast.Assign)
-            for t in syntax.names_written(s.targets[0])}
+    """Names assigned, or updated in place through an element store."""
+    names = set()
+    for s in syntax.in_order(stmts):
+        if isinstance(s, gast.Assign):
+            target = s.targets[0]
+            if isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name):
+                names.add(target.value.id)
+            names |= syntax.names_written(target)
+    return names
 
 
 def _definitely_assigned(stmts: list[gast.stmt]) -> list[str]:
@@ -165,6 +177,18 @@ def _definitely_assigned(stmts: list[gast.stmt]) -> list[str]:
             in_else = set(_definitely_assigned(stmt.orelse))
             names += [n for n in _definitely_assigned(stmt.body) if n in in_else]
     return list(dict.fromkeys(names))
+
+
+def _reads_of_others(stmts: list[gast.stmt], prunable: frozenset[str]) -> set[str]:
+    """Names read by forward statements other than the prunable saves themselves."""
+    return {n for s in syntax.in_order(stmts) if not (
+        isinstance(s, gast.Assign) and set(_targets(s)) & prunable)
+        for n in (syntax.names_read(s) if not isinstance(s, (gast.If, gast.For, gast.While))
+                  else syntax.names_read(getattr(s, "test", None) or s.iter))}
+
+
+def _count(stmts: list[gast.stmt]) -> int:
+    return sum(1 for _ in syntax.in_order(stmts))
 
 
 def _without_assignments(stmts: list[gast.stmt], names: set[str]) -> list[gast.stmt]:
@@ -224,14 +248,16 @@ def _hoist_shapes(adjoint: list[gast.stmt], forward: list[gast.stmt], rev: Rever
         if name in other_reads:
             continue  # the values are needed anyway: read the shape from them
         for kind in sorted(kinds):
-            new = rev.namer.fresh(f"{name}_{kind}")
+            source = rev.snapshot_of.get(name, name)  # a copy has its original's shape
+            new = rev.namer.fresh(f"{source}_{kind}")
             hoisted[(name, kind)] = new
             if kind == "len":
-                query = syntax.call(syntax.name("len"), [syntax.name(name)])
-            elif name in arrays:
-                query = syntax.attribute(syntax.name(name), kind)
+                query = syntax.call(syntax.name("len"), [syntax.name(source)])
+            elif source in arrays:
+                query = syntax.attribute(syntax.name(source), kind)
             else:
-                query = syntax.call(f"{next(iter(numpy_names), 'np')}.{kind}", [syntax.name(name)])
+                query = syntax.call(f"{next(iter(numpy_names), 'np')}.{kind}",
+                                    [syntax.name(source)])
             _insert_after_definition(forward, name, syntax.assign(new, query),
                                      rev.analysis.normalized.parsed.params)
     if hoisted:
@@ -422,8 +448,8 @@ def _propagate_copies(adjoint: list[gast.stmt]) -> list[gast.stmt]:
 
 
 def _count_writes(stmts: list[gast.stmt], name: str) -> int:
-    return sum(1 for s in syntax.in_order(stmts) if isinstance(s, gast.Assign)
-               and name in syntax.names_written(s.targets[0]))
+    return sum(1 for s in syntax.in_order(stmts) if name in _writes([s]) and not isinstance(
+        s, (gast.If, gast.For, gast.While)))
 
 
 def _count_reads(stmts: list[gast.stmt], name: str) -> int:
@@ -481,6 +507,11 @@ def _eliminate_dead(stmts: list[gast.stmt], live: set[str]) -> tuple[list[gast.s
             stmt.body = body or [gast.Pass()]
             live = loop_live | syntax.names_read(stmt.iter if isinstance(stmt, gast.For)
                                                  else stmt.test)
+        elif isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Subscript):
+            base = stmt.targets[0].value  # an element store updates a live array in place
+            if not (isinstance(base, gast.Name) and base.id in live):
+                continue
+            live |= syntax.names_read(stmt)
         elif isinstance(stmt, gast.Assign):
             targets = set(_targets(stmt))
             if not targets & live:

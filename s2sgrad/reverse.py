@@ -29,7 +29,9 @@ import numpy as np
 from . import shapes, syntax
 from .analyze import Analysis, Op
 from .naming import Namer
+from .normalize import _VIEWS
 from .parse import MISSING
+from .runtime.indexing import last_writes
 from .runtime.unbroadcast import unbroadcast
 from .templates import Facts, inline, template_of
 
@@ -46,6 +48,7 @@ class Reversed:
     seed: str  # the adjoint's parameter: the cotangent of the output
     saved: str  # the adjoint's parameter: what the forward saved
     bar_of: dict[str, str]  # primal name -> the name of its cotangent
+    snapshot_of: dict[str, str]  # a copy taken for the adjoint -> the name it copies
 
 
 PUSH, POP = "__push__", "__pop__"  # markers that optimize turns into stack operations
@@ -92,6 +95,8 @@ class _Reverser:
         self.shape_of: dict[tuple, str] = {}
         self.callee_saved: dict[int, str] = {}
         self.trips: dict[int, str] = {}  # loop -> its trip counter
+        self.snapshots: dict[tuple, str] = {}
+        self.writes = _Writes(analysis)
         self.block_ids: dict[int, int] = {}
         self.adjoint: list[gast.stmt] = []
         self.facts = Facts(ndim=self._ndim, is_none=self._is_none,
@@ -123,8 +128,10 @@ class _Reverser:
         self.adjoint.append(self.returned_gradients())
         forward = self.forward_block(body[:-1])  # after the adjoint: it asks for saves
         return Reversed(self.a, forward, self.adjoint, self.bindings.names, result, self.namer,
-                        frozenset(self.shape_of.values()), self.seed, self.saved,
-                        dict(self.bar_of))
+                        frozenset(self.shape_of.values()) | frozenset(self.snapshots.values()),
+                        self.seed, self.saved,
+                        dict(self.bar_of),
+                        {copy: name for (_, name), copy in self.snapshots.items()})
 
     # --- forward -------------------------------------------------------------------------
 
@@ -149,7 +156,8 @@ class _Reverser:
         out: list[gast.stmt] = []
         for stmt in stmts:
             if isinstance(stmt, (gast.Assign, gast.Expr)):
-                out.append(self.forward_statement(stmt))
+                lowered = self.forward_statement(stmt)
+                out.extend(lowered if isinstance(lowered, list) else [lowered])
                 out.extend(self.extra.get(id(stmt), []))
             elif isinstance(stmt, gast.If) and self.is_active([stmt]):
                 body = self.forward_block(stmt.body, self.block_id(stmt.body or [stmt]))
@@ -170,17 +178,54 @@ class _Reverser:
             out.append(syntax.expr_stmt(syntax.call(syntax.name(PUSH), [syntax.const(marker)])))
         return out
 
-    def forward_statement(self, stmt: gast.stmt) -> gast.stmt:
+    def forward_statement(self, stmt: gast.stmt) -> gast.stmt | list[gast.stmt]:
         op = self.a.ops[id(stmt)]
+        if op.kind == "setitem":  # y_1 = y; y_1[idx] = v: in place, as NumPy does it
+            region = stmt.value.args[0]
+            store = gast.Subscript(value=syntax.name(op.target), slice=syntax.clone(
+                region.slice), ctx=gast.Store())
+            return [syntax.located(syntax.assign(op.target, syntax.clone(region.value)), stmt),
+                    syntax.located(syntax.assign(store, syntax.clone(stmt.value.args[1])),
+                                   stmt)]
         if op.kind != "call" or op.target not in self.a.active:
             return stmt
         compiled = op.callee
         fname = self.bindings.claim(f"{compiled.name}_forward", compiled.forward)
         saved = self.callee_saved_name(stmt, compiled)
         call = stmt.value
-        new = syntax.unpack([op.target, saved], syntax.call(syntax.name(fname), call.args))
-        new.value.keywords = call.keywords
+        args = [self.copy_if_at_risk(stmt, a) for a in call.args]
+        new = syntax.unpack([op.target, saved], syntax.call(syntax.name(fname), args))
+        new.value.keywords = [gast.keyword(arg=k.arg, value=self.copy_if_at_risk(stmt, k.value))
+                              for k in call.keywords]
         return syntax.located(new, stmt)
+
+    def copy_if_at_risk(self, stmt: gast.stmt, atom: gast.expr) -> gast.expr:
+        """A callee's forward may keep its argument for its adjoint: pass it a copy when a
+        later element assignment may change it."""
+        if isinstance(atom, gast.Name) and self.writes.at_risk(atom.id, stmt):
+            return syntax.call(f"{self.np}.copy", [atom])
+        return atom
+
+    # --- values a later element assignment would overwrite ----------------------------------
+
+    def snapshot_atom(self, stmt: gast.stmt, atom: Any) -> Any:
+        if isinstance(atom, gast.Name):
+            return syntax.name(self.snapshot(stmt, atom.id))
+        return atom
+
+    def snapshot(self, stmt: gast.stmt, name: str) -> str:
+        """The name under which the adjoint of ``stmt`` reads ``name``: ``name`` itself, or a
+        copy taken right after ``stmt`` when an element assignment that runs later (further
+        on, or in a later iteration) may change the array ``name`` shares memory with."""
+        if not self.writes.at_risk(name, stmt):
+            return name
+        key = (id(stmt), name)
+        if key not in self.snapshots:
+            copy = self.namer.fresh(f"{name}_copy")
+            self.snapshots[key] = copy
+            take = syntax.assign(copy, syntax.call(f"{self.np}.copy", [syntax.name(name)]))
+            self.extra.setdefault(id(stmt), []).append(syntax.located(take, stmt))
+        return self.snapshots[key]
 
     def trip_counter(self, loop: gast.stmt) -> str:
         if id(loop) not in self.trips:
@@ -310,12 +355,46 @@ class _Reverser:
             self.rule_adjoint(stmt, op, g)
         elif op.kind == "call":
             self.call_adjoint(stmt, op, g)
+        elif op.kind == "setitem":
+            self.setitem_adjoint(stmt, op, g)
+
+    def setitem_adjoint(self, stmt: gast.stmt, op: Op, g: gast.expr) -> None:
+        """``y_1 = y with y[idx] = v``: v gets the region of the cotangent (where it landed),
+        y the cotangent with the region zeroed."""
+        base, index, value = op.bindings["a"], op.bindings["index"], op.bindings["v"]
+        if isinstance(value, gast.Name) and value.id in self.a.active:
+            region = gast.Subscript(value=syntax.clone(g), slice=syntax.clone(index),
+                                    ctx=gast.Load())
+            if not self.is_basic(index, base.id):  # a repeated position keeps the last write
+                helper = self.bindings.claim("last_writes", last_writes)
+                mask = syntax.call(syntax.name(helper), [
+                    syntax.name(self.save_shape(stmt, base.id)), syntax.clone(index)])
+                region = syntax.binop(region, "Mult", mask)
+            self.accumulate(value, self.fit(stmt, region, value.id, None))
+        if isinstance(base, gast.Name) and base.id in self.a.active:
+            rest = self.namer.fresh(f"_{base.id.lstrip('_')}_rest")
+            self.emit(syntax.assign(rest, syntax.call(syntax.attribute(syntax.clone(g), "copy"))))
+            zero = gast.Subscript(value=syntax.name(rest), slice=syntax.clone(index),
+                                  ctx=gast.Store())
+            self.emit(syntax.assign(zero, syntax.const(0.0)))
+            self.accumulate(base, syntax.name(rest))
+
+    def is_basic(self, index: gast.expr, base: str) -> bool:
+        """Is the index made of ints, slices, None and ... only (no position can repeat)?"""
+        parts = index.elts if isinstance(index, gast.Tuple) else [index]
+        for part in parts:
+            if isinstance(part, gast.Slice) or syntax.is_const(part):
+                continue
+            value = self.a.values.get(part.id) if isinstance(part, gast.Name) else None
+            if value is None or value.kind != "scalar" or value.float:
+                return False
+        return True
 
     def rule_adjoint(self, stmt: gast.stmt, op: Op, g: gast.expr) -> None:
         rule = op.rule
         template = template_of(rule)
-        params = {"g": g, "ans": syntax.name(op.target)}
-        params.update({p: a for p, a in op.bindings.items()})
+        params = {"g": g, "ans": syntax.name(self.snapshot(stmt, op.target))}
+        params.update({p: self.snapshot_atom(stmt, a) for p, a in op.bindings.items()})
         global_names = {k: self.bindings.claim(k, v) for k, v in template.globals.items()}
         wanted = [p for p in op.diff_params
                   if isinstance(op.bindings.get(p), gast.Name)
@@ -347,17 +426,21 @@ class _Reverser:
         return [gast.Subscript(value=syntax.name(result), slice=syntax.const(k), ctx=gast.Load())
                 for k in range(len(template.outputs))]
 
-    def fit(self, stmt: gast.stmt, c: gast.expr, atom: str, out: str) -> gast.expr:
+    def fit(self, stmt: gast.stmt, c: gast.expr, atom: str, out: str | None) -> gast.expr:
         """Reduce a contribution shaped like ``out`` to the shape of ``atom``, if they can differ.
 
         Where the analysis knows which axes have size 1 this is a plain ``np.sum`` over the
         broadcast axes (or nothing); elsewhere a run-time ``unbroadcast``.
         """
-        if self.a.same_shape(atom, out):
+        if out is not None and self.a.same_shape(atom, out):
             return c
-        operand, result = self.a.values[atom].dims, self.a.values[out].dims
+        operand = self.a.values[atom].dims
+        result = None if out is None else self.a.values[out].dims
         if operand == ():
             return c if result == () else syntax.call(f"{self.np}.sum", [c])
+        if result is None and out is None:  # a region of unknown shape
+            helper = self.bindings.claim("unbroadcast", unbroadcast)
+            return syntax.call(syntax.name(helper), [c, syntax.name(self.save_shape(stmt, atom))])
         plan = None if operand is None or result is None else shapes.sum_axes(operand, result)
         if plan is None:
             helper = self.bindings.claim("unbroadcast", unbroadcast)
@@ -409,6 +492,17 @@ class _Reverser:
         return syntax.ret(syntax.tuple_(grads))
 
 
+def _names_read_here(stmt: gast.stmt) -> set[str]:
+    """Names a statement reads itself (for an if or a loop: its test or range only)."""
+    if isinstance(stmt, gast.If):
+        return syntax.names_read(stmt.test)
+    if isinstance(stmt, gast.For):
+        return syntax.names_read(stmt.iter)
+    if isinstance(stmt, gast.While):
+        return set()
+    return syntax.names_read(stmt)
+
+
 def _read_before_written(body: list[gast.stmt]) -> list[str]:
     """Names the body reads before it assigns them: values from the previous iteration."""
     written: set[str] = set()
@@ -424,3 +518,119 @@ def _read_before_written(body: list[gast.stmt]) -> list[str]:
 
 def _axes(axes: tuple[int, ...]) -> gast.expr:
     return syntax.const(axes[0]) if len(axes) == 1 else syntax.tuple_(syntax.const(a) for a in axes)
+
+
+class _Writes:
+    """Which values may be changed by an element assignment that runs after a statement.
+
+    Names are grouped by the memory they may share: copies, views (indexing, reshapes,
+    transposes) and the versions an element assignment makes are one group. A name is at
+    risk after statement S when its group is assigned into after S in program order, or
+    anywhere in a loop that contains S (a later iteration).
+    """
+
+    def __init__(self, analysis: Analysis):
+        self.group: dict[str, str] = {}
+        self.position: dict[int, int] = {}
+        self.loops: list[tuple[int, int]] = []  # (first, last) positions of each loop body
+        self.writes: dict[str, list[int]] = {}  # group -> positions of assignments into it
+        self.views: dict[str, tuple[int, gast.stmt]] = {}  # view -> where it is taken
+        self.reads: dict[str, list[tuple[int, gast.stmt]]] = {}
+        self.values = analysis.values
+        self._walk(analysis.body[:-1], analysis)
+        self._check_views(analysis)
+
+    def _check_views(self, analysis: Analysis) -> None:
+        """A view taken before an element assignment into the same array, and read after it,
+        sees the new values (NumPy shares the memory); the adjoint would not. Refuse it."""
+        for view, (taken, _) in self.views.items():
+            group = self._find(view)
+            for target, positions in self.writes.items():
+                if self._find(target) != group:
+                    continue
+                for write in positions:
+                    if write <= taken:
+                        continue
+                    late = [s for pos, s in self.reads.get(view, []) if pos > write]
+                    if late:
+                        parsed = analysis.normalized.parsed
+                        raise parsed.error(
+                            f"'{view}' is a view of an array that an element assignment "
+                            "changes before this use: NumPy shares the memory, so the value "
+                            "here includes the assignment, which the gradient cannot follow",
+                            late[0], "Take a copy when you take the view, e.g. "
+                            "`row = y[0].copy()`, or assign before taking it.")
+
+    def _find(self, name: str) -> str:
+        while self.group.get(name, name) != name:
+            name = self.group[name]
+        return name
+
+    def _union(self, a: str, b: str) -> None:
+        self.group[self._find(a)] = self._find(b)
+
+    def _walk(self, stmts: list[gast.stmt], analysis: Analysis) -> None:
+        for stmt in stmts:
+            self.position[id(stmt)] = len(self.position)
+            if isinstance(stmt, (gast.For, gast.While)):
+                first = len(self.position)
+                self._walk(stmt.body, analysis)
+                self.loops.append((first, len(self.position) - 1))
+            elif isinstance(stmt, gast.If):
+                self._walk(stmt.body, analysis)
+                self._walk(stmt.orelse, analysis)
+            elif isinstance(stmt, gast.Assign):
+                op = analysis.ops.get(id(stmt))
+                target = op.target if op is not None else None
+                if target is None:
+                    continue
+                base = self._shares_memory_with(stmt.value, op)
+                for name in base:
+                    self._union(target, name)
+                if op.kind == "setitem":
+                    self.writes.setdefault(target, []).append(self.position[id(stmt)])
+                elif base and op.kind != "copy":
+                    self.views[target] = (self.position[id(stmt)], stmt)
+            for name in _names_read_here(stmt):
+                self.reads.setdefault(name, []).append((self.position[id(stmt)], stmt))
+
+    def _shares_memory_with(self, value: gast.expr, op: Any) -> list[str]:
+        if op.kind == "setitem":
+            return [op.bindings["a"].id]
+        if isinstance(value, gast.Name):
+            return [value.id]
+        if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
+            result = self.values.get(op.target)
+            return [] if result is not None and result.ndim == 0 else [value.value.id]
+        if isinstance(value, gast.Attribute) and isinstance(value.value, gast.Name):
+            return [value.value.id] if value.attr in _VIEWS else []
+        if isinstance(value, gast.Call):
+            func = value.func
+            name = func.attr if isinstance(func, gast.Attribute) else getattr(func, "id", "")
+            if op.kind == "call":  # a user function may return a view of an argument
+                return [a.id for a in value.args if isinstance(a, gast.Name)]
+            if name in _VIEWS:
+                receiver = func.value if isinstance(func, gast.Attribute) and isinstance(
+                    func.value, gast.Name) and func.value.id in self.values else None
+                if receiver is not None:
+                    return [receiver.id]
+                return [a.id for a in value.args[:1] if isinstance(a, gast.Name)]
+        return []
+
+    def at_risk(self, name: str, stmt: gast.stmt) -> bool:
+        if not self.writes:
+            return False
+        group = self._find(name)
+        where = self.position.get(id(stmt))
+        if where is None:
+            return False
+        for target, positions in self.writes.items():
+            if self._find(target) != group:
+                continue
+            for write in positions:
+                if write > where:
+                    return True
+                if any(first <= where <= last and first <= write <= last
+                       for first, last in self.loops):
+                    return True
+        return False

@@ -59,6 +59,11 @@ def check_operation(node, locals_):
         assert atom(node.operand)
     elif isinstance(node, gast.Compare):
         assert atom(node.left) and all(atom(c) for c in node.comparators)
+    elif isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+            node.func.id == "__setitem__":  # y_1 = __setitem__(y[index], v)
+        region, value = node.args
+        check_operation(region, locals_)
+        assert atom(value)
     elif isinstance(node, gast.Call):
         func = node.func
         assert atom(func) or (isinstance(func, gast.Attribute) and atom(func.value))

@@ -24,7 +24,8 @@ CASES = [
     ("uses_del", "del", "'del'"),
     ("uses_exec", "eval(", "eval() is not supported"),
     ("uses_attribute_store", "obj.value", "assigning to an attribute"),
-    ("uses_subscript_store", "y[0]", "assignment to an element or slice"),
+    ("write_into_argument", "x[0]", "assignment to an element of 'x', the caller's array"),
+    ("view_read_after_write", "row * x[1]", "is a view of an array that an element"),
     ("uses_import", "import", "imports inside"),
     ("uses_lambda", "lambda", "lambdas"),
     ("uses_listcomp", "[x * i", "list comprehensions"),
@@ -58,7 +59,8 @@ def _call(name):
     fn = _function(name)
     args = {"uses_attribute_store": (X, object()), "uses_starred": (X, (X, X)),
             "inplace_on_alias": (X, X), "inplace_on_argument": (X, X),
-            "return_in_loop": (1.5,), "for_else": (1.5,)}.get(name, (X,))
+            "return_in_loop": (1.5,), "for_else": (1.5,),
+            "view_read_after_write": (np.ones((2, 3)),)}.get(name, (X,))
     return s2sgrad.gradient(fn)(*args)
 
 

@@ -60,10 +60,16 @@ def uses_attribute_store(x, obj):
     return x * 2
 
 
-def uses_subscript_store(x):
-    y = np.zeros(3)
-    y[0] = x  # <- refused
-    return np.sum(y)
+def write_into_argument(x):
+    x[0] = 1.0  # <- refused
+    return np.sum(x)
+
+
+def view_read_after_write(x):
+    y = x * 1.0
+    row = y[0]
+    y[0, 1] = 3.0
+    return np.sum(row * x[1])  # <- refused
 
 
 def uses_import(x):
