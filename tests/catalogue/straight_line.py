@@ -1035,6 +1035,72 @@ def assert_statement(x):
     return np.sum(x ** 2)
 
 
+# --- element assignment: y[i] = v, y[1:3] = v, y[idx] += v -----------------------------------
+
+
+def element_assignment(x):
+    # x (4,): writes into a fresh array, read afterwards.
+    y = np.zeros(4)
+    y[0] = x[1] * 2.0
+    y[1:3] = x[:2] ** 2
+    return np.sum(y * x)
+
+
+def element_overwrite(x):
+    y = x * 1.0
+    y[0] = 0.0
+    return np.sum(y * x)
+
+
+def element_repeated_index_add(x):
+    # NumPy's buffered +=: with index [0, 0, 1] only the last write to y[0] counts.
+    y = np.zeros(3)
+    y[[0, 0, 1]] += x
+    return np.sum(y * y)
+
+
+def element_mask_assign(x):
+    y = x * 1.0
+    y[y < 0.0] = 0.0
+    return np.sum(y * x)
+
+
+def element_column_assign(x):
+    # x (3, 3).
+    y = x * 2.0
+    y[:, 0] = x[:, 1] ** 2
+    return np.sum(y * x)
+
+
+def element_float_into_row(x, s):
+    # A differentiated float broadcast into a row.
+    y = x * 1.0
+    y[0] = s
+    return np.sum(y ** 2)
+
+
+def element_write_then_read(x):
+    y = x * 1.0
+    y[0] = x[0] * 2.0
+    z = y[0] * y[1]
+    y[1] = 5.0
+    return z + np.sum(y * x)
+
+
+def element_overwrite_twice(x, a, b):
+    # Only b reaches the output through y[0].
+    y = x * 1.0
+    y[0] = a
+    y[0] = b
+    return np.sum(y * y)
+
+
+def element_overlapping_add(x):
+    y = x * 1.0
+    y[1:] += y[:-1]
+    return np.sum(y * x)
+
+
 # --- non-differentiable functions in the path --------------------------------------------
 
 
@@ -1351,6 +1417,60 @@ def copy_into(x, y):
     h = x * 1.0
     np.copyto(h, y)
     return np.sum(h * x)
+
+
+def _tail(v):
+    return v[1:]
+
+
+def element_write_through_copy(x):
+    y = x * 1.0
+    z = y
+    z[0] = 5.0
+    return np.sum(y * x)
+
+
+def element_write_through_reshape(x):
+    # x (2, 2).
+    y = x * 1.0
+    flat = y.reshape(-1)
+    flat[0] = 7.0
+    return np.sum(y * x)
+
+
+def element_write_through_slice(x):
+    y = x * 1.0
+    v = y[1:]
+    v[0] = 9.0
+    return np.sum(y * x)
+
+
+def element_write_after_view(x):
+    y = x * 1.0
+    row = y[0:2]
+    y[0] = 3.0
+    return np.sum(row * x[0:2])
+
+
+def element_write_through_tuple_alias(x):
+    y = x * 1.0
+    a, b = y, x
+    a[0] = 1.0
+    return np.sum(y * b)
+
+
+def element_write_through_chained_alias(x):
+    y = x * 1.0
+    a = b = y
+    b[0] = 1.0
+    return np.sum(a * x)
+
+
+def element_write_through_callee_view(x):
+    y = x * 1.0
+    v = _tail(y)
+    v[0] = 1.0
+    return np.sum(y * x)
 
 
 # --- float32 inputs: small functions whose gradient must keep the input's dtype -------------
