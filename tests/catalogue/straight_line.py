@@ -21,6 +21,7 @@ from .helpers import softplus
 
 # Module-level constants read by the functions below.
 SCALE = 3.0
+BUFFER = np.zeros(3)  # written to by a function that must be refused
 OFFSETS = np.array([0.5, -1.0, 2.0, 0.25])
 EPS = 1e-5
 WEIGHTS = np.linspace(-1.0, 1.0, 12).reshape(4, 3)
@@ -1101,6 +1102,24 @@ def element_overlapping_add(x):
     return np.sum(y * x)
 
 
+def element_full_overwrite(x):
+    y = np.empty(3)
+    y[:] = x * 2.0
+    z = x * 1.0
+    z[...] = np.sin(x)
+    return np.sum(y * x) + np.sum(z * x)
+
+
+def element_write_into_callee_result(x):
+    y = _double(x)
+    y[0] = 0.0
+    return np.sum(y * x)
+
+
+def _double(v):
+    return v * 2.0
+
+
 # --- non-differentiable functions in the path --------------------------------------------
 
 
@@ -1450,6 +1469,17 @@ def element_write_after_view(x):
     row = y[0:2]
     y[0] = 3.0
     return np.sum(row * x[0:2])
+
+
+def element_write_into_global(x):
+    BUFFER[0] = x[0]
+    return np.sum(BUFFER * x)
+
+
+def element_write_into_global_alias(x):
+    b = BUFFER
+    b[0] = x[0]
+    return np.sum(b * x)
 
 
 def element_write_through_tuple_alias(x):
