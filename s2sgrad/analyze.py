@@ -209,6 +209,27 @@ class _Analyzer:
                 self.useful_statement(stmt, self.ops[id(stmt)], useful)
         return useful
 
+    def check_effect(self, call: gast.expr) -> None:
+        """A call whose result is dropped is kept for its effect. Printing is fine; a call
+        that may change an array in place (x.sort(), np.copyto(h, y)) would change values
+        the gradient depends on without the gradient knowing."""
+        if not isinstance(call, gast.Call):
+            return
+        if self.parsed.resolve(call.func) in (print,):
+            return
+        arrays = [a for a in call.args + [k.value for k in call.keywords]
+                  if self.value(a).kind == "array"]
+        receiver = call.func.value if isinstance(call.func, gast.Attribute) and isinstance(
+            call.func.value, gast.Name) and call.func.value.id in self.values else None
+        if receiver is not None and self.value(receiver).kind == "array":
+            arrays.append(receiver)
+        if arrays:
+            raise self.parsed.error(
+                "a call whose result is not used, on an array: it may change the array in "
+                "place, which the gradient cannot follow", call,
+                "Assign the result to a name (e.g. `x = np.sort(x)`), or move the call "
+                "outside the differentiated function.")
+
     def check_in_place(self, stmt: gast.stmt, name: str, previous: str, origin: str) -> None:
         """`x += y` on an array updates it in place: refuse it where another name sees it."""
         value = self.values.get(previous)
@@ -235,6 +256,7 @@ class _Analyzer:
             target = stmt.targets[0].id
             op = self.operation(stmt.value, target)
         elif isinstance(stmt, gast.Expr):
+            self.check_effect(stmt.value)
             op = self.operation(stmt.value, None)
             op = Op("effect", None, what=op.what)
         else:
@@ -353,6 +375,12 @@ class _Analyzer:
         func = node.func
         if syntax.is_name(func, SETITEM):
             return self.setitem(node, target)
+        for keyword in node.keywords:
+            if keyword.arg == "out":
+                raise self.parsed.error(
+                    "'out=' writes the result into an existing array, which the gradient "
+                    "cannot follow", keyword.value, "Assign the result instead: "
+                    "`y = np.clip(x, lo, hi)`.")
         args = list(node.args)
         keywords = {k.arg: k.value for k in node.keywords}
         if None in keywords:
@@ -511,8 +539,11 @@ class _Analyzer:
             dims = first.dims
         elif shape == "scalar":
             dims = ()
-        kind = "scalar" if shape == "scalar" and all(v.kind == "scalar" for v in values) \
-            else "array"
+        module = getattr(rule.primitive, "__module__", "") or ""
+        python_scalar = shape == "scalar" and (module == "math" or rule.primitive in (
+            float, abs) and all(v.kind == "scalar" for v in values))
+        kind = "scalar" if python_scalar or (
+            shape == "scalar" and all(v.kind == "scalar" for v in values)) else "array"
         cls = self.shape_class.get(operands[0].id) if shape == "same" and isinstance(
             operands[0], gast.Name) else None
         self.set_value(target, Abstract(kind, dims, True), cls)

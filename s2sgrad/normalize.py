@@ -41,6 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import gast
+import numpy as np
 
 from . import syntax
 from .naming import Namer
@@ -58,6 +59,8 @@ class Normalized:
     augmented: dict[int, tuple[str, str, str]]  # id -> (user name, version, origin)
     writes: dict[int, tuple[str, str, str]]  # `y[i] = v` statements by id, the same way
 
+
+_NOT_SEQUENCES = (iter, map, filter, np.ndindex, np.ndenumerate, np.nditer)
 
 SETITEM = "__setitem__"  # y_1 = __setitem__(y[idx], v): the ANF form of y[idx] = v
 
@@ -167,6 +170,7 @@ class _ANF:
         self.origin: dict[str, str] = {p: "param" for p in parsed.params}  # version -> origin
         self.augmented: dict[int, tuple[str, str, str]] = {}
         self.reassigned: set[str] = set()  # generated names assigned more than once (flags)
+        self.synthetic: set[str] = set()  # variables of desugared expressions (versioned)
         self.writes: dict[int, tuple[str, str, str]] = {}  # y[i] = v statements, as augmented
         self.out: list[gast.stmt] = []
 
@@ -251,17 +255,36 @@ class _ANF:
         iterable = stmt.iter
         kind = self.parsed.resolve(iterable.func) if isinstance(iterable, gast.Call) else None
         items: list[tuple[gast.expr, gast.expr | None]] = []  # (target, sequence) per item
-        if kind is range and not iterable.keywords:
+        if kind in _NOT_SEQUENCES or (isinstance(iterable, gast.Call) and isinstance(
+                iterable.func, gast.Attribute) and iterable.func.attr in (
+                "items", "keys", "values")):
+            raise self.parsed.error(
+                "a for loop over an iterator is not supported: the loop is differentiated as "
+                "a loop over indices", iterable, "Loop over range(n), an array, a list or a "
+                "tuple (enumerate, zip and reversed of those work too).")
+        if kind is reversed and len(iterable.args) == 1 and not iterable.keywords:
+            sequence = self.atom(iterable.args[0])
+            count = self.operation(syntax.call(syntax.name("len"), [sequence]), temp=True)
+            last = self.operation(syntax.binop(count, "Sub", syntax.const(1)), temp=True)
+            sequence_range = self.operation(syntax.call(syntax.name("range"), [
+                last, syntax.const(-1), syntax.const(-1)]), temp=True)
+            index_target = syntax.name(self.namer.fresh("_i"), store=True)
+            items = [(stmt.target, sequence)]
+        elif kind is range and not iterable.keywords:
             sequence_range = self.operation(syntax.call(syntax.name("range"), iterable.args),
                                             temp=True)
             index_target = stmt.target
         else:
-            if kind is enumerate and len(iterable.args) == 1 and isinstance(
+            start = iterable.args[1] if kind is enumerate and len(iterable.args) == 2 else None
+            if kind is enumerate and len(iterable.args) in (1, 2) and isinstance(
                     stmt.target, gast.Tuple) and len(stmt.target.elts) == 2:
                 sequences = [self.atom(iterable.args[0])]
                 counter, item = stmt.target.elts
                 index_target = counter
-                items = [(item, sequences[0])]
+                if start is not None:  # enumerate(xs, 1): the counter is the index plus 1
+                    index_target = syntax.name(self.namer.fresh("_i"), store=True)
+                    items.append((counter, None))
+                items.append((item, sequences[0]))
             elif kind is zip and iterable.args and isinstance(stmt.target, gast.Tuple) and \
                     len(stmt.target.elts) == len(iterable.args):
                 sequences = [self.atom(a) for a in iterable.args]
@@ -281,15 +304,20 @@ class _ANF:
             raise self.parsed.error("only a name, or (index, item) with enumerate, or a tuple "
                                     "with zip, can be the target of a for loop", stmt.target,
                                     "Unpack the item inside the loop body.")
-        prelude = [syntax.located(syntax.assign(t, gast.Subscript(
-            value=syntax.clone(seq), slice=syntax.name(index_target.id), ctx=gast.Load())), t)
-            for t, seq in items]
+        prelude = []
+        for t, seq in items:
+            if seq is None:  # the counter of enumerate(xs, start)
+                value = syntax.binop(syntax.name(index_target.id), "Add", start)
+            else:
+                value = gast.Subscript(value=syntax.clone(seq),
+                                       slice=syntax.name(index_target.id), ctx=gast.Load())
+            prelude.append(syntax.located(syntax.assign(t, value), t))
         carried = self.loop_carried(stmt.body + prelude, index_target.id)
         loop_var = index_target.id
         version = self.define(loop_var) if loop_var in self.parsed.local_names else loop_var
         body = self.loop_body(prelude, stmt.body, carried, stmt)
         loop = gast.For(target=syntax.name(version, store=True), iter=sequence_range,
-                        body=body, orelse=[], type_comment=None)
+                        body=body or [gast.Pass()], orelse=[], type_comment=None)
         self.emit(loop, stmt)
 
     def while_loop(self, stmt: gast.While) -> None:
@@ -466,30 +494,28 @@ class _ANF:
             value = node.operand.value
             return syntax.const(-value if isinstance(node.op, gast.USub) else value)
         if isinstance(node, gast.IfExp):
-            result = self.namer.temp()
+            result = self.synthetic_variable()
             self.branch(node, self.atom(node.test), [syntax.located(syntax.assign(
                 result, node.body), node.body)], [syntax.located(syntax.assign(
                     result, node.orelse), node.orelse)])
-            return syntax.name(result)
+            return syntax.name(self.current[result])
         if isinstance(node, gast.BoolOp):  # a and b: b only if a is true; the value is a or b
-            result = self.namer.temp()
-            self.reassigned.add(result)
+            result = self.synthetic_variable()
             first, *rest = node.values
             value = self.atom(first)
             for other in rest:
-                self.emit(syntax.assign(result, value), node)
+                self.emit(syntax.assign(self.define(result), value), node)
                 taken = [syntax.located(syntax.assign(result, other), other)]
                 is_and = isinstance(node.op, gast.And)
-                self.branch(node, syntax.name(result), taken if is_and else [],
+                self.branch(node, syntax.name(self.current[result]), taken if is_and else [],
                             [] if is_and else taken)
-                value = syntax.name(result)
+                value = syntax.name(self.current[result])
             return value
         if isinstance(node, gast.Compare) and len(node.ops) > 1:  # a < b < c
-            result = self.namer.temp()
-            self.reassigned.add(result)
+            result = self.synthetic_variable()
             left = self.atom(node.left)
             self.chain(node, result, left, node.ops, node.comparators)
-            return syntax.name(result)
+            return syntax.name(self.current[result])
         return self.operation(node, temp=True)
 
     def chain(self, node: gast.Compare, result: str, left: gast.expr, ops: list,
@@ -497,12 +523,17 @@ class _ANF:
         """``left op0 c0 op1 c1 ...``: each operand evaluated once, the rest only while true."""
         right = self.atom(comparators[0])
         first = gast.Compare(left=left, ops=ops[:1], comparators=[right])
-        self.emit(syntax.assign(result, syntax.located(first, node)), node)
+        self.emit(syntax.assign(self.define(result), syntax.located(first, node)), node)
         if len(ops) > 1:
-            outer, self.out = self.out, []
-            self.chain(node, result, right, ops[1:], comparators[1:])
-            rest, self.out = self.out, outer
-            self.emit(syntax.if_(syntax.name(result), rest, []), node)
+            rest = gast.Compare(left=right, ops=ops[1:], comparators=comparators[1:])
+            self.branch(node, syntax.name(self.current[result]),
+                        [syntax.located(syntax.assign(result, rest), node)], [])
+
+    def synthetic_variable(self) -> str:
+        """A variable the desugaring introduces; versioned and merged like the user's own."""
+        name = self.namer.temp()
+        self.synthetic.add(name)
+        return name
 
     def operation(self, node: gast.expr, target: gast.Name | None = None,
                   temp: bool = False) -> gast.expr:
@@ -581,6 +612,8 @@ class _ANF:
                 or syntax.is_static_tuple(node) or self.is_static(node))
 
     def load(self, node: gast.expr) -> gast.expr:
+        if isinstance(node, gast.Name) and node.id in self.synthetic:
+            return syntax.located(syntax.name(self.current[node.id]), node)
         if isinstance(node, gast.Name) and node.id in self.namer.generated:
             return syntax.clone(node)  # made by this pass: already in normal form
         if isinstance(node, gast.Name) and node.id in self.parsed.local_names:
@@ -595,9 +628,10 @@ class _ANF:
 
     def define(self, user_name: str) -> str:
         """The name a new assignment to ``user_name`` stores into (a new version if needed)."""
-        if user_name not in self.parsed.local_names:  # a temporary: assigned where it is made
-            return user_name
-        taken = user_name in self.current or user_name in self.namer.generated
+        if user_name not in self.parsed.local_names and user_name not in self.synthetic:
+            return user_name  # a temporary: assigned once, where it is made
+        taken = user_name in self.current or (
+            user_name in self.namer.generated and user_name not in self.synthetic)
         version = self.namer.fresh(user_name) if taken else self.namer.reserve(user_name)
         self.current[user_name] = version
         return version

@@ -24,7 +24,7 @@ def of_shape(shape: Sequence[int]) -> Dims:
 def of_literal(shape: Any) -> Dims | None:
     """Dims of an array created with a literal shape (``(3, 1)``, ``5``, ``(n, -1)``)."""
     if isinstance(shape, int):
-        return (shape == 1,)
+        return (None,) if shape < 0 else (shape == 1,)
     if isinstance(shape, tuple):
         return tuple(None if not isinstance(n, int) or n < 0 else n == 1 for n in shape)
     return None

@@ -80,7 +80,7 @@ def expr_stmt(value: Expr) -> gast.Expr:
 
 
 def if_(test: Expr, body: list[Stmt], orelse: list[Stmt]) -> gast.If:
-    return gast.If(test=test, body=body, orelse=orelse)
+    return gast.If(test=test, body=body or [gast.Pass()], orelse=orelse)
 
 
 def function(fname: str, params: list[str], body: list[Stmt]) -> gast.FunctionDef:
@@ -194,6 +194,8 @@ class _Substitute(gast.NodeTransformer):
 BINOPS = {
     gast.Add: "add", gast.Sub: "sub", gast.Mult: "mul", gast.Div: "truediv",
     gast.Pow: "pow", gast.MatMult: "matmul", gast.FloorDiv: "floordiv", gast.Mod: "mod",
+    gast.BitAnd: "and_", gast.BitOr: "or_", gast.BitXor: "xor", gast.LShift: "lshift",
+    gast.RShift: "rshift",
 }
 UNARYOPS = {gast.USub: "neg", gast.UAdd: "pos", gast.Not: "not_", gast.Invert: "invert"}
 CMPOPS = {
