@@ -468,7 +468,8 @@ TABLE: list[Case] = [
     # --- realistic losses -----------------------------------------------------------------
     Case(S.least_squares, [A(3), A(8, 3), A(8)]),
     Case(S.least_squares, [A(3, 2), A(8, 3), A(8, 2)]),
-    Case(S.ridge, [A(3), F, A(8, 3), A(8), FP]),
+    Case(S.ridge, [A(3), F, A(8, 3), A(8), FP],
+         wrts=[(0,), (1,), (4,), (0, 1), (4, 0), (-1,), (-1, 0, 2), (0, 1, 2, 3, 4)]),
     Case(S.logistic_regression, [A(3), F, A(10, 3), signs(10)]),
     Case(S.logistic_regression_sigmoid, [A(3), A(10, 3), Const(np.arange(10) % 2 * 1.0, "t")]),
     Case(S.softmax_cross_entropy, [A(6, 4), onehot(6, 4)]),
