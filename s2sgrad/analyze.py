@@ -240,10 +240,7 @@ class _Analyzer:
             raise self.parsed.error(
                 f"in-place update of the argument '{name}': NumPy would change the caller's "
                 "array", stmt, rewrite + ".")
-        raise self.parsed.error(
-            f"in-place update of '{name}', an array that may share memory with another value "
-            "(it was assigned from another array, or a view of one): NumPy would change both",
-            stmt, rewrite + ", or copy it first with .copy().")
+        # Other aliases are checked by reverse, which knows which arrays share memory.
 
     def new_class(self) -> int:
         self._classes += 1
@@ -362,14 +359,10 @@ class _Analyzer:
                     f"({value!r})", stmt, "Lists and dicts of values are not supported yet; "
                     "build the values with np.zeros(...) and assign into the array.")
             return
-        if origin == "fresh":
-            return
-        where = "the caller's array" if origin == "param" else (
-            "an array that may share memory with another value (it was assigned from another "
-            "array, or a view of one)")
-        raise self.parsed.error(
-            f"assignment to an element of '{name}', {where}: NumPy would change both", stmt,
-            f"Copy it first: `{name} = {name}.copy()`.")
+        if origin == "param":
+            raise self.parsed.error(
+                f"assignment to an element of '{name}', the caller's array: NumPy would change "
+                "both", stmt, f"Copy it first: `{name} = {name}.copy()`.")
 
     def call(self, node: gast.Call, target: str | None) -> Op:
         func = node.func

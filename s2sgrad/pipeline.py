@@ -49,6 +49,7 @@ class Compiled:
     saved: tuple[str, ...]  # the primal values the forward keeps for the adjoint
     result_value: Abstract  # what is known of the output
     filename: str
+    result_aliases: frozenset[str] = frozenset()  # parameters the output may share memory with
 
     @property
     def source(self) -> str:
@@ -120,7 +121,7 @@ def _run_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
     return Compiled(fn, parsed.name, wrt, tuple(sorted(signature.items())),
                     generated.forward, generated.backward, generated.forward_source,
                     generated.adjoint_source, optimized.saved, _result_value(analysis),
-                    generated.filename)
+                    generated.filename, reversed_.result_aliases)
 
 
 def _result_value(analysis: Analysis) -> Abstract:

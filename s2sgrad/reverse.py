@@ -48,6 +48,7 @@ class Reversed:
     seed: str  # the adjoint's parameter: the cotangent of the output
     saved: str  # the adjoint's parameter: what the forward saved
     bar_of: dict[str, str]  # primal name -> the name of its cotangent
+    result_aliases: frozenset[str]  # parameters whose memory the result may share
     snapshot_of: dict[str, str]  # a copy taken for the adjoint -> the name it copies
 
 
@@ -96,6 +97,7 @@ class _Reverser:
         self.callee_saved: dict[int, str] = {}
         self.trips: dict[int, str] = {}  # loop -> its trip counter
         self.snapshots: dict[tuple, str] = {}
+        self.before: dict[int, list[gast.stmt]] = {}  # forward statements before statement i
         self.writes = _Writes(analysis)
         self.block_ids: dict[int, int] = {}
         self.adjoint: list[gast.stmt] = []
@@ -130,7 +132,7 @@ class _Reverser:
         return Reversed(self.a, forward, self.adjoint, self.bindings.names, result, self.namer,
                         frozenset(self.shape_of.values()) | frozenset(self.snapshots.values()),
                         self.seed, self.saved,
-                        dict(self.bar_of),
+                        dict(self.bar_of), self.writes.result_aliases(result),
                         {copy: name for (_, name), copy in self.snapshots.items()})
 
     # --- forward -------------------------------------------------------------------------
@@ -157,6 +159,7 @@ class _Reverser:
         for stmt in stmts:
             if isinstance(stmt, (gast.Assign, gast.Expr)):
                 lowered = self.forward_statement(stmt)
+                out.extend(self.before.get(id(stmt), []))
                 out.extend(lowered if isinstance(lowered, list) else [lowered])
                 out.extend(self.extra.get(id(stmt), []))
             elif isinstance(stmt, gast.If) and self.is_active([stmt]):
@@ -187,6 +190,12 @@ class _Reverser:
             return [syntax.located(syntax.assign(op.target, syntax.clone(region.value)), stmt),
                     syntax.located(syntax.assign(store, syntax.clone(stmt.value.args[1])),
                                    stmt)]
+        if self.writes.is_in_place(stmt):  # x += y on an array: x_1 = x; x_1 += y
+            value = stmt.value
+            update = gast.AugAssign(target=syntax.name(op.target, store=True), op=value.op,
+                                    value=syntax.clone(value.right))
+            return [syntax.located(syntax.assign(op.target, syntax.clone(value.left)), stmt),
+                    syntax.located(update, stmt)]
         if op.kind != "call" or op.target not in self.a.active:
             return stmt
         compiled = op.callee
@@ -223,8 +232,12 @@ class _Reverser:
         if key not in self.snapshots:
             copy = self.namer.fresh(f"{name}_copy")
             self.snapshots[key] = copy
-            take = syntax.assign(copy, syntax.call(f"{self.np}.copy", [syntax.name(name)]))
-            self.extra.setdefault(id(stmt), []).append(syntax.located(take, stmt))
+            take = syntax.located(syntax.assign(copy, syntax.call(
+                f"{self.np}.copy", [syntax.name(name)])), stmt)
+            # a value the statement itself overwrites (x *= y reads the old x) is copied
+            # before it; anything else right after it
+            when = self.before if self.writes.overwrites(stmt, name) else self.extra
+            when.setdefault(id(stmt), []).append(take)
         return self.snapshots[key]
 
     def trip_counter(self, loop: gast.stmt) -> str:
@@ -521,45 +534,31 @@ def _axes(axes: tuple[int, ...]) -> gast.expr:
 
 
 class _Writes:
-    """Which values may be changed by an element assignment that runs after a statement.
+    """Which values may be changed by an in-place update that runs after a statement.
 
-    Names are grouped by the memory they may share: copies, views (indexing, reshapes,
-    transposes) and the versions an element assignment makes are one group. A name is at
-    risk after statement S when its group is assigned into after S in program order, or
-    anywhere in a loop that contains S (a later iteration).
+    In-place updates are element assignments (``y[i] = v``) and augmented assignments to
+    arrays (``h += x``), which NumPy performs in the array's memory. Names are grouped by
+    the memory they may share: copies, views (indexing, reshapes, transposes, a user
+    function's result and its arguments) and the versions an update makes are one group.
+    A name is at risk after statement S when its group is updated after S in program order,
+    or anywhere in a loop that contains S (a later iteration). Updates of a group that
+    holds an argument, and reads through another name of a group after an update (NumPy
+    would show the new values, the gradient would not), are refused here.
     """
 
     def __init__(self, analysis: Analysis):
         self.group: dict[str, str] = {}
         self.position: dict[int, int] = {}
         self.loops: list[tuple[int, int]] = []  # (first, last) positions of each loop body
-        self.writes: dict[str, list[int]] = {}  # group -> positions of assignments into it
-        self.views: dict[str, tuple[int, gast.stmt]] = {}  # view -> where it is taken
+        self.writes: dict[str, list[tuple[int, gast.stmt]]] = {}  # new version -> update
+        self.in_place: set[int] = set()  # augmented assignments done in place
+        self.defs: dict[str, list[int]] = {}
         self.reads: dict[str, list[tuple[int, gast.stmt]]] = {}
         self.values = analysis.values
+        self.parsed = analysis.normalized.parsed
+        self.augmented = analysis.normalized.augmented
         self._walk(analysis.body[:-1], analysis)
-        self._check_views(analysis)
-
-    def _check_views(self, analysis: Analysis) -> None:
-        """A view taken before an element assignment into the same array, and read after it,
-        sees the new values (NumPy shares the memory); the adjoint would not. Refuse it."""
-        for view, (taken, _) in self.views.items():
-            group = self._find(view)
-            for target, positions in self.writes.items():
-                if self._find(target) != group:
-                    continue
-                for write in positions:
-                    if write <= taken:
-                        continue
-                    late = [s for pos, s in self.reads.get(view, []) if pos > write]
-                    if late:
-                        parsed = analysis.normalized.parsed
-                        raise parsed.error(
-                            f"'{view}' is a view of an array that an element assignment "
-                            "changes before this use: NumPy shares the memory, so the value "
-                            "here includes the assignment, which the gradient cannot follow",
-                            late[0], "Take a copy when you take the view, e.g. "
-                            "`row = y[0].copy()`, or assign before taking it.")
+        self._check()
 
     def _find(self, name: str) -> str:
         while self.group.get(name, name) != name:
@@ -571,8 +570,12 @@ class _Writes:
 
     def _walk(self, stmts: list[gast.stmt], analysis: Analysis) -> None:
         for stmt in stmts:
-            self.position[id(stmt)] = len(self.position)
+            here = self.position[id(stmt)] = len(self.position)
+            for name in _names_read_here(stmt):
+                self.reads.setdefault(name, []).append((here, stmt))
             if isinstance(stmt, (gast.For, gast.While)):
+                if isinstance(stmt, gast.For):
+                    self.defs.setdefault(stmt.target.id, []).append(here)
                 first = len(self.position)
                 self._walk(stmt.body, analysis)
                 self.loops.append((first, len(self.position) - 1))
@@ -584,38 +587,104 @@ class _Writes:
                 target = op.target if op is not None else None
                 if target is None:
                     continue
-                base = self._shares_memory_with(stmt.value, op)
-                for name in base:
+                self.defs.setdefault(target, []).append(here)
+                for name in self._shares_memory_with(stmt, op):
                     self._union(target, name)
-                if op.kind == "setitem":
-                    self.writes.setdefault(target, []).append(self.position[id(stmt)])
-                elif base and op.kind != "copy":
-                    self.views[target] = (self.position[id(stmt)], stmt)
-            for name in _names_read_here(stmt):
-                self.reads.setdefault(name, []).append((self.position[id(stmt)], stmt))
+                if op.kind == "setitem" or id(stmt) in self.in_place:
+                    self.writes.setdefault(target, []).append((here, stmt))
 
-    def _shares_memory_with(self, value: gast.expr, op: Any) -> list[str]:
+    def _shares_memory_with(self, stmt: gast.Assign, op: Any) -> list[str]:
+        value = stmt.value
         if op.kind == "setitem":
             return [op.bindings["a"].id]
+        augmented = self.augmented.get(id(stmt))
+        target_value = self.values.get(op.target)
+        if augmented is not None and target_value is not None and \
+                target_value.kind == "array":
+            self.in_place.add(id(stmt))
+            return [augmented[1]]  # x += y updates x's memory
         if isinstance(value, gast.Name):
             return [value.id]
         if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
-            result = self.values.get(op.target)
-            return [] if result is not None and result.ndim == 0 else [value.value.id]
+            return [] if target_value is not None and target_value.ndim == 0 else [
+                value.value.id]
         if isinstance(value, gast.Attribute) and isinstance(value.value, gast.Name):
             return [value.value.id] if value.attr in _VIEWS else []
         if isinstance(value, gast.Call):
             func = value.func
             name = func.attr if isinstance(func, gast.Attribute) else getattr(func, "id", "")
-            if op.kind == "call":  # a user function may return a view of an argument
-                return [a.id for a in value.args if isinstance(a, gast.Name)]
-            if name in _VIEWS:
+            if op.kind == "call":  # the callee knows which arguments its result may share
+                aliased = getattr(op.callee, "result_aliases", None)
+                return [a.id for p, a in op.bindings.items() if isinstance(a, gast.Name)
+                        and (aliased is None or p in aliased)]
+            if name in _VIEWS or name in ("astype", "ascontiguousarray", "asfortranarray",
+                                          "atleast_3d", "array"):
                 receiver = func.value if isinstance(func, gast.Attribute) and isinstance(
                     func.value, gast.Name) and func.value.id in self.values else None
                 if receiver is not None:
                     return [receiver.id]
                 return [a.id for a in value.args[:1] if isinstance(a, gast.Name)]
         return []
+
+    def _loop_of(self, position: int) -> tuple[int, int] | None:
+        inner = [(f, last) for f, last in self.loops if f <= position <= last]
+        return min(inner, key=lambda r: r[1] - r[0]) if inner else None
+
+    def _check(self) -> None:
+        params = set(self.parsed.params)
+        for target, updates in self.writes.items():
+            group = self._find(target)
+            members = [n for n in set(self.group) | set(self.defs) | params
+                       if self._find(n) == group]
+            for position, stmt in updates:
+                shared = [m for m in members if m in params]
+                if shared:
+                    raise self.parsed.error(
+                        f"this updates, in place, memory that the argument '{shared[0]}' "
+                        "shares: NumPy would change the caller's array", stmt,
+                        "Copy the array first, e.g. `y = x.copy()`.")
+                for member in members:
+                    if member != target and self._stale_read(member, position):
+                        read = self._stale_read(member, position)
+                        raise self.parsed.error(
+                            f"'{member}' shares memory with an array updated in place before "
+                            "this use: NumPy shows the new values here, which the gradient "
+                            "cannot follow", read,
+                            "Copy the array before the update (`k = h.copy()`), or use a new "
+                            "name for the result (`h = h + x`).")
+
+    def _stale_read(self, name: str, write: int) -> gast.stmt | None:
+        """A read of ``name`` that runs after the update at ``write`` with no new assignment
+        to ``name`` in between (counting the way around a loop that holds both)."""
+        defs = self.defs.get(name, [])
+        loop = self._loop_of(write)
+        for read, stmt in self.reads.get(name, []):
+            if read == write:
+                continue
+            if read > write:
+                if not any(write < d < read for d in defs):
+                    return stmt
+            elif loop is not None and loop[0] <= read <= loop[1]:
+                if not any(d > write and d <= loop[1] or loop[0] <= d < read for d in defs):
+                    return stmt
+        return None
+
+    def result_aliases(self, result: gast.expr) -> frozenset[str]:
+        """The parameters whose memory the returned value may share."""
+        if not isinstance(result, gast.Name):
+            return frozenset()
+        group = self._find(result.id)
+        return frozenset(p for p in self.parsed.params if self._find(p) == group)
+
+    def is_in_place(self, stmt: gast.stmt) -> bool:
+        return id(stmt) in self.in_place
+
+    def overwrites(self, stmt: gast.stmt, name: str) -> bool:
+        """Does ``stmt`` itself update the memory ``name`` refers to?"""
+        if id(stmt) not in self.in_place:
+            return False
+        target = stmt.targets[0].id
+        return self._find(name) == self._find(target) and name != target
 
     def at_risk(self, name: str, stmt: gast.stmt) -> bool:
         if not self.writes:
@@ -624,10 +693,12 @@ class _Writes:
         where = self.position.get(id(stmt))
         if where is None:
             return False
-        for target, positions in self.writes.items():
+        if self.overwrites(stmt, name):
+            return True
+        for target, updates in self.writes.items():
             if self._find(target) != group:
                 continue
-            for write in positions:
+            for write, _ in updates:
                 if write > where:
                     return True
                 if any(first <= where <= last and first <= write <= last
