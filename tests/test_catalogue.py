@@ -437,6 +437,15 @@ TABLE: list[Case] = [
     Case(S.size_one_axes, [A(3, 1), A(1, 4)]),
     Case(S.chained_methods, [A(2, 3)]),
     Case(S.sum_with_dtype, [A(2, 3)]),
+    # --- in-place updates of fresh arrays -------------------------------------------------
+    Case(S.inplace_old_value_needed, [A(3), A(3)]),
+    Case(S.inplace_softmax, [A(4)]),
+    Case(S.inplace_power, [A(3)]),
+    Case(S.inplace_accumulate, [A(3)]),
+    Case(S.inplace_callee_result, [A(3)]),
+    Case(S.inplace_then_view, [A(3)]),
+    Case(S.inplace_two_names_one_array, [A(3), A(3)]),
+    Case(S.inplace_matmul_broadcast, [A(2, 3), A(3, 3), A(3)]),
     # --- element assignment ---------------------------------------------------------------
     Case(S.element_assignment, [A(4)]),
     Case(S.element_overwrite, [A(4)]),
@@ -756,20 +765,22 @@ def test_any_memory_layout(name: str, layout: str) -> None:
 
 # --- in-place updates: Python's value and gradient, or a TransformError --------------------
 
-ALIAS_ESCAPES = ("compiler: an in-place update through an alias the check misses (normalize.py "
-                 "origin: tuple unpack, chained target, callee view, astype, shared fresh array)")
 
 IN_PLACE = [
     (S.inplace_through_alias, [A(4), A(4)], None),
     (S.inplace_on_argument, [A(4), A(4)], None),
     (S.inplace_through_view, [A(3, 3), A(3, 3)], None),
     (S.inplace_through_reshape, [A(2, 3)], None),
-    (S.inplace_through_callee_view, [A(3, 3), A(3, 3)], ALIAS_ESCAPES),
-    (S.inplace_through_tuple_unpack, [A(4), A(4)], ALIAS_ESCAPES),
-    (S.inplace_through_chained_assignment, [A(4), A(4)], ALIAS_ESCAPES),
-    (S.inplace_on_fresh_array_shared, [A(4), A(4)], ALIAS_ESCAPES),
-    (S.inplace_through_astype, [A(4), A(4)], ALIAS_ESCAPES),
+    (S.inplace_through_callee_view, [A(3, 3), A(3, 3)], None),
+    (S.inplace_through_tuple_unpack, [A(4), A(4)], None),
+    (S.inplace_through_chained_assignment, [A(4), A(4)], None),
+    (S.inplace_on_fresh_array_shared, [A(4), A(4)], None),
+    (S.inplace_through_astype, [A(4), A(4)], None),
     (S.inplace_on_fresh_array, [A(4), A(4)], None),
+    (S.inplace_callee_returns_argument, [A(3)], None),
+    (S.inplace_read_view_after_update, [A(3)], None),
+    (S.inplace_update_through_slice, [A(3)], None),
+    (S.inplace_update_through_reshape, [A(2, 2)], None),
     (S.out_argument, [U(-2.0, 2.0, 6)], None),
     (S.out_argument_fresh, [U(-2.0, 2.0, 6)], None),
     (S.fill_diagonal_then_sum, [A(3, 2)], None),
@@ -782,9 +793,9 @@ IN_PLACE = [
     (S.element_write_after_view, [A(3)], None),
     (S.element_write_into_global, [A(3)], None),
     (S.element_write_into_global_alias, [A(3)], None),
-    (S.element_write_through_tuple_alias, [A(3)], ALIAS_ESCAPES),
-    (S.element_write_through_chained_alias, [A(3)], ALIAS_ESCAPES),
-    (S.element_write_through_callee_view, [A(3)], ALIAS_ESCAPES),
+    (S.element_write_through_tuple_alias, [A(3)], None),
+    (S.element_write_through_chained_alias, [A(3)], None),
+    (S.element_write_through_callee_view, [A(3)], None),
 ]
 
 

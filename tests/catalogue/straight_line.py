@@ -1036,6 +1036,68 @@ def assert_statement(x):
     return np.sum(x ** 2)
 
 
+# --- in-place updates of fresh arrays: NumPy updates them, the gradient follows ----------
+
+
+def inplace_old_value_needed(x, y):
+    # The adjoint of z = h * h reads h from before h *= y.
+    h = x * 2.0
+    z = h * h
+    h *= y
+    return np.sum(z + h * x)
+
+
+def inplace_softmax(x):
+    h = np.exp(x)
+    h /= np.sum(h)
+    return np.sum(h * np.arange(4.0))
+
+
+def inplace_power(x):
+    h = x * 1.0
+    h **= 3
+    return np.sum(h * x)
+
+
+def inplace_accumulate(x):
+    acc = np.zeros(3)
+    acc += x
+    acc += x * x
+    acc -= np.sin(x)
+    return np.sum(acc * acc)
+
+
+def inplace_callee_result(x):
+    h = _double(x)
+    h += 1.0
+    return np.sum(h * x)
+
+
+def inplace_then_view(x):
+    h = x * 1.0
+    h *= 3.0
+    v = h[1:]
+    return np.sum(v * x[1:])
+
+
+def inplace_two_names_one_array(x, y):
+    # k and h are one array; h is not read after the updates.
+    h = x * 1.0
+    k = h
+    k += y
+    k *= y
+    return np.sum(k * x)
+
+
+def inplace_matmul_broadcast(x, w, y):
+    # x (2, 3), w (3, 3), y (3,).
+    h = x * 1.0
+    h @= w
+    h += y
+    h *= y
+    return np.sum(h * h)
+
+
 # --- element assignment: y[i] = v, y[1:3] = v, y[idx] += v -----------------------------------
 
 
@@ -1400,6 +1462,34 @@ def inplace_on_fresh_array(x, y):
     # No other name refers to h: differentiated as h = h + y.
     h = x * 2.0
     h += y
+    return np.sum(h * x)
+
+
+def inplace_callee_returns_argument(x):
+    h = _identity(x)
+    h += 1.0
+    return np.sum(h * x)
+
+
+def inplace_read_view_after_update(x):
+    h = x * 1.0
+    k = h[0:2]
+    h += 1.0
+    return np.sum(k * x[0:2])
+
+
+def inplace_update_through_slice(x):
+    h = x * 1.0
+    v = h[1:]
+    v += 1.0
+    return np.sum(h * x)
+
+
+def inplace_update_through_reshape(x):
+    # x (2, 2).
+    h = x * 1.0
+    v = h.reshape(-1)
+    v *= 2.0
     return np.sum(h * x)
 
 
