@@ -157,6 +157,7 @@ class _Analyzer:
         self.shape_class: dict[str, int] = {}
         self.compile_callee = compile_callee
         self.varied: set[str] = set(self.wrt)
+        self.static_alias: dict[str, gast.expr] = {}
         self._classes = 0
 
     def run(self) -> Analysis:
@@ -174,7 +175,9 @@ class _Analyzer:
 
     def forward_block(self, stmts: list[gast.stmt]) -> None:
         for stmt in stmts:
-            if isinstance(stmt, (gast.Assign, gast.Expr)):
+            if id(stmt) in self.normalized.placeholders:  # no value: the loop assigns it
+                self.ops[id(stmt)] = Op("nondiff", stmt.targets[0].id)
+            elif isinstance(stmt, (gast.Assign, gast.Expr)):
                 if id(stmt) in self.normalized.augmented:
                     self.check_in_place(stmt, *self.normalized.augmented[id(stmt)])
                 if id(stmt) in self.normalized.writes:
@@ -302,6 +305,12 @@ class _Analyzer:
             return self.primitive(prim, [node.left, node.comparators[0]], {}, target, node)
         if isinstance(node, gast.Call):
             return self.call(node, target)
+        if isinstance(node, gast.Attribute) and not (isinstance(node.value, gast.Name)
+                                                     and node.value.id in self.values):
+            if self.parsed.resolve(node) is not MISSING and target is not None:
+                self.static_alias[target] = node  # f = np.tanh: calls of f resolve to np.tanh
+            self.set_value(target, self.value(node))
+            return Op("nondiff", target)
         if isinstance(node, gast.Attribute):
             owner = self.value(node.value)
             descriptor = self.method_of(owner, node.attr)
@@ -324,6 +333,9 @@ class _Analyzer:
                                             tuple if isinstance(node, gast.Tuple) else list))
             return Op("nondiff", target)
         # a copy of an atom
+        if target is not None and not isinstance(node, gast.Name) and \
+                self.parsed.resolve(node) is not MISSING:
+            self.static_alias[target] = node  # f = np.tanh: calls of f resolve to np.tanh
         self.set_value(target, self.value(node),
                        self.shape_class.get(node.id) if isinstance(node, gast.Name) else None)
         if self.is_varied(node) and target is not None:
@@ -387,6 +399,8 @@ class _Analyzer:
             if owner.kind == "object" and isinstance(method, types.FunctionType):
                 return self.user_call(method, [func.value] + args, keywords, target, node)
             return self.primitive(method, [func.value] + args, keywords, target, node)
+        if isinstance(func, gast.Name) and func.id in self.static_alias:
+            func = self.static_alias[func.id]
         resolved = self.parsed.resolve(func)
         if resolved is MISSING:
             return self.opaque(target, args + list(keywords.values()),
@@ -413,11 +427,29 @@ class _Analyzer:
         bindings = self.bind(rule, args, keywords, node, what)
         template = template_of(rule)
         diff_params = tuple(p for p, given in zip(rule.params, template.outputs) if given)
+        self.infer(rule, bindings, target)
+        cast = self.static_dtype(bindings.get("dtype"))
+        if cast is not None and target is not None and cast.kind not in "fc":
+            # a cast to integers or booleans is piecewise constant: no gradient through it
+            value = self.values[target]
+            self.values[target] = Abstract(value.kind, value.dims, False, value.type)
+            return Op("nondiff", target, what=what)
         if any(self.is_varied(bindings.get(p)) for p in diff_params) and target is not None:
             self.varied.add(target)
-        self.infer(rule, bindings, target)
         return Op("rule", target, rule=rule, bindings=bindings, what=what,
                   diff_params=diff_params)
+
+    def static_dtype(self, atom: Any) -> np.dtype | None:
+        """The dtype a ``dtype=`` argument names, when it is known at transform time."""
+        if atom is None or (syntax.is_const(atom) and atom.value is None):
+            return None
+        value = syntax.const_value(atom) if syntax.is_const(atom) else self.parsed.resolve(atom)
+        if value is MISSING:
+            return None
+        try:
+            return np.dtype(value)
+        except TypeError:
+            return None
 
     def bind(self, rule: Rule, args: list, keywords: dict, node: gast.AST, what: str) -> dict:
         """Bind call-site atoms to the rule's parameters, as Python binds the primitive's."""

@@ -150,6 +150,15 @@ def _seed(out: Any, fname: str) -> Any:
                     f"but it returned {type(out).__name__}")
 
 
+def _as_gradient(g: Any, x: Any, seed: Any) -> Any:
+    """The cotangent as a gradient for ``x``: an array of x's dtype that owns its memory
+    (a rule may return a read-only broadcast view, or the seed itself)."""
+    if type(x) is np.ndarray and (type(g) is not np.ndarray or g.dtype != x.dtype
+                                  or not g.flags.writeable or g is seed):
+        return np.array(g, dtype=x.dtype)
+    return g
+
+
 def value_and_grad(fn: Callable, wrt: Wrt = 0) -> Callable:
     """``value_and_grad(f, wrt)(*args) -> (f(*args), gradient)``; a tuple if ``wrt`` is one."""
     fn, prefix = _bound(fn)
@@ -163,7 +172,10 @@ def value_and_grad(fn: Callable, wrt: Wrt = 0) -> Callable:
         args = prefix + args
         compiled = spec.compiled(positions, args, kwargs)
         out, saved = compiled.forward(*args, **kwargs)
-        grads = compiled.backward(saved, _seed(out, fname))
+        seed = _seed(out, fname)
+        grads = compiled.backward(saved, seed)
+        grads = tuple(_as_gradient(g, args[i], seed) for g, i in zip(grads, positions,
+                                                                      strict=True))
         return out, (grads[0] if single else grads)
 
     return value_and_grad_fn
@@ -198,7 +210,8 @@ def vjp(fn: Callable, *args: Any, **kwargs: Any) -> tuple[Any, Callable]:
             raise ValueError(f"Mismatch in shape: the seed has a shape of {np.shape(seed)} and "
                              f"the output of {spec.fn.__name__}() has a shape of {out_shape}")
         grads = iter(compiled.backward(saved, seed))
-        every = tuple(next(grads) if i in positions else None for i in range(len(args)))
+        every = tuple(_as_gradient(next(grads), args[i], seed) if i in positions else None
+                      for i in range(len(args)))
         return every[len(prefix):]
 
     return out, pullback

@@ -58,6 +58,7 @@ class Normalized:
     # value) or 'fresh'. NumPy's += updates in place, visible through aliases.
     augmented: dict[int, tuple[str, str, str]]  # id -> (user name, version, origin)
     writes: dict[int, tuple[str, str, str]]  # `y[i] = v` statements by id, the same way
+    placeholders: frozenset[int]  # `v = None` statements that only bind a name early
 
 
 _NOT_SEQUENCES = (iter, map, filter, np.ndindex, np.ndenumerate, np.nditer)
@@ -80,7 +81,8 @@ def normalize(parsed: Parsed) -> Normalized:
     body.append(syntax.located(syntax.ret(syntax.name(result)), parsed.node.body[-1]))
     fn = syntax.clone(parsed.node)
     fn.body = _drop_dead_copies(body)
-    return Normalized(parsed, fn, namer, dict(anf.augmented), dict(anf.writes))
+    return Normalized(parsed, fn, namer, dict(anf.augmented), dict(anf.writes),
+                      frozenset(anf.placeholders))
 
 
 def _lift_returns(parsed: Parsed, stmts: list[gast.stmt], result: str) -> list[gast.stmt]:
@@ -171,6 +173,7 @@ class _ANF:
         self.augmented: dict[int, tuple[str, str, str]] = {}
         self.reassigned: set[str] = set()  # generated names assigned more than once (flags)
         self.synthetic: set[str] = set()  # variables of desugared expressions (versioned)
+        self.placeholders: set[int] = set()  # `v = None` binding a loop version early
         self.writes: dict[int, tuple[str, str, str]] = {}  # y[i] = v statements, as augmented
         self.out: list[gast.stmt] = []
 
@@ -365,6 +368,10 @@ class _ANF:
             if user in self.current:  # before the loop: the loop version starts as the value
                 self.out.append(syntax.assign(loop_versions[user],
                                               syntax.name(self.current[user])))
+            else:  # first assigned in the loop: bound before it, so it can be saved after it
+                placeholder = syntax.assign(loop_versions[user], syntax.const(None))
+                self.placeholders.add(id(placeholder))
+                self.out.append(placeholder)
         outer, self.out = self.out, []
         for user, version in loop_versions.items():
             if user in self.current:  # in the body: read the value this iteration starts with

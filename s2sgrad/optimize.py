@@ -58,7 +58,8 @@ def optimize(rev: Reversed) -> Optimized:
         adjoint.insert(0, syntax.assign(stack.name, syntax.call(syntax.name("list"), [
             syntax.name(stack.name)])))
     params = rev.analysis.normalized.parsed.params
-    written = _writes(adjoint) - {stack.name}
+    written = {n for s in syntax.in_order(adjoint) if isinstance(s, gast.Assign)
+               and not stack.is_pop(s) for n in _writes([s])} - {stack.name}
     saved = tuple(n for n in dict.fromkeys(list(params) + _definitely_assigned(forward))
                   if n in _reads(adjoint) and n not in written)
     out = syntax.tuple_([syntax.clone(rev.result), syntax.tuple_(syntax.name(n) for n in saved)])
@@ -117,6 +118,13 @@ class _Stack:
                                                               loop_target))
             out.append(stmt)
         return out
+
+    def is_pop(self, stmt: gast.stmt) -> bool:
+        """``a, b = _stack.pop()``: primal values restored, not adjoint values made."""
+        return (isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Call)
+                and isinstance(stmt.value.func, gast.Attribute)
+                and syntax.is_name(stmt.value.func.value, self.name)
+                and stmt.value.func.attr == "pop")
 
     def resolve_pops(self, stmts: list[gast.stmt]) -> list[gast.stmt]:
         out = []
@@ -244,9 +252,12 @@ def _hoist_shapes(adjoint: list[gast.stmt], forward: list[gast.stmt], rev: Rever
         scan(stmt)
     hoisted: dict[tuple[str, str], str] = {}
     arrays = _array_ranks(rev)
+    assigned_once = _assigned_once(forward)
     for name, kinds in sorted(queries.items()):
         if name in other_reads:
             continue  # the values are needed anyway: read the shape from them
+        if name not in assigned_once and name not in rev.analysis.normalized.parsed.params:
+            continue  # a merge or loop version: its last value is saved as it is
         for kind in sorted(kinds):
             source = rev.snapshot_of.get(name, name)  # a copy has its original's shape
             new = rev.namer.fresh(f"{source}_{kind}")
@@ -276,6 +287,17 @@ class _ReplaceQueries(gast.NodeTransformer):
         if query is not None and query in self.hoisted:
             return syntax.name(self.hoisted[query])
         return super().generic_visit(node)
+
+
+def _assigned_once(stmts: list[gast.stmt]) -> set[str]:
+    counts: dict[str, int] = {}
+    for s in syntax.in_order(stmts):
+        if isinstance(s, gast.Assign):
+            for t in syntax.names_written(s.targets[0]):
+                counts[t] = counts.get(t, 0) + 1
+        elif isinstance(s, gast.For):
+            counts[s.target.id] = counts.get(s.target.id, 0) + 2
+    return {n for n, c in counts.items() if c == 1}
 
 
 def _insert_after_definition(stmts: list[gast.stmt], name: str, new: gast.stmt,

@@ -278,6 +278,12 @@ CASES: dict = {
     np.ndarray.squeeze: [case(normal(3, 1, 4)), case(normal(1, 3, 1), -1)],
     np.expand_dims: [case(normal(3, 4), 0), case(normal(3, 4), axis=(0, -1))],
     np.copy: [case(normal(3, 4)), case(num(normal()))],
+    np.asarray: [case(normal(3, 4)), case(num(normal()))],
+    max: [case(num(normal()), num(normal())), case(0.3, 1.7), case(1.7, 0.3)],
+    min: [case(num(normal()), num(normal())), case(0.3, 1.7), case(1.7, 0.3)],
+    np.asanyarray: [case(normal(2, 3))],
+    np.ascontiguousarray: [case(normal(3, 4).T), case(num(normal()))],
+    np.array: [case(normal(3, 4)), case(normal(3), ndmin=3), case(num(normal()))],
     np.ndarray.copy: [case(normal(3, 4))],
     np.ndarray.astype: [case(normal(3, 4), np.float64), case(normal(3), "f8")],
     # linear algebra

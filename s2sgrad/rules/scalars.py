@@ -175,3 +175,16 @@ if hasattr(math, "cbrt"):  # Python 3.11+
     @vjp_rule(math.cbrt, shape="scalar")
     def cbrt(g, ans, x):
         return g / (3.0 * ans * ans)
+
+
+@vjp_rule(max, shape="elementwise")
+def builtin_max(g, ans, a, b):
+    # max(a, b) is a unless b > a: on a tie Python returns a, so a takes the gradient.
+    g_a = g * (a >= b)
+    return g_a, g - g_a
+
+
+@vjp_rule(min, shape="elementwise")
+def builtin_min(g, ans, a, b):
+    g_a = g * (a <= b)
+    return g_a, g - g_a

@@ -20,7 +20,8 @@ def getitem(g, ans, a, index):
     # sums the cotangent into those positions, adding up repeated ones.
     source = np.reshape(np.arange(np.size(a)), np.shape(a))[index]
     g_flat = np.bincount(np.ravel(source), np.ravel(g), np.size(a))
-    return np.reshape(g_flat, np.shape(a))
+    # bincount sums in float64: give the gradient the cotangent's dtype back
+    return np.reshape(np.asarray(g_flat, dtype=np.result_type(g)), np.shape(a))
 
 
 @vjp_rule(np.transpose, shape="transpose")
@@ -122,3 +123,21 @@ if _matrix_transposes:
     @vjp_rule(*_matrix_transposes, shape="permute")
     def matrix_transpose(g, ans, x):
         return np.swapaxes(g, -1, -2)
+
+
+@vjp_rule(np.asarray, np.asanyarray, shape="same")
+def asarray(g, ans, a, dtype=None, order=None):
+    # The identity on an array; a scalar becomes a 0-d array, so give g its shape back.
+    return np.reshape(g, np.shape(a))
+
+
+@vjp_rule(np.ascontiguousarray, shape=None)
+def ascontiguousarray(g, ans, a, dtype=None):
+    # The identity, except that a scalar becomes a 1-d array of one element.
+    return np.reshape(g, np.shape(a))
+
+
+@vjp_rule(np.array, shape=None)
+def array(g, ans, object, dtype=None, copy=True, order="K", subok=False, ndmin=0):
+    # ndmin may add leading axes of size 1: reshape the cotangent back to the input's shape.
+    return np.reshape(g, np.shape(object))
