@@ -544,6 +544,14 @@ def transpose_of_vector(x):
     return x.T @ x + np.sum(np.transpose(x) * x)
 
 
+def asarray_and_array(x):
+    # The usual first line of a NumPy function, and explicit copies/conversions.
+    x = np.asarray(x)
+    y = np.array(x * 2.0)
+    z = np.ascontiguousarray(y.T)
+    return np.sum(np.sin(y) * x) + np.sum(z ** 2)
+
+
 def copy_astype(x):
     return np.sum(np.copy(x) * x.copy() * x.astype(np.float64))
 
@@ -590,6 +598,11 @@ def math_on_arrays_reduced(x, b):
     # math.* of NumPy scalars and 0-d arrays; a logarithm with a 0-d base.
     s = float(np.sum(x ** 2))
     return math.sqrt(s) + math.sin(np.sum(x)) * 2.0 + math.log(s + 1.0, b)
+
+
+def builtin_max_min(a, b):
+    # Python's max and min of two floats; |a - b| and |a|, |b| are kept away from 0.
+    return max(a, b) * min(a, 0.0) + max(b, 0.0) ** 2 + min(a * b, b)
 
 
 def float_and_0d(a, x):
@@ -1216,6 +1229,11 @@ def argmax_selects(x):
 def floordiv_float(a, b):
     # a / b away from integers.
     return (a // b) * a * b
+
+
+def integer_casts(x):
+    # astype(int) is piecewise constant: no gradient through it; x is away from integers.
+    return np.sum(x.astype(int) * x) + np.sum(np.array(x, dtype=int) * x ** 2)
 
 
 def isfinite_guard(x):
