@@ -7,7 +7,9 @@ underscore are callees, reached only through the functions that call them.
 
 The sections follow what they exercise: operators and broadcasting, reductions, elementwise
 functions, products and shapes, math.* on floats, user callees, names and assignments,
-non-differentiable values in the path, creators, and realistic losses.
+in-place updates of fresh arrays, element assignment, non-differentiable values in the path,
+creators, realistic losses; then in-place updates that NumPy would make visible through
+another name (Python's result or a refusal), and small functions for the float32 checks.
 """
 
 import functools
