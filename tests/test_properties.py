@@ -1,0 +1,321 @@
+"""Property: random programs with control flow differentiate like finite differences say.
+
+hypothesis builds small programs: straight-line arithmetic on arrays of shape (3,) and
+floats, if/elif/else on data-dependent conditions, for loops over range(k) and over a
+run-time range(n), while loops with a counter and a data-dependent stop, break/continue, and
+element writes. Every value stays tame by construction: each assignment is a tanh/sin/cos of
+a small combination, or a short contraction, so no division, no log, no overflow. The
+program is written to a .py file (the compiler reads source), imported, and compared with
+central finite differences by ``check_grads`` with respect to every float input, and its
+forward value with Python's.
+
+Branch boundaries are kinks: a probe twin of each program (the same source, each condition
+``lhs > c`` wrapped as ``_probe(lhs, c)``) records how far every evaluated condition is
+from its threshold, and points closer than ``MARGIN`` are rejected with ``assume``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, Phase, assume, given, settings
+from hypothesis import strategies as st
+
+import s2sgrad
+from s2sgrad.testing import check_grads
+
+MARGIN = 1e-3
+ARRAYS = ("a0", "a1", "a2")
+SCALARS = ("s0", "s1")
+SETTINGS = settings(max_examples=70, deadline=None, derandomize=True,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+
+# --- programs ------------------------------------------------------------------------------
+
+
+@dataclass
+class Features:
+    """Which constructs a program may contain."""
+
+    branches: bool = True
+    loops: bool = True
+    run_time_range: bool = True
+    while_loops: bool = True
+    jumps: bool = True  # break / continue (data-dependent)
+    writes: bool = True  # a[k] = scalar at the top level and in plain loops
+    writes_in_branches: bool = False  # a write inside an if, or in a loop with break/continue
+
+
+@dataclass
+class Scope:
+    loop_vars: list[str] = field(default_factory=list)
+    in_loop: bool = False
+    jumps_here: bool = False  # this loop body has break/continue
+    in_branch: bool = False
+
+
+CONSTANTS = st.sampled_from([0.1, 0.2, 0.3, 0.5, 0.7, -0.2, -0.4, -0.6])
+THRESHOLDS = st.sampled_from([-0.6, -0.3, -0.1, 0.0, 0.2, 0.4, 0.7])
+
+
+@st.composite
+def array_expr(draw, scope: Scope) -> str:
+    a, b = draw(st.sampled_from(ARRAYS)), draw(st.sampled_from(ARRAYS))
+    s = draw(st.sampled_from(SCALARS))
+    c1, c2 = draw(CONSTANTS), draw(CONSTANTS)
+    options = [
+        f"np.tanh({c1} * {a} + {c2} * {b})",
+        f"np.sin({a} * {b})",
+        f"np.cos({a}) * {b}",
+        f"{c1} * {a} + {c2} * np.tanh({b})",
+        f"np.tanh({a} * {s} + {c1})",
+        f"{a}[::-1] * {c1} + {s}",
+        f"np.tanh({a} - np.mean({b}))",
+    ]
+    if scope.loop_vars:
+        i = draw(st.sampled_from(scope.loop_vars))
+        options.append(f"np.sin({a} + {c1} * {i})")
+    return draw(st.sampled_from(options))
+
+
+@st.composite
+def scalar_expr(draw, scope: Scope) -> str:
+    a, b = draw(st.sampled_from(ARRAYS)), draw(st.sampled_from(ARRAYS))
+    s, t = draw(st.sampled_from(SCALARS)), draw(st.sampled_from(SCALARS))
+    c1 = draw(CONSTANTS)
+    options = [
+        f"np.tanh(np.sum({a}) * {c1})",
+        f"np.mean({a} * {b})",
+        f"np.sin({s} * {c1} + {t})",
+        f"{s} * {t} * {c1}",
+        f"{c1} * {s} + np.sum(np.sin({a})) * 0.2",
+        f"{a}[{draw(st.integers(0, 2))}] * {c1} + {s}",
+    ]
+    if scope.loop_vars:
+        i = draw(st.sampled_from(scope.loop_vars))
+        options.append(f"np.tanh({s} + {c1} * {i})")
+    return draw(st.sampled_from(options))
+
+
+@st.composite
+def condition(draw) -> tuple[str, str]:
+    """(source, probe source) of a data-dependent condition."""
+    a = draw(st.sampled_from(ARRAYS))
+    s = draw(st.sampled_from(SCALARS))
+    c1, c2 = draw(THRESHOLDS), draw(THRESHOLDS)
+    lhs = draw(st.sampled_from([f"np.sum({a})", s, f"np.max({a})", f"np.mean({a} * {a})"]))
+    kind = draw(st.sampled_from(["gt", "lt", "and", "or", "chain", "not"]))
+    lo, hi = min(c1, c2), max(c1, c2) + 0.3
+    if kind == "gt":
+        return f"{lhs} > {c1}", f"_probe({lhs}, {c1})"
+    if kind == "lt":
+        return f"{lhs} < {c1}", f"not _probe({lhs}, {c1})"
+    if kind == "and":
+        return (f"{lhs} > {c1} and {s} < {c2}",
+                f"_probe({lhs}, {c1}) and not _probe({s}, {c2})")
+    if kind == "or":
+        return (f"{lhs} > {c1} or {s} > {c2}", f"_probe({lhs}, {c1}) or _probe({s}, {c2})")
+    if kind == "chain":
+        return (f"{lo} < {lhs} < {hi}",
+                f"_probe({lhs}, {lo}) and not _probe({lhs}, {hi})")
+    return f"not {lhs} > {c1}", f"not _probe({lhs}, {c1})"
+
+
+# A statement is a list of (indent, source, probe source) lines.
+Lines = list[tuple[int, str, str]]
+
+
+def _same(indent: int, text: str) -> Lines:
+    return [(indent, text, text)]
+
+
+@st.composite
+def statement(draw, features: Features, scope: Scope, depth: int, counter: list[int]) -> Lines:
+    kinds = ["assign_array", "assign_scalar", "accumulate"]
+    writes_ok = features.writes and (features.writes_in_branches or not (
+        scope.in_branch or scope.jumps_here))
+    if writes_ok:
+        kinds.append("write")
+    if depth < 2:
+        if features.branches:
+            kinds += ["if", "if_elif"]
+        if features.loops:
+            kinds.append("for")
+        if features.while_loops:
+            kinds.append("while")
+    kind = draw(st.sampled_from(kinds))
+    if kind == "assign_array":
+        return _same(0, f"{draw(st.sampled_from(ARRAYS))} = {draw(array_expr(scope))}")
+    if kind == "assign_scalar":
+        return _same(0, f"{draw(st.sampled_from(SCALARS))} = {draw(scalar_expr(scope))}")
+    if kind == "accumulate":  # a contraction, so that loops stay tame
+        s = draw(st.sampled_from(SCALARS))
+        return _same(0, f"{s} = 0.5 * {s} + 0.3 * {draw(scalar_expr(scope))}")
+    if kind == "write":
+        a = draw(st.sampled_from(ARRAYS))
+        return _same(0, f"{a}[{draw(st.integers(0, 2))}] = {draw(scalar_expr(scope))}")
+    inner = Scope(list(scope.loop_vars), scope.in_loop, scope.jumps_here, scope.in_branch)
+    if kind in ("if", "if_elif"):
+        inner.in_branch = True
+        test, probe = draw(condition())
+        lines: Lines = [(0, f"if {test}:", f"if {probe}:")]
+        lines += _indent(draw(block(features, inner, depth + 1, counter)))
+        if kind == "if_elif":
+            test, probe = draw(condition())
+            lines.append((0, f"elif {test}:", f"elif {probe}:"))
+            lines += _indent(draw(block(features, inner, depth + 1, counter)))
+        if draw(st.booleans()):
+            lines += _same(0, "else:")
+            lines += _indent(draw(block(features, inner, depth + 1, counter)))
+        return lines
+    counter[0] += 1
+    var = f"i{counter[0]}"
+    inner.loop_vars.append(var)
+    inner.in_loop = True
+    inner.jumps_here = features.jumps and draw(st.booleans())
+    body = draw(block(features, inner, depth + 1, counter))
+    if inner.jumps_here:
+        test, probe = draw(condition())
+        jump = draw(st.sampled_from(["break", "continue"]))
+        at = draw(st.integers(0, len(body)))
+        guard = [(0, f"if {test}:", f"if {probe}:"), (1, jump, jump)]
+        body = body[:at] + guard + body[at:] if _top_level(body, at) else body + guard
+    if kind == "for":
+        limit = draw(st.sampled_from(["n", "0", "1", "2", "3"] if features.run_time_range
+                                     else ["0", "1", "2", "3"]))
+        start = draw(st.sampled_from(["", "1, "]))
+        return [(0, f"for {var} in range({start}{limit}):", f"for {var} in range({start}{limit}):")
+                ] + _indent(body)
+    limit = draw(st.sampled_from(["n", "2", "3"] if features.run_time_range else ["2", "3"]))
+    test, probe = draw(condition())
+    lines = _same(0, f"{var} = 0")
+    lines.append((0, f"while {var} < {limit} and ({test}):",
+                  f"while {var} < {limit} and ({probe}):"))
+    return lines + _indent(_same(0, f"{var} = {var} + 1") + body)
+
+
+def _top_level(body: Lines, at: int) -> bool:
+    return at == len(body) or body[at][0] == 0
+
+
+def _indent(lines: Lines) -> Lines:
+    return [(k + 1, text, probe) for k, text, probe in lines]
+
+
+@st.composite
+def block(draw, features: Features, scope: Scope, depth: int, counter: list[int]) -> Lines:
+    count = draw(st.integers(1, 3 if depth else 5))
+    lines: Lines = []
+    for _ in range(count):
+        lines += draw(statement(features, scope, depth, counter))
+    return lines
+
+
+@st.composite
+def program(draw, features: Features) -> tuple[str, str]:
+    """(source, probe source) of ``f(x, y, s, n)`` and ``f_probe(x, y, s, n)``."""
+    body = draw(block(features, Scope(), 0, [0]))
+    a, b, c = draw(st.sampled_from(ARRAYS)), draw(st.sampled_from(ARRAYS)), draw(
+        st.sampled_from(ARRAYS))
+    result = f"np.sum({a} * {b}) + np.sum({c}) * s0 + s1"
+    head = ["a0 = np.tanh(x)", "a1 = np.sin(y)", "a2 = x * y * 0.5", "s0 = np.tanh(s)",
+            "s1 = 0.5 * s"]
+
+    def render(name: str, probe: bool) -> str:
+        out = [f"def {name}(x, y, s, n):"]
+        out += [f"    {line}" for line in head]
+        out += ["    " * (k + 1) + (p if probe else t) for k, t, p in body]
+        out.append(f"    return {result}")
+        return "\n".join(out)
+
+    source = render("f", False)
+    return source, "\n".join(["import numpy as np", "", "", source, "", "",
+                              render("f_probe", True), ""])
+
+
+# --- running them ----------------------------------------------------------------------------
+
+_DIR = Path(tempfile.mkdtemp(prefix="s2sgrad_properties_"))
+
+
+def _load(text: str):
+    """Write the module to its own file (the compiler reads source) and import it."""
+    name = "prop_" + hashlib.sha1(text.encode()).hexdigest()[:16]
+    path = _DIR / f"{name}.py"
+    if not path.exists():
+        path.write_text(text)
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules[name] = module
+    return module
+
+
+def _margins(module, args) -> list[float]:
+    seen: list[float] = []
+
+    def probe(lhs, c):
+        seen.append(abs(float(lhs) - c))
+        return lhs > c
+
+    module._probe = probe
+    module.f_probe(*args)
+    return seen
+
+
+@st.composite
+def inputs(draw) -> tuple:
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    n = draw(st.integers(0, 3))
+    return (rng.standard_normal(3), rng.standard_normal(3), float(rng.standard_normal()), n)
+
+
+def _check(text: str, args: tuple) -> None:
+    module = _load(text)
+    margins = _margins(module, args)
+    assume(not margins or min(margins) > MARGIN)
+    x, y, s, n = args
+    before = [x.copy(), y.copy()]
+    value, grads = s2sgrad.value_and_grad(module.f, wrt=(0, 1, 2))(x, y, s, n)
+    assert np.array_equal(x, before[0]) and np.array_equal(y, before[1]), "inputs modified"
+    expected = module.f(x.copy(), y.copy(), s, n)
+    assert np.isclose(value, expected, rtol=1e-12, atol=1e-12), (value, expected)
+    assert [np.shape(g) for g in grads] == [(3,), (3,), ()]
+    check_grads(module.f, x, y, s, n, wrt=[0, 1, 2])
+
+
+def _run(features: Features, shrink: bool = True):
+    @settings(SETTINGS, phases=tuple(Phase) if shrink else (Phase.explicit, Phase.generate))
+    @given(source=program(features), args=inputs())
+    def run(source: tuple[str, str], args: tuple) -> None:
+        _check(source[1], args)
+    return run
+
+
+def test_straight_line_and_branches():
+    _run(Features(loops=False, while_loops=False, jumps=False, writes=False))()
+
+
+def test_loops_branches_and_jumps():
+    _run(Features(writes=False))()
+
+
+def test_with_element_writes():
+    _run(Features())()
+
+
+@pytest.mark.xfail(strict=True, raises=s2sgrad.TransformError, reason="compiler: an element write in a branch, or in a loop "
+                   "with break/continue, is refused ('shares memory with an array updated in "
+                   "place'), at line 0")
+def test_writes_in_branches():
+    _run(Features(writes_in_branches=True), shrink=False)()
