@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .analyze import UNKNOWN_ARRAY, abstract_of
+from . import parse as parse_module
 from .parse import parse, unwrap
 from .pipeline import Compiled, compile_vjp
 
@@ -48,19 +49,78 @@ class _Specialiser:
                        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         self.cache: dict[tuple, Compiled] = {}
         self.last: Compiled | None = None
+        self._paths: list[tuple[str, ...]] | None = None
 
-    def compiled(self, wrt: tuple[int, ...], args: tuple, kwargs: dict) -> Compiled:
-        key = (wrt, _fast_key(args, kwargs))
+    def compiled(self, wrt: tuple[int, ...], args: tuple, kwargs: dict,
+                 lifted: dict[str, str] | None = None, lifted_wrt: tuple[str, ...] = ()
+                 ) -> Compiled:
+        """``lifted`` maps paths the function reads (``'self.W'``) to the keyword-only
+        parameters that replace them; their values are in ``kwargs``, and ``lifted_wrt``
+        names those to differentiate."""
+        key = (wrt, _fast_key(args, kwargs), tuple((lifted or {}).items()), lifted_wrt)
         found = self.cache.get(key)
         if found is None:
             if len(self.cache) > 4096:  # many distinct shapes: keep the look-up table small
                 self.cache.clear()
-            found = self.cache[key] = self._compile(wrt, args, kwargs)
+            found = self.cache[key] = self._compile(wrt, args, kwargs, lifted or {},
+                                                    lifted_wrt)
         self.last = found
         return found
 
-    def _compile(self, wrt: tuple[int, ...], args: tuple, kwargs: dict) -> Compiled:
+    def implicit(self, args: tuple, tensor: type) -> dict[str, Any]:
+        """The Tensors the function reads other than through its arguments: ``self.W``
+        (an attribute chain from an argument) or a global or closure variable. Maps each
+        path to its Tensor."""
+        if self._paths is None:
+            self._paths = parse_module.implicit_paths(self.fn)
+        found: dict[str, Any] = {}
+        closure = dict(zip(self.fn.__code__.co_freevars, self.fn.__closure__ or (),
+                           strict=True))
+        for path in self._paths:
+            root = path[0]
+            if root in self.params:
+                position = self.params.index(root)
+                if position >= len(args):
+                    continue
+                value, first = args[position], 1
+            else:
+                cell = closure.get(root)
+                value = cell.cell_contents if cell is not None else self.fn.__globals__.get(root)
+                first = 0
+            if first == 0 and isinstance(value, tensor):
+                found[root] = value
+                continue
+            for k in range(first, len(path)):
+                if value is None or isinstance(value, (int, float, str, np.ndarray)) or (
+                        isinstance(value, tensor)):
+                    break
+                value = getattr(value, path[k], None)
+                if isinstance(value, tensor):
+                    found[".".join(path[:k + 1])] = value
+                    break
+        return found
+
+    def lifted_names(self, paths: Sequence[str]) -> dict[str, str]:
+        """Parameter names for lifted paths: 'self.W' -> 'self_W' (not clashing)."""
+        code = self.fn.__code__
+        taken = set(self.signature.parameters) | set(code.co_varnames) | set(
+            code.co_names) - set(paths)  # a lifted global keeps its own name
+        names = {}
+        for path in paths:
+            name = path.replace(".", "_")
+            while name in taken:
+                name += "_"
+            taken.add(name)
+            names[path] = name
+        return names
+
+    def _compile(self, wrt: tuple[int, ...], args: tuple, kwargs: dict,
+                 lifted: dict[str, str] | None = None, lifted_wrt: tuple[str, ...] = ()
+                 ) -> Compiled:
         name = getattr(self.fn, "__qualname__", "function")
+        lifted = lifted or {}
+        extra = {k: kwargs[k] for k in lifted.values() if k in kwargs}
+        kwargs = {k: v for k, v in kwargs.items() if k not in extra}
         try:
             bound = self.signature.bind(*args, **kwargs)
         except TypeError as exc:
@@ -78,7 +138,9 @@ class _Specialiser:
             _check_differentiable(name, i, self.params[i], args[i])
             names.append(self.params[i])
         signature = {k: abstract_of(v) for k, v in bound.arguments.items()}
-        return compile_vjp(self.fn, tuple(names), signature)
+        signature.update({k: abstract_of(v) for k, v in extra.items()})
+        return compile_vjp(self.fn, tuple(names) + tuple(lifted_wrt), signature,
+                           lifted=lifted)
 
     def default(self) -> Compiled:
         """The pair with respect to every parameter, for arrays of unknown rank."""
@@ -246,10 +308,26 @@ class Function:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         tensor = _tensor_class()
-        if tensor and any(isinstance(a, tensor) for a in args):
+        if tensor and (any(isinstance(a, tensor) for a in args)
+                       or any(isinstance(v, tensor) for v in kwargs.values())
+                       or self._spec.implicit(args, tensor)):
             from .runtime.graph import call_function
             return call_function(self, args, kwargs)
         return self.fn(*args, **kwargs)
+
+    def implicit_inputs(self, args: tuple) -> dict[str, Any]:
+        """Tensors the function reads through its arguments' attributes or from globals."""
+        return self._spec.implicit(args, _tensor_class())
+
+    def lifted_compiled(self, wrt: tuple[int, ...], args: tuple, kwargs: dict,
+                        lifted: dict[str, Any]) -> tuple[Compiled, dict[str, Any]]:
+        """The compiled pair with the Tensors in ``lifted`` (path -> Tensor) as extra,
+        keyword-only inputs; returns it and the keyword arguments that pass their data."""
+        names = self._spec.lifted_names(lifted)
+        extra = {names[p]: t._data for p, t in lifted.items()}
+        lifted_wrt = tuple(names[p] for p, t in lifted.items() if t.requires_grad)
+        compiled = self._spec.compiled(wrt, args, {**kwargs, **extra}, names, lifted_wrt)
+        return compiled, extra
 
     def __get__(self, obj: Any, objtype: type | None = None) -> Any:
         if obj is None:

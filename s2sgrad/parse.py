@@ -84,7 +84,49 @@ def unwrap(fn: Any) -> Callable:
             return fn
 
 
-def parse(fn: Callable) -> Parsed:
+def implicit_paths(fn: Callable) -> list[tuple[str, ...]]:
+    """Values a function reads that a caller may hold as Tensors: attribute chains rooted at
+    a parameter (``self.W``, ``model.layer.b``) and names from outside (globals, closures)."""
+    node = parse(fn).node
+    params = {a.id for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}
+    local = params | {n.id for n in gast.walk(node)
+                      if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    paths: dict[tuple[str, ...], None] = {}
+    for n in gast.walk(node):
+        if isinstance(n, gast.Attribute) and isinstance(n.ctx, gast.Load):
+            chain = syntax.dotted_name(n)
+            if chain is not None and chain.split(".")[0] in params:
+                paths[tuple(chain.split("."))] = None
+        elif isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id not in local:
+            paths[(n.id,)] = None
+    return list(paths)
+
+
+def _lift(node: gast.FunctionDef, lifted: dict[str, str]) -> None:
+    """Replace reads of the lifted paths by keyword-only parameters named for them."""
+
+    class Lift(gast.NodeTransformer):
+        def visit_Attribute(self, n: gast.Attribute) -> gast.expr:
+            chain = syntax.dotted_name(n)
+            if chain in lifted and isinstance(n.ctx, gast.Load):
+                return gast.copy_location(syntax.name(lifted[chain]), n)
+            return self.generic_visit(n)
+
+        def visit_Name(self, n: gast.Name) -> gast.expr:
+            if n.id in lifted and isinstance(n.ctx, gast.Load):
+                return gast.copy_location(syntax.name(lifted[n.id]), n)
+            return n
+
+    for k, stmt in enumerate(node.body):
+        node.body[k] = Lift().visit(stmt)
+    for name in lifted.values():
+        node.args.kwonlyargs.append(syntax.param(name))
+        node.args.kw_defaults.append(None)
+
+
+def parse(fn: Callable, lifted: dict[str, str] | None = None) -> Parsed:
+    """``lifted`` maps paths the function reads (``'self.W'``) to parameters that replace
+    them: values a caller passes in explicitly, so that they can be differentiated."""
     fn = unwrap(fn)
     what = getattr(fn, "__qualname__", repr(fn))
     if not inspect.isfunction(fn):
@@ -127,6 +169,8 @@ def parse(fn: Callable) -> Parsed:
             child.end_lineno += first - 1
             child.end_col_offset += indent
     node.decorator_list = []
+    if lifted:
+        _lift(node, lifted)
     if filename not in linecache.cache and not linecache.getline(filename, first):
         linecache.cache[filename] = (len(source), None, lines, filename)
 

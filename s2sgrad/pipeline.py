@@ -69,12 +69,17 @@ def _debug_level() -> int:
 
 
 def compile_vjp(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstract],
-                call_site: tuple[Parsed, Any] | None = None) -> Compiled:
-    """The compiled pair of ``fn`` differentiated with respect to the parameters ``wrt``."""
+                call_site: tuple[Parsed, Any] | None = None,
+                lifted: dict[str, str] | None = None) -> Compiled:
+    """The compiled pair of ``fn`` differentiated with respect to the parameters ``wrt``.
+
+    ``lifted`` maps values the function reads (``'self.W'``) to keyword-only parameters
+    that replace them (see parse), so that ``wrt`` can name them."""
     fn = unwrap(fn)
     if not inspect.isfunction(fn):
         parse(fn)  # raises the TransformError that explains why
-    key = (tuple(wrt), tuple(sorted(signature.items())))
+    lifted = dict(lifted or {})
+    key = (tuple(wrt), tuple(sorted(signature.items())), tuple(sorted(lifted.items())))
     with _lock:
         per_fn = _cache.setdefault(fn, {})
         if key in per_fn:
@@ -89,16 +94,17 @@ def compile_vjp(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
             raise TransformError(f"{fn.__qualname__}() calls itself recursively", hint=hint)
         _in_progress.add(token)
         try:
-            compiled = _run_passes(fn, tuple(wrt), signature)
+            compiled = _run_passes(fn, tuple(wrt), signature, lifted)
         finally:
             _in_progress.discard(token)
         per_fn[key] = compiled
         return compiled
 
 
-def _run_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstract]) -> Compiled:
+def _run_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstract],
+                lifted: dict[str, str] | None = None) -> Compiled:
     debug = _debug_level()
-    parsed = fence(parse(fn))
+    parsed = fence(parse(fn, lifted))
     unknown = [w for w in wrt if w not in parsed.params]
     if unknown:
         raise TypeError(f"{fn.__qualname__}() has no parameter named {unknown[0]!r}")

@@ -552,9 +552,6 @@ def test_gradients_flow_into_tensor_attributes_read_by_a_grad_method(
                                    rtol=1e-12)
 
 
-@pytest.mark.skip(reason="needs the compiler to expose attribute reads (self.W) of a @grad "
-                         "method as implicit inputs; until then such calls run operation by "
-                         "operation (correct gradients, one node per operation)")
 def test_a_grad_method_reading_tensor_attributes_is_one_compiled_node() -> None:
     model = Model()
     out = model.loss(tensor(X), Y)

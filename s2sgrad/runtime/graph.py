@@ -167,18 +167,25 @@ def call_function(function: Any, args: tuple, kwargs: dict, name: str | None = N
             elif kind not in _RAW:
                 objects = True
             raw.append(a)
-    if not wrt or not grad_mode._enabled.get():
+    # Tensors read through attributes (self.W) or globals are inputs too: the compiled
+    # pair takes them as keyword-only parameters after the positional ones.
+    lifted = function.implicit_inputs(args) if (objects or hasattr(function, "_spec")) else {}
+    lifted_grad = [t for t in lifted.values() if t.requires_grad]
+    if (not wrt and not lifted_grad) or not grad_mode._enabled.get():
         return wrap_plain(function.fn(*raw, **kwargs), args)
-    if objects and any(_holds_tensors(a) for a in args):
-        # The compiled code would read those Tensors (self.W) as hidden inputs it cannot
-        # differentiate yet: run the original function on Tensors, one recorded operation
-        # at a time, so that gradients still reach them.
-        return function.fn(*args, **kwargs)
-    compiled = function.compiled_for(tuple(wrt), tuple(raw), kwargs)
-    out, saved = compiled.forward(*raw, **kwargs)
+    if lifted:
+        compiled, extra = function.lifted_compiled(tuple(wrt), tuple(raw), kwargs, lifted)
+        out, saved = compiled.forward(*raw, **kwargs, **extra)
+        inputs = list(args) + list(lifted.values())
+        wrt = list(wrt) + [len(args) + k for k, t in enumerate(lifted.values())
+                           if t.requires_grad]
+    else:
+        compiled = function.compiled_for(tuple(wrt), tuple(raw), kwargs)
+        out, saved = compiled.forward(*raw, **kwargs)
+        inputs = args
     if name is None:
         name = node_name(compiled.name)
-    return record(name, compiled, saved, out, args, wrt)
+    return record(name, compiled, saved, out, inputs, wrt)
 
 
 _RAW = frozenset([np.ndarray, float, int, bool, complex, str, type(None), np.float64,
