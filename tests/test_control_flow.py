@@ -270,6 +270,7 @@ class Case:
     scalar: bool = True  # False: an array output, checked through vjp only
     xfail: str | dict[Wrt, str] | None = None  # why it fails (for every wrt, or per wrt)
     label: str | None = None
+    marks: tuple = ()  # more pytest marks (warnings the function itself raises)
     name: str = field(init=False, default="")
     _points: dict[int, list[Any]] = field(init=False, default_factory=dict, repr=False)
 
@@ -373,6 +374,13 @@ TABLE: list[Case] = [
     Case(B.branch_on_shape, [A(2)]),
     Case(B.branch_on_len, [A(5)]),
     Case(B.branch_on_len, [A(3)]),
+    Case(B.condition_as_bool, [A(4)], ok=lambda x: apart(np.sum(x), 0.0)),
+    Case(B.condition_method_any, [A(4)], ok=lambda x: apart(x, 1.0)),
+    Case(B.ifexp_array_or_float, [A(3), Fl(-1.0, 1.0)], ok=lambda x, t: apart(t, 0.0),
+         zero=lambda x, t: () if t > 0 else (0,)),
+    Case(B.nan_guard, [P(3)]),
+    Case(B.nan_guard, [U(-1.0, 1.0, 3)], ok=lambda x: np.any(x < 0), zero=(0,), label="nan",
+         marks=(pytest.mark.filterwarnings("ignore:invalid value encountered in log"),)),
     # === elif chains, nested ifs, variables across branches ================================
     Case(B.elif_chain, [A(4)], ok=lambda x: apart_all(np.mean(x), (-0.5, 0.0, 0.5))),
     Case(B.elif_chain, [U(0.0, 1.5, 4)], ok=lambda x: apart_all(np.mean(x), (-0.5, 0.0, 0.5)),
@@ -532,6 +540,13 @@ TABLE: list[Case] = [
     Case(L.python_floats_only, [F, N(4)]),
     Case(L.floats_and_arrays_mixed, [A(3), F, N(0)]),
     Case(L.floats_and_arrays_mixed, [A(3), F, N(3)]),
+    Case(L.trips_as_numpy_int, [A(3), Const(np.int64(3), "n=int64(3)")]),
+    Case(L.builtin_max_in_loop, [A(4)], ok=lambda x: distinct(x * x)),
+    Case(L.callee_with_early_return_in_loop, [A(3), N(3)], ok=lambda x, n: apart(np.sum(x), 0.0)),
+    Case(L.loop_target_used_after, [A(3, 2)]),
+    Case(L.loop_target_used_after, [A(1, 2)]),
+    Case(L.float_or_array_per_iteration, [A(3), N(0)], zero=(0,)),
+    Case(L.float_or_array_per_iteration, [A(3), N(3)]),
     # === branches inside loops, loops inside branches =======================================
     Case(L.branch_in_loop_on_data, [A(5)], ok=lambda x: apart(x, 0.0)),
     Case(L.branch_in_loop_on_counter, [A(3), N(4)]),
@@ -573,6 +588,10 @@ TABLE: list[Case] = [
     Case(W.while_nested_in_for, [A(3, 2)]),
     Case(W.gradient_descent_inner, [A(3), A(3), Fl(0.05, 0.2)]),
     Case(W.bisection_bracket, [Fl(-5.0, 5.0)]),
+    Case(W.ifexp_in_while_condition, [U(0.0, 2.0, 3)]),
+    Case(W.callee_with_while, [Arr((3,), scale=2.0)]),
+    Case(W.callee_with_while_in_loop, [Arr((3, 2), scale=2.0)]),
+    Case(W.while_condition_on_one_input, [A(3), A(3)], ok=lambda x, y: apart(y, 0.0)),
     # === break and continue =================================================================
     Case(W.break_on_threshold, [A(3), N(5)]),
     Case(W.break_first_positive, [A(5)], ok=lambda x: np.any(x > 0.5) and apart(x, 0.5)),
@@ -739,7 +758,7 @@ def _params() -> list:
     params = []
     for case in TABLE:
         for wrt in case.wrt_sets():
-            marks = []
+            marks = list(case.marks)
             reason = case.xfail_reason(wrt)
             if reason:
                 marks.append(pytest.mark.xfail(strict=True, reason=reason))

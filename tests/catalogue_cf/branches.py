@@ -539,3 +539,33 @@ def chained_comparison_value(x):
     inside = 0.0 < np.sum(x) < 2.0
     y = x * x if inside else np.tanh(x)
     return np.sum(y)
+
+
+# --- conditions of other forms ---------------------------------------------------------------
+
+
+def condition_as_bool(x):
+    flag = bool(np.sum(x) > 0)
+    if flag:
+        return np.sum(x * x)
+    return np.sum(np.sin(x))
+
+
+def condition_method_any(x):
+    if (x > 1.0).any():
+        y = x * 0.5
+    else:
+        y = x * 2.0
+    return np.sum(y * y)
+
+
+def ifexp_array_or_float(x, t):
+    y = x if t > 0 else 0.0
+    return np.sum(y * x) + t
+
+
+def nan_guard(x):
+    y = np.log(x)
+    if np.any(np.isnan(y)):
+        return 0.0
+    return np.sum(y * y)

@@ -580,3 +580,51 @@ def inplace_on_fresh_each_iteration(x, n):
         h *= 2.0
         acc = acc + np.sum(h)
     return acc
+
+
+# --- more loop shapes ------------------------------------------------------------------------------
+
+
+def trips_as_numpy_int(x, n):
+    y = x
+    for _ in range(n):
+        y = np.tanh(y) * 1.5
+    return np.sum(y)
+
+
+def builtin_max_in_loop(x):
+    best = -10.0
+    for v in x:
+        best = max(best, v * v)
+    return best
+
+
+def callee_with_early_return_in_loop(x, n):
+    acc = 0.0
+    for i in range(n):
+        acc = acc + _piece(x * (i + 1))
+    return acc
+
+
+def _piece(v):
+    s = np.sum(v)
+    if s > 0:
+        return s * s
+    return np.sum(np.sin(v))
+
+
+def loop_target_used_after(xs):
+    row = xs[0] * 0.0
+    for row in xs:
+        pass
+    return np.sum(row * row)
+
+
+def float_or_array_per_iteration(x, n):
+    acc = 0.0
+    for i in range(n):
+        if i % 2 == 0:
+            acc = acc + x
+        else:
+            acc = acc * 0.5
+    return np.sum(acc)

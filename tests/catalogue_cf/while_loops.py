@@ -243,3 +243,39 @@ def work_after_continue_in_branch(x):
             acc = acc + v
         acc = acc + v * v
     return acc
+
+
+# --- while in callees, conditions of other forms --------------------------------------------------
+
+
+def ifexp_in_while_condition(x):
+    y = x
+    k = 0
+    while (np.sum(y) if k < 3 else -1.0) > 0.5:
+        y = y * 0.5
+        k = k + 1
+    return np.sum(y * y)
+
+
+def callee_with_while(x):
+    return np.sum(_shrink(x) * x)
+
+
+def _shrink(v):
+    while np.sum(v * v) > 1.0:
+        v = v * 0.5
+    return v
+
+
+def callee_with_while_in_loop(xs):
+    acc = 0.0
+    for row in xs:
+        acc = acc + np.sum(_shrink(row) ** 2)
+    return acc
+
+
+def while_condition_on_one_input(x, y):
+    k = x * 1.0
+    while np.sum(k) < 5.0:
+        k = k + np.abs(y) + 0.5
+    return np.sum(k * y)
