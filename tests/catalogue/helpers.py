@@ -28,3 +28,12 @@ def tempered(x):
 def _scale(v):
     # Same name as a function of the catalogue, different body.
     return v / 4.0 + 1.0
+
+
+def rebindable(v):
+    # Rebound by a test of the catalogue after a first gradient.
+    return v * 2.0
+
+
+def rebindable_alternative(v):
+    return np.sin(v) * 3.0

@@ -30,6 +30,7 @@ WEIGHTS = np.linspace(-1.0, 1.0, 12).reshape(4, 3)
 AXES = (0, 2)
 NEW_SHAPE = (2, 6)
 activation = np.tanh  # a module-level alias of a NumPy function
+rebindable_activation = np.tanh  # rebound by a test after a first gradient
 # Module globals named like what the compiler generates.
 unbroadcast = 5.0
 saved = 0.5
@@ -809,6 +810,16 @@ def function_aliases(x):
 def local_function_alias(x):
     f = np.tanh
     return np.sum(f(x))
+
+
+def alias_rebound(x):
+    # Its own test rebinds rebindable_activation after a first gradient.
+    return np.sum(rebindable_activation(x) * x)
+
+
+def module_attribute_rebound(x):
+    # Its own test rebinds helpers.rebindable after a first gradient.
+    return np.sum(helpers.rebindable(x) ** 2)
 
 
 def callee_result_reused(x):
