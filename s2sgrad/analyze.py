@@ -28,6 +28,7 @@ import gast
 import numpy as np
 
 from . import shapes, syntax
+from .errors import TransformError
 from .normalize import SETITEM, Normalized
 from .parse import MISSING
 from .rules import registry
@@ -71,7 +72,9 @@ def join(a: Abstract, b: Abstract) -> Abstract:
     if a == b:
         return a
     if {a.kind, b.kind} <= {"scalar", "array"}:
-        kind = a.kind if a.kind == b.kind else "array"
+        if a.kind != b.kind:  # a Python number on one path, an array on another
+            return Abstract("array", None, a.float or b.float)
+        kind = a.kind
     elif a.kind == b.kind == "object" and a.type is b.type:
         kind = "object"
     else:
@@ -424,7 +427,14 @@ class _Analyzer:
         rule = registry.lookup(prim)
         if rule is None:
             return self.opaque(target, atoms, what, node)
-        bindings = self.bind(rule, args, keywords, node, what)
+        if not any(self.is_varied(a) for a in atoms):  # a constant: no rule needed
+            try:
+                bindings = self.bind(rule, args, keywords, node, what)
+            except TransformError:
+                self.set_value(target, UNKNOWN_ARRAY)
+                return Op("nondiff", target, what=what)
+        else:
+            bindings = self.bind(rule, args, keywords, node, what)
         template = template_of(rule)
         diff_params = tuple(p for p, given in zip(rule.params, template.outputs) if given)
         self.infer(rule, bindings, target)
@@ -527,6 +537,17 @@ class _Analyzer:
             return
         dims: tuple | None = None
         if rule.primitive is operator.getitem:
+            if first.kind != "array":  # an item of a tuple or list
+                container = operands[0]
+                if syntax.is_static_tuple(container):
+                    items = [abstract_of(v) for v in syntax.const_value(container)]
+                    item = items[0]
+                    for other in items[1:]:
+                        item = join(item, other)
+                    self.set_value(target, item)
+                else:
+                    self.set_value(target, Abstract("object", None, False, object))
+                return
             self.set_value(target, Abstract("array", self.index_dims(first.dims, bindings[
                 rule.params[1]]), first.float))
             return

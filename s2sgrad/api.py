@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from .analyze import UNKNOWN_ARRAY, abstract_of
 from . import parse as parse_module
+from .analyze import UNKNOWN_ARRAY, abstract_of
 from .parse import parse, unwrap
 from .pipeline import Compiled, compile_vjp
 

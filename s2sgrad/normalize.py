@@ -299,8 +299,10 @@ class _ANF:
                 items = [(stmt.target, sequences[0])]
             lengths = [self.operation(syntax.call(syntax.name("len"), [s]), temp=True)
                        for s in sequences]
-            count = lengths[0] if len(lengths) == 1 else self.operation(
-                syntax.call(syntax.name("min"), lengths), temp=True)
+            count = lengths[0]
+            for length in lengths[1:]:
+                count = self.operation(syntax.call(syntax.name("min"), [count, length]),
+                                       temp=True)
             sequence_range = self.operation(syntax.call(syntax.name("range"), [count]),
                                             temp=True)
         if not isinstance(index_target, gast.Name):
@@ -317,7 +319,14 @@ class _ANF:
             prelude.append(syntax.located(syntax.assign(t, value), t))
         carried = self.loop_carried(stmt.body + prelude, index_target.id)
         loop_var = index_target.id
+        before = self.current.get(loop_var)
         version = self.define(loop_var) if loop_var in self.parsed.local_names else loop_var
+        if loop_var in self.parsed.local_names:  # after a loop that ran zero times, the
+            start = syntax.name(before) if before else syntax.const(None)  # variable keeps
+            binding = syntax.assign(version, start)                        # its old value
+            if before is None:
+                self.placeholders.add(id(binding))
+            self.out.append(binding)
         body = self.loop_body(prelude, stmt.body, carried, stmt)
         loop = gast.For(target=syntax.name(version, store=True), iter=sequence_range,
                         body=body or [gast.Pass()], orelse=[], type_comment=None)

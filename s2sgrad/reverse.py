@@ -557,6 +557,7 @@ class _Writes:
         self.values = analysis.values
         self.parsed = analysis.normalized.parsed
         self.augmented = analysis.normalized.augmented
+        self.branch_path: dict[int, tuple] = {}  # position -> ((if position, branch), ...)
         self._walk(analysis.body[:-1], analysis)
         self._check()
 
@@ -568,20 +569,21 @@ class _Writes:
     def _union(self, a: str, b: str) -> None:
         self.group[self._find(a)] = self._find(b)
 
-    def _walk(self, stmts: list[gast.stmt], analysis: Analysis) -> None:
+    def _walk(self, stmts: list[gast.stmt], analysis: Analysis, path: tuple = ()) -> None:
         for stmt in stmts:
             here = self.position[id(stmt)] = len(self.position)
+            self.branch_path[here] = path
             for name in _names_read_here(stmt):
                 self.reads.setdefault(name, []).append((here, stmt))
             if isinstance(stmt, (gast.For, gast.While)):
                 if isinstance(stmt, gast.For):
                     self.defs.setdefault(stmt.target.id, []).append(here)
                 first = len(self.position)
-                self._walk(stmt.body, analysis)
+                self._walk(stmt.body, analysis, path)
                 self.loops.append((first, len(self.position) - 1))
             elif isinstance(stmt, gast.If):
-                self._walk(stmt.body, analysis)
-                self._walk(stmt.orelse, analysis)
+                self._walk(stmt.body, analysis, path + ((here, True),))
+                self._walk(stmt.orelse, analysis, path + ((here, False),))
             elif isinstance(stmt, gast.Assign):
                 op = analysis.ops.get(id(stmt))
                 target = op.target if op is not None else None
@@ -659,7 +661,7 @@ class _Writes:
         defs = self.defs.get(name, [])
         loop = self._loop_of(write)
         for read, stmt in self.reads.get(name, []):
-            if read == write:
+            if read == write or self._exclusive(read, write):
                 continue
             if read > write:
                 if not any(write < d < read for d in defs):
@@ -668,6 +670,11 @@ class _Writes:
                 if not any(d > write and d <= loop[1] or loop[0] <= d < read for d in defs):
                     return stmt
         return None
+
+    def _exclusive(self, a: int, b: int) -> bool:
+        """Are two positions in different branches of one if (never both in one run)?"""
+        branches = dict(self.branch_path.get(a, ()))
+        return any(branches.get(at, side) != side for at, side in self.branch_path.get(b, ()))
 
     def result_aliases(self, result: gast.expr) -> frozenset[str]:
         """The parameters whose memory the returned value may share."""
