@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 
@@ -50,7 +49,7 @@ class Features:
     while_loops: bool = True
     jumps: bool = True  # break / continue (data-dependent)
     writes: bool = True  # a[k] = scalar at the top level and in plain loops
-    writes_in_branches: bool = False  # a write inside an if, or in a loop with break/continue
+    writes_in_branches: bool = False  # and inside an if, or in a loop with break/continue
 
 
 @dataclass
@@ -314,8 +313,5 @@ def test_with_element_writes():
     _run(Features())()
 
 
-@pytest.mark.xfail(strict=True, raises=s2sgrad.TransformError, reason="compiler: an element write in a branch, or in a loop "
-                   "with break/continue, is refused ('shares memory with an array updated in "
-                   "place'), at line 0")
-def test_writes_in_branches():
-    _run(Features(writes_in_branches=True), shrink=False)()
+def test_writes_in_branches_and_jumping_loops():
+    _run(Features(writes_in_branches=True))()

@@ -138,3 +138,11 @@ def write_2d_in_nested_loops(x):
         for j in range(3):
             m[i, j] = x[i] * x[j] + (i == j)
     return np.sum(np.tanh(m))
+
+
+def write_in_branch_inactive(x, t):
+    # with respect to t only, the written value is not differentiated
+    y = np.zeros(3)
+    if t > 0:
+        y[0] = x[0] * x[1]
+    return np.sum(y * x) + t * t
