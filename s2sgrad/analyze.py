@@ -29,7 +29,7 @@ import numpy as np
 
 from . import shapes, syntax
 from .errors import TransformError
-from .normalize import SETITEM, Normalized
+from .normalize import APPEND, SETITEM, Normalized
 from .parse import MISSING
 from .rules import registry
 from .rules.registry import Rule
@@ -44,6 +44,7 @@ class Abstract:
     dims: tuple | None = None  # per axis: size 1 (True), not 1 (False), unknown (None)
     float: bool = True  # a floating-point value (only those carry gradients)
     type: type | None = None  # for 'object': the class, to resolve method calls
+    items: tuple | None = None  # for tuples, lists, dicts: (key, Abstract) per item
 
     @property
     def ndim(self) -> int | None:
@@ -76,6 +77,14 @@ def join(a: Abstract, b: Abstract) -> Abstract:
             return Abstract("array", None, a.float or b.float)
         kind = a.kind
     elif a.kind == b.kind == "object" and a.type is b.type:
+        if a.type in (tuple, list, dict):  # a container: items joined where they match
+            items = None
+            if a.items is not None and b.items is not None and [k for k, _ in a.items] == [
+                    k for k, _ in b.items]:
+                items = tuple((k, join(x, y)) for (k, x), (_, y) in zip(
+                    a.items, b.items, strict=True))
+            dims = a.dims if a.dims == b.dims else None
+            return Abstract("object", dims, a.float or b.float, a.type, items)
         kind = "object"
     else:
         return Abstract("object", None, False, object)
@@ -98,9 +107,18 @@ def abstract_of(value: Any) -> Abstract:
         return Abstract("array", shapes.of_shape(value.shape), value.dtype.kind in "fc")
     if value is None:
         return Abstract("none", None, False)
-    if isinstance(value, tuple):
-        return Abstract("object", (None,) * len(value), False, tuple)
+    if isinstance(value, (tuple, list)):
+        items = tuple((k, abstract_of(v)) for k, v in enumerate(value))
+        return Abstract("object", (None,) * len(value), any(a.float for _, a in items),
+                        type(value), items)
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        items = tuple((k, abstract_of(v)) for k, v in sorted(value.items()))
+        return Abstract("object", None, any(a.float for _, a in items), dict, items)
     return Abstract("object", None, False, type(value))
+
+
+def is_container(value: Abstract | None) -> bool:
+    return value is not None and value.kind == "object" and value.type in (tuple, list, dict)
 
 
 @dataclass(frozen=True)
@@ -320,6 +338,8 @@ class _Analyzer:
             if descriptor is MISSING:
                 return self.opaque(target, [node.value], f".{node.attr}")
             return self.primitive(descriptor, [node.value], {}, target, node)
+        if isinstance(node, gast.Subscript) and is_container(self.value(node.value)):
+            return self.item(node, target)
         if isinstance(node, gast.Subscript):
             if self.value(node.value).type is ShapeTuple:  # x.shape[0], x.shape[1:]
                 sliced = isinstance(node.slice, gast.Slice)
@@ -327,13 +347,22 @@ class _Analyzer:
                                else Abstract("scalar", (), False))
                 return Op("nondiff", target, what="shape")
             return self.primitive(operator.getitem, [node.value, node.slice], {}, target, node)
-        if isinstance(node, (gast.Tuple, gast.List)):
-            if any(self.is_varied(e) for e in node.elts):
-                raise self.parsed.error(
-                    "tuples and lists of differentiated values are not supported yet", node,
-                    "Return or combine the values with NumPy functions (np.stack, +, ...).")
-            self.set_value(target, Abstract("object", (None,) * len(node.elts), False,
-                                            tuple if isinstance(node, gast.Tuple) else list))
+        if isinstance(node, (gast.Tuple, gast.List, gast.Dict)):
+            if isinstance(node, gast.Dict):
+                keys = [syntax.const_value(k) for k in node.keys]
+                elements, kind = list(node.values), dict
+            else:
+                keys = list(range(len(node.elts)))
+                elements = list(node.elts)
+                kind = tuple if isinstance(node, gast.Tuple) else list
+            items = tuple((k, self.value(e)) for k, e in zip(keys, elements, strict=True))
+            self.set_value(target, Abstract(
+                "object", None if kind is dict else (None,) * len(elements),
+                any(a.float for _, a in items), kind, items))
+            if any(self.is_varied(e) for e in elements) and target is not None:
+                self.varied.add(target)
+                return Op("pack", target, bindings=dict(zip(keys, elements, strict=True)),
+                          diff_params=tuple(keys), what="a container")
             return Op("nondiff", target)
         # a copy of an atom
         if target is not None and not isinstance(node, gast.Name) and \
@@ -353,6 +382,40 @@ class _Analyzer:
         if owner.kind == "object" and owner.type is not None:
             return inspect.getattr_static(owner.type, attr, MISSING)
         return MISSING
+
+    def item(self, node: gast.Subscript, target: str | None) -> Op:
+        """``t[k]`` of a tuple, list or dict: the item (a slice of a list is a list)."""
+        container = self.value(node.value)
+        key = syntax.const_value(node.slice) if (syntax.is_const(node.slice)) else None
+        items = dict(container.items or ())
+        if isinstance(node.slice, gast.Slice):
+            value = Abstract("object", None, container.float, list, None)
+        elif key in items:
+            value = items[key]
+        elif container.items:
+            value = container.items[0][1]
+            for _, other in container.items[1:]:
+                value = join(value, other)
+        else:
+            value = Abstract("array", None, True) if container.float else UNKNOWN_ARRAY
+        self.set_value(target, value)
+        if self.is_varied(node.value) and target is not None and value.float:
+            self.varied.add(target)
+            return Op("item", target, bindings={"c": node.value, "key": node.slice},
+                      diff_params=("c",), what="an item")
+        return Op("nondiff", target)
+
+    def append(self, node: gast.Call, target: str | None) -> Op:
+        """``xs_1 = __append__(xs, v)``: xs with v at its end."""
+        base, value = node.args
+        before = self.value(base)
+        item = self.value(value)
+        self.set_value(target, Abstract("object", None, before.float or item.float, list,
+                                        None))
+        if (self.is_varied(base) or self.is_varied(value)) and target is not None:
+            self.varied.add(target)
+        return Op("append", target, bindings={"xs": base, "v": value},
+                  diff_params=("xs", "v"), what="append")
 
     def setitem(self, node: gast.Call, target: str | None) -> Op:
         """``y_1 = __setitem__(y[idx], v)``: y_1 is y with the region replaced by v."""
@@ -383,6 +446,8 @@ class _Analyzer:
         func = node.func
         if syntax.is_name(func, SETITEM):
             return self.setitem(node, target)
+        if syntax.is_name(func, APPEND):
+            return self.append(node, target)
         for keyword in node.keywords:
             if keyword.arg == "out":
                 raise self.parsed.error(
@@ -694,7 +759,7 @@ class _Analyzer:
                 f"s2sgrad.nondifferentiable({_short(op.what)}) if it has no gradient.")
         if op.kind == "copy":
             useful |= syntax.names_read(op.bindings["x"])
-        elif op.kind in ("rule", "call", "setitem"):
+        elif op.kind in ("rule", "call", "setitem", "pack", "item", "append"):
             for p in op.diff_params:
                 atom = op.bindings.get(p)
                 if isinstance(atom, gast.Name):

@@ -91,8 +91,7 @@ class _Specialiser:
                 found[root] = value
                 continue
             for k in range(first, len(path)):
-                if value is None or isinstance(value, (int, float, str, np.ndarray)) or (
-                        isinstance(value, tensor)):
+                if value is None or isinstance(value, (int, float, str, np.ndarray, tensor)):
                     break
                 value = getattr(value, path[k], None)
                 if isinstance(value, tensor):
@@ -150,7 +149,20 @@ class _Specialiser:
         return self.last
 
 
+def _leaves(value: Any) -> list:
+    if isinstance(value, dict):
+        return [leaf for v in value.values() for leaf in _leaves(v)]
+    if isinstance(value, (list, tuple)):
+        return [leaf for v in value for leaf in _leaves(v)]
+    return [value]
+
+
 def _check_differentiable(fname: str, i: int, param: str, value: Any) -> None:
+    if isinstance(value, (dict, list, tuple)) and (  # a structure of parameters
+            not isinstance(value, dict) or all(isinstance(k, str) for k in value)):
+        for leaf in _leaves(value):
+            _check_differentiable(fname, i, param, leaf)
+        return
     kind = abstract_of(value)
     if kind.kind in ("scalar", "array") and kind.float:
         if np.iscomplexobj(value):
@@ -214,7 +226,13 @@ def _seed(out: Any, fname: str) -> Any:
 
 def _as_gradient(g: Any, x: Any, seed: Any) -> Any:
     """The cotangent as a gradient for ``x``: an array of x's dtype that owns its memory
-    (a rule may return a read-only broadcast view, or the seed itself)."""
+    (a rule may return a read-only broadcast view, or the seed itself); for a dict, list
+    or tuple of parameters, the same structure."""
+    if isinstance(x, dict):
+        return {k: _as_gradient(g[k], v, seed) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        items = [_as_gradient(a, b, seed) for a, b in zip(g, x, strict=True)]
+        return tuple(items) if isinstance(x, tuple) else items
     if type(x) is np.ndarray and (type(g) is not np.ndarray or g.dtype != x.dtype
                                   or not g.flags.writeable or g is seed):
         return np.array(g, dtype=x.dtype)
@@ -262,13 +280,14 @@ def vjp(fn: Callable, *args: Any, **kwargs: Any) -> tuple[Any, Callable]:
     args = prefix + args
     positions = tuple(i for i, a in enumerate(args)
                       if i < len(spec.params) and abstract_of(a).float
-                      and abstract_of(a).kind in ("scalar", "array"))
+                      and (abstract_of(a).kind in ("scalar", "array") or isinstance(
+                          a, (dict, list, tuple))))
     compiled = spec.compiled(positions, args, kwargs)
     out, saved = compiled.forward(*args, **kwargs)
-    out_shape = np.shape(out)
+    out_shape = None if isinstance(out, (tuple, list, dict)) else np.shape(out)
 
     def pullback(seed: Any) -> tuple:
-        if np.shape(seed) != out_shape:
+        if not isinstance(out, (tuple, list, dict)) and np.shape(seed) != out_shape:
             raise ValueError(f"Mismatch in shape: the seed has a shape of {np.shape(seed)} and "
                              f"the output of {spec.fn.__name__}() has a shape of {out_shape}")
         grads = iter(compiled.backward(saved, seed))

@@ -57,18 +57,17 @@ _NOT_YET: dict[type, tuple[str, str]] = {
     gast.Lambda: ("lambdas are not supported yet", "Define a named function with def."),
     gast.FunctionDef: ("nested function definitions are not supported yet",
                        "Define the function at module level."),
-    gast.ListComp: ("list comprehensions are not supported yet", "Write the items out."),
+    gast.DictComp: ("dict comprehensions are not supported yet",
+                    ("Write the items out ({'a': a, 'b': b}), or build a list with a list "
+                     "comprehension.")),
     gast.SetComp: ("set comprehensions are not supported", "Build the value outside."),
-    gast.DictComp: ("dict comprehensions are not supported yet", "Write the items out."),
-    gast.GeneratorExp: ("generator expressions are not supported yet", "Write the items out."),
-    gast.Dict: ("dict literals are not supported yet", "Pass the values separately."),
     gast.Set: ("set literals are not supported", "Use a tuple."),
     gast.JoinedStr: ("f-strings are not supported inside a differentiated function",
                      "Format messages outside it."),
 }
 
 _EXPRESSIONS = (
-    gast.IfExp, gast.BoolOp, gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Attribute, gast.Name,
+    gast.IfExp, gast.BoolOp, gast.ListComp, gast.GeneratorExp, gast.Dict, gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Attribute, gast.Name,
     gast.Constant, gast.Tuple, gast.List, gast.Subscript, gast.Slice, gast.keyword,
 )
 _CONTEXT = (gast.Load, gast.Store, gast.Param, gast.Del, gast.operator, gast.unaryop,

@@ -64,6 +64,21 @@ class Normalized:
 _NOT_SEQUENCES = (iter, map, filter, np.ndindex, np.ndenumerate, np.nditer)
 
 SETITEM = "__setitem__"  # y_1 = __setitem__(y[idx], v): the ANF form of y[idx] = v
+APPEND = "__append__"  # xs_1 = __append__(xs, v): the ANF form of xs.append(v)
+
+
+def _is_append(call: gast.expr, local_names: frozenset[str]) -> bool:
+    return (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+            and call.func.attr == "append" and isinstance(call.func.value, gast.Name)
+            and call.func.value.id in local_names and len(call.args) == 1
+            and not call.keywords)
+
+
+def _rename_store(target: gast.expr, renames: dict[str, str]) -> gast.expr:
+    for n in gast.walk(target):
+        if isinstance(n, gast.Name) and n.id in renames:
+            n.id = renames[n.id]
+    return target
 
 # Calls whose result may share memory with their first argument.
 _VIEWS = {"reshape", "transpose", "ravel", "squeeze", "swapaxes", "moveaxis", "view",
@@ -173,6 +188,7 @@ class _ANF:
         self.augmented: dict[int, tuple[str, str, str]] = {}
         self.reassigned: set[str] = set()  # generated names assigned more than once (flags)
         self.synthetic: set[str] = set()  # variables of desugared expressions (versioned)
+        self.comprehension_locals: set[str] = set()
         self.placeholders: set[int] = set()  # `v = None` binding a loop version early
         self.writes: dict[int, tuple[str, str, str]] = {}  # y[i] = v statements, as augmented
         self.out: list[gast.stmt] = []
@@ -201,6 +217,9 @@ class _ANF:
             if previous is not None:
                 self.augmented[id(self.out[-1])] = (
                     stmt.target.id, previous, self.origin.get(previous, "fresh"))
+        elif isinstance(stmt, gast.Expr) and _is_append(
+                stmt.value, self.parsed.local_names | self.synthetic):
+            self.append(stmt.value.func.value, stmt.value.args[0], stmt)
         elif isinstance(stmt, gast.Expr):
             if not syntax.is_const(stmt.value):  # a docstring or a bare constant does nothing
                 self.emit(syntax.expr_stmt(self.operation(stmt.value)), stmt)
@@ -346,9 +365,12 @@ class _ANF:
     def loop_carried(self, body: list[gast.stmt], loop_var: str | None) -> list[str]:
         """User variables the body assigns (their values flow from one iteration on)."""
         written = set()
+        names = self.parsed.local_names | self.synthetic
         for stmt in body:
             written |= {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
                         and isinstance(n.ctx, gast.Store) and n.id in self.parsed.local_names}
+            written |= {n.func.value.id for n in gast.walk(stmt)  # xs.append(v)
+                        if isinstance(n, gast.Call) and _is_append(n, names)}
             written |= {n.value.id for n in gast.walk(stmt)  # y[i] = v makes a new version
                         if isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store)
                         and isinstance(n.value, gast.Name)}
@@ -461,6 +483,44 @@ class _ANF:
         self.emit(syntax.assign(new, syntax.call(syntax.name(SETITEM), [region, atom])), origin)
         self.writes[id(self.out[-1])] = (base.id, previous, self.origin.get(previous, "fresh"))
 
+    def append(self, base: gast.Name, value: gast.expr, origin: gast.AST) -> None:
+        """``xs.append(v)`` -> ``xs_1 = __append__(xs, v)``: a new version of the list, which
+        the forward makes by appending in place."""
+        previous = self.load(base).id
+        atom = self.atom(value)
+        new = self.define(base.id)
+        self.origin[new] = self.origin.get(previous, "fresh")
+        self.emit(syntax.assign(new, syntax.call(syntax.name(APPEND), [
+            syntax.name(previous), atom])), origin)
+
+    def comprehension(self, node: gast.ListComp | gast.GeneratorExp) -> gast.expr:
+        """``[f(x) for x in xs if c]`` -> a list built by a loop: ``_l = []``, then for each
+        x (renamed: a comprehension's names stay inside it) ``if c: _l.append(f(x))``."""
+        result = self.synthetic_variable()
+        self.emit(syntax.assign(self.define(result), gast.List(elts=[], ctx=gast.Load())),
+                  node)
+        renames = {}
+        for generator in node.generators:
+            for n in gast.walk(generator.target):
+                if isinstance(n, gast.Name):
+                    renames[n.id] = self.namer.fresh(f"_{n.id}")
+        elt = syntax.rename(syntax.clone(node.elt), renames)
+        inner: list[gast.stmt] = [syntax.located(gast.Expr(value=syntax.call(
+            syntax.attribute(syntax.name(result), "append"), [elt])), node.elt)]
+        for generator in reversed(node.generators):
+            for condition in reversed(generator.ifs):
+                inner = [syntax.located(gast.If(test=syntax.rename(syntax.clone(condition),
+                                                                   renames),
+                                                body=inner, orelse=[]), condition)]
+            target = _rename_store(syntax.clone(generator.target), renames)
+            inner = [syntax.located(gast.For(target=target, iter=syntax.rename(
+                syntax.clone(generator.iter), renames), body=inner, orelse=[],
+                type_comment=None), node)]
+        self.comprehension_locals |= set(renames.values()) | {result}
+        for stmt in inner:
+            self.statement(stmt)
+        return syntax.name(self.current[result])
+
     def assign(self, targets: list[gast.expr], value: gast.expr) -> None:
         first, *others = targets
         if isinstance(first, gast.Subscript):
@@ -509,6 +569,8 @@ class _ANF:
                 and isinstance(node.operand.value, (int, float, complex))):
             value = node.operand.value
             return syntax.const(-value if isinstance(node.op, gast.USub) else value)
+        if isinstance(node, (gast.ListComp, gast.GeneratorExp)):
+            return self.comprehension(node)
         if isinstance(node, gast.IfExp):
             result = self.synthetic_variable()
             self.branch(node, self.atom(node.test), [syntax.located(syntax.assign(
@@ -555,7 +617,7 @@ class _ANF:
                   temp: bool = False) -> gast.expr:
         """Emit ``target = <one operation on atoms>`` (a new temporary if ``temp``); with
         neither, return the operation."""
-        if isinstance(node, (gast.IfExp, gast.BoolOp)) or (
+        if isinstance(node, (gast.IfExp, gast.BoolOp, gast.ListComp, gast.GeneratorExp)) or (
                 isinstance(node, gast.Compare) and len(node.ops) > 1):
             node = syntax.located(self.atom(node), node)  # desugared to an if: copy its value
         if isinstance(node, gast.BinOp):
@@ -576,6 +638,12 @@ class _ANF:
                                 ctx=gast.Load())
         elif isinstance(node, (gast.Tuple, gast.List)):
             op = type(node)(elts=[self.atom(e) for e in node.elts], ctx=gast.Load())
+        elif isinstance(node, gast.Dict):
+            if any(k is None or not syntax.is_const(k) for k in node.keys):
+                raise self.parsed.error("dict keys must be constants here", node,
+                                        "Write the keys out, e.g. {'W': W, 'b': b}.")
+            op = gast.Dict(keys=[syntax.clone(k) for k in node.keys],
+                           values=[self.atom(v) for v in node.values])
         else:  # an atom: a copy
             op = self.load(node)
         syntax.located(op, node)

@@ -27,10 +27,11 @@ import gast
 import numpy as np
 
 from . import shapes, syntax
-from .analyze import Analysis, Op
+from .analyze import Analysis, Op, is_container
 from .naming import Namer
 from .normalize import _VIEWS
 from .parse import MISSING
+from .runtime.containers import add_item, tree_add, zeros_tree
 from .runtime.indexing import last_writes
 from .runtime.unbroadcast import unbroadcast
 from .templates import Facts, inline, template_of
@@ -166,7 +167,13 @@ class _Reverser:
                 body = self.forward_block(stmt.body, self.block_id(stmt.body or [stmt]))
                 orelse = self.forward_block(stmt.orelse, self.block_id(stmt.orelse or [stmt.test]))
                 out.append(syntax.located(syntax.if_(stmt.test, body, orelse), stmt))
-            elif isinstance(stmt, (gast.For, gast.While)) and self.is_active([stmt]):
+            elif isinstance(stmt, (gast.If, gast.For, gast.While)) and not self.is_active(
+                    [stmt]):  # no adjoint, but element writes and appends still lowered
+                lowered = syntax.clone(stmt)
+                lowered.body = self.forward_block(stmt.body) or [gast.Pass()]
+                lowered.orelse = self.forward_block(stmt.orelse)
+                out.append(lowered)
+            elif isinstance(stmt, (gast.For, gast.While)):
                 trips = self.trip_counter(stmt)
                 out.append(syntax.located(syntax.assign(trips, syntax.const(0)), stmt))
                 body = self.forward_block(stmt.body, self.block_id(stmt.body))
@@ -190,6 +197,11 @@ class _Reverser:
             return [syntax.located(syntax.assign(op.target, syntax.clone(region.value)), stmt),
                     syntax.located(syntax.assign(store, syntax.clone(stmt.value.args[1])),
                                    stmt)]
+        if op.kind == "append":  # xs_1 = xs; xs_1.append(v): in place, as Python does it
+            base, value = stmt.value.args
+            return [syntax.located(syntax.assign(op.target, syntax.clone(base)), stmt),
+                    syntax.located(syntax.expr_stmt(syntax.call(syntax.attribute(
+                        syntax.name(op.target), "append"), [syntax.clone(value)])), stmt)]
         if self.writes.is_in_place(stmt):  # x += y on an array: x_1 = x; x_1 += y
             value = stmt.value
             update = gast.AugAssign(target=syntax.name(op.target, store=True), op=value.op,
@@ -232,8 +244,11 @@ class _Reverser:
         if key not in self.snapshots:
             copy = self.namer.fresh(f"{name}_copy")
             self.snapshots[key] = copy
-            take = syntax.located(syntax.assign(copy, syntax.call(
-                f"{self.np}.copy", [syntax.name(name)])), stmt)
+            value = self.a.values.get(name)
+            copier = syntax.name(value.type.__name__) if is_container(value) else \
+                syntax.dotted_expr(f"{self.np}.copy")
+            take = syntax.located(syntax.assign(copy, syntax.call(copier, [syntax.name(name)])),
+                                  stmt)
             # a value the statement itself overwrites (x *= y reads the old x) is copied
             # before it; anything else right after it
             when = self.before if self.writes.overwrites(stmt, name) else self.extra
@@ -274,7 +289,10 @@ class _Reverser:
         if not isinstance(atom, gast.Name) or atom.id not in self.a.active:
             return
         target = self.bar(atom.id)
-        if atom.id in self.defined:
+        if atom.id in self.defined and is_container(self.a.values.get(atom.id)):
+            helper = self.bindings.claim("tree_add", tree_add)
+            contribution = syntax.call(syntax.name(helper), [syntax.name(target), contribution])
+        elif atom.id in self.defined:
             contribution = syntax.binop(syntax.name(target), "Add", contribution)
         self.defined.add(atom.id)
         self.emit(syntax.assign(target, contribution))
@@ -282,8 +300,13 @@ class _Reverser:
     def zero(self, name: str, origin: gast.AST) -> None:
         """Start the cotangent of ``name`` at zero (before a block that may add to it)."""
         value = self.a.values.get(name)
-        zero = syntax.const(0.0) if value is not None and value.kind == "scalar" else \
-            syntax.call(f"{self.np}.zeros_like", [syntax.name(name)])
+        if is_container(value):
+            zero = syntax.call(syntax.name(self.bindings.claim("zeros_tree", zeros_tree)),
+                               [syntax.name(name)])
+        elif value is not None and value.kind == "scalar":
+            zero = syntax.const(0.0)
+        else:
+            zero = syntax.call(f"{self.np}.zeros_like", [syntax.name(name)])
         self.adjoint.append(syntax.located(syntax.assign(self.bar(name), zero), origin))
         self.defined.add(name)
 
@@ -370,6 +393,28 @@ class _Reverser:
             self.call_adjoint(stmt, op, g)
         elif op.kind == "setitem":
             self.setitem_adjoint(stmt, op, g)
+        elif op.kind == "pack":  # t = (a, b): a gets t_bar[0], b gets t_bar[1]
+            for key, element in op.bindings.items():
+                self.accumulate(element, gast.Subscript(value=syntax.clone(g), slice=(
+                    syntax.const(key)), ctx=gast.Load()))
+        elif op.kind == "item":  # a = t[k]: t_bar gets a_bar added at k
+            container, key = op.bindings["c"], op.bindings["key"]
+            if container.id not in self.defined:
+                self.zero(container.id, stmt)
+            helper = self.bindings.claim("add_item", add_item)
+            index = syntax.call(syntax.name("slice"), [
+                part if part is not None else syntax.const(None)
+                for part in (key.lower, key.upper, key.step)]) if isinstance(
+                key, gast.Slice) else syntax.clone(key)
+            self.emit(syntax.assign(self.bar(container.id), syntax.call(syntax.name(helper), [
+                syntax.name(self.bar(container.id)), index, g])))
+        elif op.kind == "append":  # xs_1 = xs + [v]: v gets the last item, xs the rest
+            base, value = op.bindings["xs"], op.bindings["v"]
+            self.accumulate(value, gast.Subscript(value=syntax.clone(g), slice=syntax.const(-1),
+                                                  ctx=gast.Load()))
+            rest = gast.Subscript(value=syntax.clone(g), slice=gast.Slice(
+                lower=None, upper=syntax.const(-1), step=None), ctx=gast.Load())
+            self.accumulate(base, rest)
 
     def setitem_adjoint(self, stmt: gast.stmt, op: Op, g: gast.expr) -> None:
         """``y_1 = y with y[idx] = v``: v gets the region of the cotangent (where it landed),
@@ -425,6 +470,9 @@ class _Reverser:
             atom = op.bindings[p]
             if rule.shape == "elementwise":
                 c = self.fit(stmt, c, atom.id, op.target)
+            if is_container(self.a.values.get(atom.id)) and rule.primitive not in (
+                    np.stack, np.concatenate, sum):
+                c = syntax.call(syntax.name("list"), [c])  # np.array(xs): one per item
             self.accumulate(atom, c)
 
     def call_rule(self, template, params: dict) -> list[gast.expr | None]:
@@ -498,7 +546,10 @@ class _Reverser:
                 grads.append(syntax.name(self.bar(p)))
                 continue
             value = self.a.values.get(p)
-            if value is not None and value.kind == "scalar":
+            if is_container(value):
+                grads.append(syntax.call(syntax.name(self.bindings.claim(
+                    "zeros_tree", zeros_tree)), [syntax.name(p)]))
+            elif value is not None and value.kind == "scalar":
                 grads.append(syntax.const(0.0))
             else:
                 grads.append(syntax.call(f"{self.np}.zeros_like", [syntax.name(p)]))
@@ -558,6 +609,7 @@ class _Writes:
         self.parsed = analysis.normalized.parsed
         self.augmented = analysis.normalized.augmented
         self.branch_path: dict[int, tuple] = {}  # position -> ((if position, branch), ...)
+        self.contained: set[str] = set()  # values put into a tuple, list or dict
         self._walk(analysis.body[:-1], analysis)
         self._check()
 
@@ -592,13 +644,21 @@ class _Writes:
                 self.defs.setdefault(target, []).append(here)
                 for name in self._shares_memory_with(stmt, op):
                     self._union(target, name)
-                if op.kind == "setitem" or id(stmt) in self.in_place:
+                if op.kind in ("setitem", "append") or id(stmt) in self.in_place:
                     self.writes.setdefault(target, []).append((here, stmt))
 
     def _shares_memory_with(self, stmt: gast.Assign, op: Any) -> list[str]:
         value = stmt.value
         if op.kind == "setitem":
             return [op.bindings["a"].id]
+        if op.kind == "append":  # the same list; its new item is remembered as contained
+            self.contained |= {a.id for a in [op.bindings["v"]] if isinstance(a, gast.Name)}
+            return [op.bindings["xs"].id]
+        if op.kind == "pack":
+            self.contained |= {a.id for a in op.bindings.values() if isinstance(a, gast.Name)}
+            return []
+        if op.kind == "item":
+            return [op.bindings["c"].id]
         augmented = self.augmented.get(id(stmt))
         target_value = self.values.get(op.target)
         if augmented is not None and target_value is not None and \
@@ -639,6 +699,15 @@ class _Writes:
             members = [n for n in set(self.group) | set(self.defs) | params
                        if self._find(n) == group]
             for position, stmt in updates:
+                inside = [m for m in members if m in self.contained]
+                if inside and stmt.value.func.id != "__append__" if isinstance(
+                        stmt.value, gast.Call) and isinstance(stmt.value.func, gast.Name) else (
+                        inside):
+                    raise self.parsed.error(
+                        f"this updates, in place, an array that was put into a tuple, list or "
+                        f"dict ('{inside[0]}'): it would change there too, which the gradient "
+                        "cannot follow", stmt, "Copy it before the update, or update a new "
+                        "name (`h = h + x`).")
                 shared = [m for m in members if m in params]
                 if shared:
                     raise self.parsed.error(
@@ -666,9 +735,9 @@ class _Writes:
             if read > write:
                 if not any(write < d < read for d in defs):
                     return stmt
-            elif loop is not None and loop[0] <= read <= loop[1]:
-                if not any(d > write and d <= loop[1] or loop[0] <= d < read for d in defs):
-                    return stmt
+            elif loop is not None and loop[0] <= read <= loop[1] and not any(
+                    write < d <= loop[1] or loop[0] <= d < read for d in defs):
+                return stmt  # read in a later iteration, with no assignment between
         return None
 
     def _exclusive(self, a: int, b: int) -> bool:

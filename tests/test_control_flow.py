@@ -319,8 +319,6 @@ METHODS = "not supported yet: methods of user objects"
 BUILTINS = "not supported yet: builtins sum/abs/min/max on arrays"
 
 # Known compiler bugs (each one in the bug list with a minimal reproduction).
-INACTIVE_WRITE = ("compiler: an element write of a value not differentiated, in a loop or a "
-                  "branch, keeps the `__setitem__` marker: NameError in the forward")
 NO_NORM = "compiler: no derivative rule for numpy.linalg.norm"
 NO_ROLL = "compiler: no derivative rule for numpy.roll"
 NO_DIAG = "compiler: no derivative rule for numpy.diag"
@@ -670,22 +668,22 @@ TABLE: list[Case] = [
     Case(WR.scatter_with_break, [A(5), Fl(0.5, 3.0)], zero=(1,)),
     Case(WR.write_2d_in_nested_loops, [A(3)]),
     # === not supported yet ==================================================================
-    Case(PD.append_then_stack, [A(3), N(3)], xfail=CONTAINERS),
-    Case(PD.append_then_array, [A(4)], xfail=CONTAINERS),
-    Case(PD.append_then_concatenate, [A(3, 2)], xfail=CONTAINERS),
-    Case(PD.rnn_collect_states, [Wt(3, 3), A(4, 3)], xfail=CONTAINERS),
-    Case(PD.tuple_of_values, [A(3)], xfail=CONTAINERS),
-    Case(PD.concatenate_tuple, [A(3), A(2)], xfail=CONTAINERS),
-    Case(PD.dict_built_inside, [A(3)], xfail=CONTAINERS),
-    Case(PD.lstm_like, [Wt(8, 5), A(4, 3)], xfail=CONTAINERS),
+    Case(PD.append_then_stack, [A(3), N(3)]),
+    Case(PD.append_then_array, [A(4)]),
+    Case(PD.append_then_concatenate, [A(3, 2)]),
+    Case(PD.rnn_collect_states, [Wt(3, 3), A(4, 3)]),
+    Case(PD.tuple_of_values, [A(3)]),
+    Case(PD.concatenate_tuple, [A(3), A(2)]),
+    Case(PD.dict_built_inside, [A(3)]),
+    Case(PD.lstm_like, [Wt(8, 5), A(4, 3)]),
     Case(PD.gram_schmidt, [A(3, 3)], xfail=CONTAINERS),
-    Case(PD.list_comprehension_stack, [A(3), N(3)], xfail=COMPREHENSION),
-    Case(PD.generator_in_np_sum, [A(4)], xfail=COMPREHENSION),
-    Case(PD.builtin_sum_of_generator, [A(3), N(3)], xfail=COMPREHENSION),
+    Case(PD.list_comprehension_stack, [A(3), N(3)]),
+    Case(PD.generator_in_np_sum, [A(4)]),
+    Case(PD.builtin_sum_of_generator, [A(3), N(3)]),
     Case(PD.comprehension_with_condition, [A(5)], ok=lambda x: apart(x, 0.0) and np.any(x > 0),
          xfail=COMPREHENSION),
-    Case(PD.loop_over_list_of_inputs, [A(3), A(3)], xfail=CONTAINERS),
-    Case(PD.loop_over_generator, [A(3)], xfail=COMPREHENSION),
+    Case(PD.loop_over_list_of_inputs, [A(3), A(3)]),
+    Case(PD.loop_over_generator, [A(3)]),
     Case(PD.nested_def, [A(2, 3), Wt(3, 3)], xfail=CLOSURE),
     Case(PD.closure_over_scale, [A(3), F], xfail=CLOSURE),
     Case(PD.lambda_activation, [A(3)], xfail=CLOSURE),
@@ -696,7 +694,7 @@ TABLE: list[Case] = [
     Case(PD.calls_object, [A(2, 3), A(3, 3), A(3)], xfail=METHODS),
     Case(PD.method_on_argument, [Const(PD.Linear(np.eye(3), 0.0), "Linear"), A(2, 3)],
          wrts=[(1,)], xfail=METHODS),
-    Case(PD.builtin_sum_of_array, [A(4)], xfail=BUILTINS),
+    Case(PD.builtin_sum_of_array, [A(4)]),
     Case(PD.builtin_max_of_array, [A(4)], ok=distinct, xfail=BUILTINS),
     Case(PD.builtin_max_of_two, [F, F], ok=lambda a, b: apart(a, b)),
 ]
@@ -708,8 +706,6 @@ KNOWN_BUGS: dict[str, str | dict[Wrt, str]] = {
     "power_iteration_norm": NO_NORM,
     "heat_explicit": NO_ROLL,
     "jacobi_solve": NO_DIAG,
-    "scatter_with_break": {(1,): INACTIVE_WRITE},
-    "write_in_branch_inactive": {(1,): INACTIVE_WRITE},
 }
 
 
@@ -901,7 +897,6 @@ CONTAINER_ARGUMENTS = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason=CONTAINERS)
 @pytest.mark.parametrize("fn, args", CONTAINER_ARGUMENTS,
                          ids=[fn.__name__ for fn, _ in CONTAINER_ARGUMENTS])
 def test_container_argument(fn: Callable, args: list) -> None:
@@ -924,7 +919,6 @@ def test_container_argument(fn: Callable, args: list) -> None:
         assert np.array_equal(_get(args[0], now), _get(before[0], then))
 
 
-@pytest.mark.xfail(strict=True, reason=CONTAINERS)
 def test_tuple_result() -> None:
     x = np.linspace(-1.0, 1.0, 3)
     (s, t), pullback = s2sgrad.vjp(PD.returns_tuple, x)

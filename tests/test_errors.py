@@ -28,7 +28,7 @@ CASES = [
     ("view_read_after_write", "row * x[1]", "'row' shares memory with an array updated in place"),
     ("uses_import", "import", "imports inside"),
     ("uses_lambda", "lambda", "lambdas"),
-    ("uses_listcomp", "[x * i", "list comprehensions"),
+    ("uses_dictcomp", "{i: x * i", "dict comprehensions"),
     ("uses_starred", "*args", "starred expressions"),
     ("no_rule", "np.fft.fft(x)", "no derivative rule for numpy.fft.fft"),
     ("no_rule_method", "np.sort(x)", "no derivative rule for numpy.sort"),

@@ -279,6 +279,9 @@ CASES: dict = {
     np.expand_dims: [case(normal(3, 4), 0), case(normal(3, 4), axis=(0, -1))],
     np.copy: [case(normal(3, 4)), case(num(normal()))],
     np.asarray: [case(normal(3, 4)), case(num(normal()))],
+    np.stack: [case([normal(3), normal(3)]), case([normal(2, 3), normal(2, 3)], axis=1)],
+    np.concatenate: [case([normal(3), normal(2)]), case([normal(2, 3), normal(2, 1)], axis=1)],
+    sum: [case([normal(3), normal(3), normal(3)]), case([normal(2, 3), normal(3)])],
     max: [case(num(normal()), num(normal())), case(0.3, 1.7), case(1.7, 0.3)],
     min: [case(num(normal()), num(normal())), case(0.3, 1.7), case(1.7, 0.3)],
     np.asanyarray: [case(normal(2, 3))],
@@ -388,6 +391,21 @@ def check_rule(primitive, c: Case):
     inputs = bound_inputs(rule, c.args, c.kwargs)
     checked = 0
     for (name, x, where), contribution in zip(inputs, got):
+        if isinstance(x, list) and x and all(is_float(item) for item in x):
+            # a list of arrays (stack, concatenate, sum): one contribution per item
+            assert len(contribution) == len(x), f"contribution to {name}"
+            for k, item in enumerate(x):
+                assert np.shape(contribution[k]) == np.shape(item), f"{name}[{k}]"
+                v = draw_like(item)
+                plus = call(primitive, *with_input(c.args, c.kwargs, where, [
+                    shifted(it, EPS, v) if j == k else it for j, it in enumerate(x)]))
+                minus = call(primitive, *with_input(c.args, c.kwargs, where, [
+                    shifted(it, -EPS, v) if j == k else it for j, it in enumerate(x)]))
+                numeric = np.sum(g * (np.asarray(plus) - np.asarray(minus))) / (2 * EPS)
+                analytic = np.sum(contribution[k] * v)
+                assert np.isclose(analytic, numeric, rtol=RTOL, atol=ATOL), (name, k)
+                checked += 1
+            continue
         if not is_float(x):
             continue
         if contribution is None:  # the rule says the output does not depend on x
@@ -515,7 +533,12 @@ def test_prod_with_zeros(x, expected):
 
 # --- the templates obey what inlining needs --------------------------------------------------
 
-ALLOWED_GLOBALS = {"np": np, "math": math}
+# Templates call NumPy and math; the container rules also call two small run-time helpers
+# (split points of a concatenation, a sum's cotangent per item), which are plain functions.
+from s2sgrad.runtime import containers as _containers
+
+ALLOWED_GLOBALS = {"np": np, "math": math, "split_points": _containers.split_points,
+                   "unbroadcast_each": _containers.unbroadcast_each}
 FORBIDDEN = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
              ast.NamedExpr, ast.IfExp, ast.Yield, ast.YieldFrom, ast.Await, ast.Starred)
 

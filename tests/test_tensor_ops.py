@@ -248,8 +248,6 @@ def test_unsupported_operand_types_are_left_to_python() -> None:
     assert (x + [1.0]).tolist() == [2.0]  # lists are arrays, as in NumPy
 
 
-@pytest.mark.xfail(raises=TransformError, strict=True,
-                   reason="the compiler does not differentiate lists of values yet")
 def test_concatenate_and_stack() -> None:
     check_backward(lambda a, b: np.concatenate([a, b]) * np.stack([b, a]).sum(0).sum(), V, W)
 

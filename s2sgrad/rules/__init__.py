@@ -1,7 +1,17 @@
 """Derivative rules, one table per domain. Importing this package registers all of them."""
 
 # Importing a rule module registers its rules.
-from . import creators, elementwise, linalg, nondiff, operators, reductions, scalars, shapes  # noqa: F401
+from . import (  # noqa: F401
+    containers,
+    creators,
+    elementwise,
+    linalg,
+    nondiff,
+    operators,
+    reductions,
+    scalars,
+    shapes,
+)
 from .registry import (  # noqa: F401
     Rule,
     all_nondifferentiable,

@@ -82,8 +82,8 @@ def uses_lambda(x):
     return f(x)
 
 
-def uses_listcomp(x):
-    return sum([x * i for i in range(3)])  # <- refused
+def uses_dictcomp(x):
+    return {i: x * i for i in range(3)}  # <- refused
 
 
 def uses_starred(x, args):

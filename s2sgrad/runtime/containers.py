@@ -1,0 +1,68 @@
+"""Cotangents of tuples, lists and dicts: containers of the same shape.
+
+The cotangent of a container holds one cotangent per item, zeros where nothing flowed, so
+every adjoint statement can add to it without checks. Tuples' cotangents are lists while
+the adjoint builds them; ``as_structure`` gives a gradient the argument's own types.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def zeros_tree(value: Any) -> Any:
+    """Zeros shaped like ``value``: arrays and numbers inside lists, tuples and dicts."""
+    if isinstance(value, dict):
+        return {k: zeros_tree(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [zeros_tree(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return np.zeros_like(value, dtype=value.dtype if value.dtype.kind in "fc" else float)
+    return 0.0
+
+
+def tree_add(a: Any, b: Any) -> Any:
+    """Item by item sum of two cotangents of one container."""
+    if isinstance(a, dict):
+        return {k: tree_add(a[k], b[k]) for k in a}
+    if isinstance(a, (list, tuple)):
+        return [tree_add(x, y) for x, y in zip(a, b, strict=True)]
+    return a + b
+
+
+def add_item(tree: Any, key: Any, g: Any) -> Any:
+    """A copy of ``tree`` with ``g`` added to its item ``key`` (an int, a slice, a key)."""
+    new = dict(tree) if isinstance(tree, dict) else list(tree)
+    if isinstance(key, slice):
+        for k, part in zip(range(*key.indices(len(new))), g, strict=True):
+            new[k] = tree_add(new[k], part)
+    else:
+        new[key] = tree_add(new[key], g)
+    return new
+
+
+def as_structure(g: Any, like: Any) -> Any:
+    """The cotangent ``g`` with the container types of ``like`` (tuples stay tuples)."""
+    if isinstance(like, dict):
+        return {k: as_structure(g[k], v) for k, v in like.items()}
+    if isinstance(like, (list, tuple)):
+        items = [as_structure(x, y) for x, y in zip(g, like, strict=True)]
+        return tuple(items) if isinstance(like, tuple) else items
+    return g
+
+
+def split_points(arrays: Any, axis: int) -> list[int]:
+    """Where np.concatenate(arrays, axis) starts each array after the first."""
+    points, total = [], 0
+    for a in list(arrays)[:-1]:
+        total += np.shape(a)[axis]
+        points.append(total)
+    return points
+
+
+def unbroadcast_each(g: Any, items: Any) -> list:
+    """``g`` reduced to the shape of each item (the cotangent of sum(items))."""
+    from .unbroadcast import unbroadcast
+    return [unbroadcast(g, np.shape(item)) for item in items]
