@@ -392,6 +392,8 @@ TABLE: list[Case] = [
     Case(S.callee_ignores_argument, [A(3), A(3)], zero=(1,)),
     Case(S.callee_same_argument_twice, [A(3)]),
     Case(S.callee_same_name_other_module, [A(4)]),
+    Case(S.callee_returns_tuple, [A(2, 3)]),
+    Case(S.callee_tuple_partly_used, [A(2, 3)]),
     # --- names and assignments ------------------------------------------------------------
     Case(S.repeated_use, [A(3, 4)]),
     Case(S.parameter_reassigned, [A(3), A(3)]),
@@ -402,6 +404,7 @@ TABLE: list[Case] = [
     Case(S.augmented_parameter, [F, F]),
     Case(S.tuple_swap, [A(3), A(3)]),
     Case(S.tuple_swap, [A(3, 1), A(4)]),
+    Case(S.tuples_and_lists, [A(3), A(3)]),
     Case(S.chained_and_annotated, [A(3, 2)]),
     Case(S.unused_variables, [A(3), A(3)], zero=(1,)),
     Case(S.independent_of_some_inputs, [A(3), A(2, 4), F], zero=(1, 2)),

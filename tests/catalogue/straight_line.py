@@ -822,6 +822,22 @@ def module_attribute_rebound(x):
     return np.sum(helpers.rebindable(x) ** 2)
 
 
+def _mean_and_var(v):
+    m = np.mean(v, axis=-1, keepdims=True)
+    return m, np.mean((v - m) ** 2, axis=-1, keepdims=True)
+
+
+def callee_returns_tuple(x):
+    m, v = _mean_and_var(x)
+    return np.sum((x - m) / np.sqrt(v + 1e-5) * x)
+
+
+def callee_tuple_partly_used(x):
+    # Only the first item of the callee's result reaches the output.
+    m, _unused = _mean_and_var(x)
+    return np.sum(m ** 2)
+
+
 def callee_result_reused(x):
     h = _inner(x)
     return np.sum(h * h + h)
@@ -872,6 +888,16 @@ def augmented_parameter(a, b):
     b -= a
     b /= 3.0
     return a * b
+
+
+def tuples_and_lists(a, b):
+    # Tuples and lists of differentiated values, indexed, stacked and concatenated.
+    t = (a, b * 2.0)
+    items = [a, b, a * b]
+    s = np.stack([a, b * 2.0, a * b])
+    c = np.concatenate([a, b])
+    return np.sum(t[0] * t[1]) + np.sum((items[0] + items[1] + items[2]) ** 2) \
+        + np.sum(s ** 2) + np.sum(np.sin(c))
 
 
 def tuple_swap(a, b):
