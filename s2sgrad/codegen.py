@@ -51,13 +51,21 @@ def codegen(opt: Optimized) -> Generated:
     lines = linecache.getlines(parsed.filename)
 
     def text_of(lineno: int) -> str:
-        """The source of the innermost statement (or compound header) at ``lineno``."""
-        around = [(last - first, first, last) for first, last in spans
+        """The source of the innermost statement (or compound header) at ``lineno``,
+        without a trailing comment."""
+        around = [(last - first, first, last, start, end) for first, last, start, end in spans
                   if first <= lineno <= last]
         if not around:
             return ""
-        _, first, last = min(around)
-        return " ".join(line.strip() for line in lines[first - 1:last])
+        _, first, last, start, end = min(around)
+        text = lines[first - 1:last]
+        if not text:
+            return ""
+        if end is not None:
+            text[-1] = text[-1][:end] if len(text) > 1 else text[-1][start:end]
+        if len(text) > 1:
+            text[0] = text[0][start:]
+        return " ".join(line.strip() for line in text)
 
     comments: list[str] = []
 
@@ -119,15 +127,18 @@ def codegen(opt: Optimized) -> Generated:
     return Generated(fwd, bwd, forward_src, adjoint_src, filename)
 
 
-def _statement_spans(fn: gast.FunctionDef) -> list[tuple[int, int]]:
-    """Line spans of every statement; for if/for/while only the header."""
+def _statement_spans(fn: gast.FunctionDef) -> list[tuple]:
+    """(first line, last line, first column, end column) of every statement; for
+    if/for/while only the header (whose end column is not known: the whole line)."""
     spans = []
     for stmt in syntax.in_order(fn.body):
         first = stmt.lineno
         last = getattr(stmt, "end_lineno", None) or first
+        end = getattr(stmt, "end_col_offset", None)
         if isinstance(stmt, (gast.If, gast.For, gast.While)) and stmt.body:
             last = max(first, stmt.body[0].lineno - 1)
-        spans.append((first, last))
+            end = None
+        spans.append((first, last, stmt.col_offset, end))
     return spans
 
 
