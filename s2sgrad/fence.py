@@ -54,9 +54,6 @@ _REFUSED: dict[type, tuple[str, str]] = {
 
 # Constructs that a later version will differentiate; refused for now with the same precision.
 _NOT_YET: dict[type, tuple[str, str]] = {
-    gast.Lambda: ("lambdas are not supported yet", "Define a named function with def."),
-    gast.FunctionDef: ("nested function definitions are not supported yet",
-                       "Define the function at module level."),
     gast.DictComp: ("dict comprehensions are not supported yet",
                     ("Write the items out ({'a': a, 'b': b}), or build a list with a list "
                      "comprehension.")),
@@ -67,7 +64,7 @@ _NOT_YET: dict[type, tuple[str, str]] = {
 }
 
 _EXPRESSIONS = (
-    gast.IfExp, gast.BoolOp, gast.ListComp, gast.GeneratorExp, gast.Dict, gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Attribute, gast.Name,
+    gast.Lambda, gast.IfExp, gast.BoolOp, gast.ListComp, gast.GeneratorExp, gast.Dict, gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Attribute, gast.Name,
     gast.Constant, gast.Tuple, gast.List, gast.Subscript, gast.Slice, gast.keyword,
 )
 _CONTEXT = (gast.Load, gast.Store, gast.Param, gast.Del, gast.operator, gast.unaryop,
@@ -123,6 +120,12 @@ def _check_statement(parsed: Parsed, stmt: gast.stmt, loop_depth: int = 0) -> No
             _check_expression_tree(parsed, stmt.test)
         for child in stmt.body + stmt.orelse:
             _check_statement(parsed, child, loop_depth + 1)
+    elif isinstance(stmt, gast.FunctionDef):  # a nested function: inlined where called
+        if stmt.decorator_list:
+            raise parsed.error("decorators on nested functions are not supported", stmt,
+                               "Define the decorated function at module level.")
+        for child in stmt.body:
+            _check_statement(parsed, child, 0)
     elif isinstance(stmt, (gast.Break, gast.Continue)):
         if not loop_depth:
             raise parsed.error(f"'{type(stmt).__name__.lower()}' outside a loop", stmt)

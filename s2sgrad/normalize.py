@@ -189,6 +189,8 @@ class _ANF:
         self.reassigned: set[str] = set()  # generated names assigned more than once (flags)
         self.synthetic: set[str] = set()  # variables of desugared expressions (versioned)
         self.comprehension_locals: set[str] = set()
+        self.local_functions: dict[str, gast.AST] = {}  # nested defs and lambdas by name
+        self.inlining: set[str] = set()
         self.placeholders: set[int] = set()  # `v = None` binding a loop version early
         self.writes: dict[int, tuple[str, str, str]] = {}  # y[i] = v statements, as augmented
         self.out: list[gast.stmt] = []
@@ -229,6 +231,8 @@ class _ANF:
             self.for_loop(stmt)
         elif isinstance(stmt, gast.While):
             self.while_loop(stmt)
+        elif isinstance(stmt, gast.FunctionDef):  # inlined where it is called
+            self.local_functions[stmt.name] = stmt
         elif isinstance(stmt, gast.Break):  # only the loop guard desugaring makes these
             self.emit(gast.Break(), stmt)
         elif isinstance(stmt, gast.Assert):
@@ -493,6 +497,62 @@ class _ANF:
         self.emit(syntax.assign(new, syntax.call(syntax.name(APPEND), [
             syntax.name(previous), atom])), origin)
 
+    def inline(self, call: gast.Call) -> gast.expr:
+        """A call of a nested function or lambda, with its body in place: its parameters and
+        locals get fresh names, its free variables read the enclosing ones as they are now
+        (as Python's closures do), and its returns assign one result."""
+        function = call.func if isinstance(call.func, gast.Lambda) else \
+            self.local_functions[call.func.id]
+        what = getattr(function, "name", "lambda")
+        if what in self.inlining:
+            raise self.parsed.error(f"the nested function {what}() calls itself: recursion "
+                                    "is not supported", call, "Write it as a loop.")
+        args = function.args
+        if args.vararg or args.kwarg or args.kwonlyargs:
+            raise self.parsed.error("nested functions with *args, **kwargs or keyword-only "
+                                    "parameters are not supported", call,
+                                    "Use plain parameters.")
+        names = [a.id for a in args.posonlyargs + args.args]
+        defaults = dict(zip(names[len(names) - len(args.defaults):], args.defaults,
+                            strict=True))
+        bound: dict[str, gast.expr] = dict(zip(names, call.args, strict=False))
+        if len(call.args) > len(names):
+            raise self.parsed.error(f"{what}() takes {len(names)} arguments", call)
+        for keyword in call.keywords:
+            if keyword.arg not in names or keyword.arg in bound:
+                raise self.parsed.error(f"{what}() got an unexpected argument "
+                                        f"'{keyword.arg}'", keyword.value)
+            bound[keyword.arg] = keyword.value
+        for name in names:
+            if name not in bound:
+                if name not in defaults:
+                    raise self.parsed.error(f"{what}() is missing the argument '{name}'", call)
+                bound[name] = defaults[name]
+        body = function.body if isinstance(function, gast.FunctionDef) else [
+            syntax.located(gast.Return(value=function.body), function.body)]
+        inner_locals = set(names) | {n.id for s in body for n in gast.walk(s)
+                                     if isinstance(n, gast.Name)
+                                     and isinstance(n.ctx, gast.Store)}
+        renames = {n: self.namer.fresh(f"{n}_{what}" if what != "lambda" else f"_{n}")
+                   for n in sorted(inner_locals)}
+        self.synthetic |= set(renames.values())
+        for name in names:  # the arguments, evaluated here, in order
+            self.emit(syntax.assign(self.define(renames[name]), self.atom(bound[name])), call)
+        result = self.synthetic_variable()
+        renamed = [syntax.rename(syntax.clone(s), renames) for s in body]
+        for stmt in renamed:
+            for n in gast.walk(stmt):
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and \
+                        n.id in renames:
+                    n.id = renames[n.id]
+        self.inlining.add(what)
+        try:
+            for stmt in _lift_returns(self.parsed, renamed, result):
+                self.statement(stmt)
+        finally:
+            self.inlining.discard(what)
+        return syntax.name(self.current[result])
+
     def comprehension(self, node: gast.ListComp | gast.GeneratorExp) -> gast.expr:
         """``[f(x) for x in xs if c]`` -> a list built by a loop: ``_l = []``, then for each
         x (renamed: a comprehension's names stay inside it) ``if c: _l.append(f(x))``."""
@@ -523,6 +583,9 @@ class _ANF:
 
     def assign(self, targets: list[gast.expr], value: gast.expr) -> None:
         first, *others = targets
+        if isinstance(value, gast.Lambda) and isinstance(first, gast.Name) and not others:
+            self.local_functions[first.id] = value  # f = lambda v: ...: inlined where called
+            return
         if isinstance(first, gast.Subscript):
             if others:
                 raise self.parsed.error("chained assignment to an element is not supported",
@@ -627,6 +690,9 @@ class _ANF:
         elif isinstance(node, gast.Compare):
             op = gast.Compare(left=self.atom(node.left), ops=node.ops,
                               comparators=[self.atom(c) for c in node.comparators])
+        elif isinstance(node, gast.Call) and (isinstance(node.func, gast.Lambda) or (
+                isinstance(node.func, gast.Name) and node.func.id in self.local_functions)):
+            op = self.inline(node)  # the result of a nested function, as an atom
         elif isinstance(node, gast.Call):
             op = gast.Call(func=self.callee(node.func), args=[self.atom(a) for a in node.args],
                            keywords=[gast.keyword(arg=k.arg, value=self.atom(k.value))
@@ -696,6 +762,14 @@ class _ANF:
                 or syntax.is_static_tuple(node) or self.is_static(node))
 
     def load(self, node: gast.expr) -> gast.expr:
+        if isinstance(node, gast.Name) and node.id in self.local_functions:
+            raise self.parsed.error(
+                f"the nested function '{node.id}' is used other than by calling it", node,
+                "Nested functions and lambdas are inlined where they are called; pass "
+                "values, not the function, or define it at module level.")
+        if isinstance(node, gast.Lambda):
+            raise self.parsed.error("a lambda is used other than by calling it", node,
+                                    "Define a module-level function instead.")
         if isinstance(node, gast.Name) and node.id in self.synthetic:
             return syntax.located(syntax.name(self.current[node.id]), node)
         if isinstance(node, gast.Name) and node.id in self.namer.generated:

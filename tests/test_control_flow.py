@@ -313,7 +313,6 @@ class Case:
 # Constructs that are not differentiated yet (strict: the mark must go when they land).
 CONTAINERS = "not supported yet: lists/tuples/dicts of differentiated values"
 COMPREHENSION = "not supported yet: list/generator comprehensions"
-CLOSURE = "not supported yet: nested def closures and lambdas"
 RECURSION = "not supported yet: recursion on a non-differentiable depth"
 METHODS = "not supported yet: methods of user objects"
 BUILTINS = "not supported yet: builtins sum/abs/min/max on arrays"
@@ -684,10 +683,10 @@ TABLE: list[Case] = [
          xfail=COMPREHENSION),
     Case(PD.loop_over_list_of_inputs, [A(3), A(3)]),
     Case(PD.loop_over_generator, [A(3)]),
-    Case(PD.nested_def, [A(2, 3), Wt(3, 3)], xfail=CLOSURE),
-    Case(PD.closure_over_scale, [A(3), F], xfail=CLOSURE),
-    Case(PD.lambda_activation, [A(3)], xfail=CLOSURE),
-    Case(PD.lambda_in_loop, [A(3), N(3)], xfail=CLOSURE),
+    Case(PD.nested_def, [A(2, 3), Wt(3, 3)]),
+    Case(PD.closure_over_scale, [A(3), F]),
+    Case(PD.lambda_activation, [A(3)]),
+    Case(PD.lambda_in_loop, [A(3), N(3)]),
     Case(PD.recursive_power, [A(3), N(3)], xfail=RECURSION),
     Case(PD.recursive_tree, [A(3), N(2)], xfail=RECURSION),
     Case(PD.calls_object_method, [A(2, 3), A(3, 3)], xfail=METHODS),

@@ -27,7 +27,7 @@ CASES = [
     ("write_into_argument", "x[0]", "assignment to an element of 'x', the caller's array"),
     ("view_read_after_write", "row * x[1]", "'row' shares memory with an array updated in place"),
     ("uses_import", "import", "imports inside"),
-    ("uses_lambda", "lambda", "lambdas"),
+    ("passes_lambda", "f)", "the nested function 'f' is used other than by calling it"),
     ("uses_dictcomp", "{i: x * i", "dict comprehensions"),
     ("uses_starred", "*args", "starred expressions"),
     ("no_rule", "np.fft.fft(x)", "no derivative rule for numpy.fft.fft"),
