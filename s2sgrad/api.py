@@ -57,7 +57,9 @@ class _Specialiser:
         """``lifted`` maps paths the function reads (``'self.W'``) to the keyword-only
         parameters that replace them; their values are in ``kwargs``, and ``lifted_wrt``
         names those to differentiate."""
-        key = (wrt, _fast_key(args, kwargs), tuple((lifted or {}).items()), lifted_wrt)
+        key = (wrt, _fast_key(args, kwargs))
+        if lifted:
+            key += (tuple(lifted.items()), lifted_wrt)
         found = self.cache.get(key)
         if found is None:
             if len(self.cache) > 4096:  # many distinct shapes: keep the look-up table small
@@ -247,15 +249,23 @@ def value_and_grad(fn: Callable, wrt: Wrt = 0) -> Callable:
     positions = tuple(i + len(prefix) if i >= 0 else i for i in positions)
     fname = spec.fn.__name__
 
+    plain: dict[int, tuple] = {}  # per specialisation: are all differentiated args floats?
+
     @functools.wraps(spec.fn)
     def value_and_grad_fn(*args, **kwargs):
-        args = prefix + args
+        if prefix:
+            args = prefix + args
         compiled = spec.compiled(positions, args, kwargs)
         out, saved = compiled.forward(*args, **kwargs)
-        seed = _seed(out, fname)
+        seed = 1.0 if type(out) is float else _seed(out, fname)
         grads = compiled.backward(saved, seed)
-        grads = tuple(_as_gradient(g, args[i], seed) for g, i in zip(grads, positions,
-                                                                      strict=True))
+        known = plain.get(id(compiled))
+        if known is None or known[0] is not compiled:
+            known = plain[id(compiled)] = (compiled, all(type(args[i]) is float
+                                                         for i in positions))
+        if not known[1]:  # arrays: owned, writable, in the argument's dtype
+            grads = tuple(_as_gradient(g, args[i], seed) for g, i in zip(grads, positions,
+                                                                          strict=True))
         return out, (grads[0] if single else grads)
 
     return value_and_grad_fn

@@ -78,7 +78,7 @@ def uses_import(x):
 
 
 def passes_lambda(x):
-    f = lambda v: v * 2  # noqa: E731
+    f = lambda v: v * 2
     return np.sum(np.vectorize(f)(x))  # <- refused
 
 
