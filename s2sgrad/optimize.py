@@ -60,8 +60,9 @@ def optimize(rev: Reversed) -> Optimized:
     params = rev.analysis.normalized.parsed.params
     written = {n for s in syntax.in_order(adjoint) if isinstance(s, gast.Assign)
                and not stack.is_pop(s) for n in _writes([s])} - {stack.name}
+    needed = stack.reads_outside_pops(adjoint)
     saved = tuple(n for n in dict.fromkeys(list(params) + _definitely_assigned(forward))
-                  if n in _reads(adjoint) and n not in written)
+                  if n in needed and n not in written)
     out = syntax.tuple_([syntax.clone(rev.result), syntax.tuple_(syntax.name(n) for n in saved)])
     forward.append(syntax.ret(out))
     return Optimized(rev, forward, adjoint, saved)
@@ -125,6 +126,24 @@ class _Stack:
                 and isinstance(stmt.value.func, gast.Attribute)
                 and syntax.is_name(stmt.value.func.value, self.name)
                 and stmt.value.func.attr == "pop")
+
+    def reads_outside_pops(self, stmts: list[gast.stmt], popped: frozenset = frozenset()
+                           ) -> set[str]:
+        """Names the adjoint reads that no enclosing pop restores: the top-level saves."""
+        names: set[str] = set()
+        popped = set(popped)
+        for stmt in stmts:
+            if self.is_pop(stmt):
+                popped |= syntax.names_written(stmt.targets[0])
+                continue
+            if isinstance(stmt, (gast.If, gast.For, gast.While)):
+                head = stmt.test if isinstance(stmt, (gast.If, gast.While)) else stmt.iter
+                names |= syntax.names_read(head) - popped
+                names |= self.reads_outside_pops(stmt.body, frozenset(popped))
+                names |= self.reads_outside_pops(stmt.orelse, frozenset(popped))
+            else:
+                names |= syntax.names_read(stmt) - popped
+        return names
 
     def resolve_pops(self, stmts: list[gast.stmt]) -> list[gast.stmt]:
         out = []

@@ -345,9 +345,28 @@ class _Reverser:
                     names.append(atom.id)
         return sorted(set(names))
 
+    def incoming_block(self, stmts: list[gast.stmt]) -> list[str]:
+        """Outer names that statements directly in ``stmts`` (not in nested blocks) add to."""
+        inside = {t for n in gast.walk(syntax.module(stmts)) if isinstance(n, gast.Assign)
+                  for t in syntax.names_written(n.targets[0])}
+        names = []
+        for node in stmts:
+            op = self.a.ops.get(id(node)) if isinstance(node, gast.Assign) else None
+            if op is None or op.target not in self.a.active:
+                continue
+            params = ["x"] if op.kind == "copy" else op.diff_params
+            names += [op.bindings[p].id for p in params
+                      if isinstance(op.bindings.get(p), gast.Name)
+                      and op.bindings[p].id in self.a.active
+                      and op.bindings[p].id not in inside]
+        return names
+
     def if_adjoint(self, stmt: gast.If) -> None:
+        # An outer value that both branches add to is first written in each; one that only
+        # one branch adds to starts at zero before the if.
+        both = set(self.incoming_block(stmt.body)) & set(self.incoming_block(stmt.orelse))
         for name in self.incoming(stmt):
-            if name not in self.defined:
+            if name not in self.defined and name not in both:
                 self.zero(name, stmt)
         before = set(self.defined)
         body = self.adjoint_block(stmt.body, self.block_id(stmt.body or [stmt]))

@@ -31,6 +31,8 @@ CASES = {
                          rng.standard_normal(6))),
     "mlp_loss": (cases.mlp_loss, (0, 1, 2, 3), _mlp_args()),
     "scalar_chain": (cases.scalar_chain, (0, 1), (1.3, 0.7)),
+    "clipped_rnn": (cases.clipped_rnn, (0, 1),
+                    (0.5 * rng.standard_normal((3, 3)), rng.standard_normal((5, 3)), 1.0)),
     "logistic": (cases.logistic, (0, 1),
                  (rng.standard_normal(4), 0.1, rng.standard_normal((10, 4)),
                   (rng.random(10) > 0.5).astype(float))),

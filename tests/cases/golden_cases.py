@@ -31,3 +31,16 @@ def softplus(z):
 def logistic(w, b, x, y):
     z = x @ w + b
     return np.mean(softplus(z) - y * z)
+
+
+def clipped_rnn(W, x, limit):
+    """A loop with a branch and an element write: an RNN whose states are kept in an array."""
+    T = x.shape[0]
+    states = np.zeros((T, W.shape[0]))
+    h = np.zeros(W.shape[0])
+    for t in range(T):
+        h = np.tanh(W @ h + x[t])
+        if np.sum(h * h) > limit:
+            h = h * 0.5
+        states[t] = h
+    return np.sum(states ** 2)
