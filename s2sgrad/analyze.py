@@ -651,8 +651,8 @@ class _Analyzer:
         elif shape == "scalar":
             dims = ()
         module = getattr(rule.primitive, "__module__", "") or ""
-        python_scalar = shape == "scalar" and (module == "math" or rule.primitive in (
-            float, abs) and all(v.kind == "scalar" for v in values))
+        python_scalar = shape == "scalar" and (  # math.* and float() return Python floats
+            module == "math" or rule.primitive is float)
         kind = "scalar" if python_scalar or (
             shape == "scalar" and all(v.kind == "scalar" for v in values)) else "array"
         cls = self.shape_class.get(operands[0].id) if shape == "same" and isinstance(

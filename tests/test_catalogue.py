@@ -203,8 +203,6 @@ class Case:
 S = sl  # the catalogue module, shorter in the table
 
 # Known compiler bugs: each reason names the place in s2sgrad/ suspected of it.
-MATH_OF_0D = ("compiler: float() of a 0-d array is recorded as an array (analyze.py infer), "
-              "so the adjoint reads y.size of a Python float (optimize.py _MethodForms)")
 
 TABLE: list[Case] = [
     # --- binary operators with broadcasting -----------------------------------------------
@@ -368,7 +366,7 @@ TABLE: list[Case] = [
     Case(S.math_of_0d_then_sum, [F]),
     Case(S.math_of_0d_then_sum, [A()]),
     Case(S.float_of_0d_then_mean, [F]),
-    Case(S.float_of_0d_then_mean, [A()], xfail=MATH_OF_0D),
+    Case(S.float_of_0d_then_mean, [A()]),
     Case(S.float_and_array, [F, A(3, 4)]),
     Case(S.float_only_numpy, [F, F]),
     Case(S.numpy_scalar_input, [Flt(numpy=True), F]),

@@ -312,7 +312,6 @@ class Case:
 
 # Constructs that are not differentiated yet (strict: the mark must go when they land).
 CONTAINERS = "not supported yet: lists/tuples/dicts of differentiated values"
-COMPREHENSION = "not supported yet: list/generator comprehensions"
 RECURSION = "not supported yet: recursion on a non-differentiable depth"
 METHODS = "not supported yet: methods of user objects"
 BUILTINS = "not supported yet: builtins sum/abs/min/max on arrays"
@@ -679,8 +678,7 @@ TABLE: list[Case] = [
     Case(PD.list_comprehension_stack, [A(3), N(3)]),
     Case(PD.generator_in_np_sum, [A(4)]),
     Case(PD.builtin_sum_of_generator, [A(3), N(3)]),
-    Case(PD.comprehension_with_condition, [A(5)], ok=lambda x: apart(x, 0.0) and np.any(x > 0),
-         xfail=COMPREHENSION),
+    Case(PD.comprehension_with_condition, [A(5)], ok=lambda x: apart(x, 0.0) and np.any(x > 0)),
     Case(PD.loop_over_list_of_inputs, [A(3), A(3)]),
     Case(PD.loop_over_generator, [A(3)]),
     Case(PD.nested_def, [A(2, 3), Wt(3, 3)]),
