@@ -16,7 +16,8 @@ import inspect
 import linecache
 import textwrap
 from collections.abc import Callable
-from dataclasses import dataclass
+import types
+from dataclasses import dataclass, field
 from typing import Any
 
 import gast
@@ -36,6 +37,9 @@ class Parsed:
     local_names: frozenset[str]  # parameters and every name the body assigns
     closure: dict[str, Any]  # free variable -> cell
     globals: dict[str, Any]
+    # What the compile resolved non-local names to: (where, name, kind, value), checked on
+    # every call so that rebinding one (a redefined function) recompiles.
+    dependencies: list = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -48,11 +52,16 @@ class Parsed:
         cell = self.closure.get(ident)
         if cell is not None:
             try:
-                return cell.cell_contents
+                value = cell.cell_contents
             except ValueError:  # an empty cell: the closure variable is not bound yet
                 return MISSING
+            self.dependencies.append((cell, ident, *_identity(value)))
+            return value
         if ident in self.globals:
-            return self.globals[ident]
+            value = self.globals[ident]
+            if not _is_library_module(value):  # `np` and `math` are not rebound in practice
+                self.dependencies.append((self.globals, ident, *_identity(value)))
+            return value
         return getattr(builtins, ident, MISSING)
 
     def resolve(self, node: gast.expr) -> Any:
@@ -65,12 +74,44 @@ class Parsed:
         for attr in rest:
             if value is MISSING:
                 break
-            value = getattr(value, attr, MISSING)
+            owner, value = value, getattr(value, attr, MISSING)
+            if isinstance(owner, types.ModuleType) and not _is_library_module(owner):
+                self.dependencies.append((owner, attr, *_identity(value)))  # may be patched
         return value
 
     def error(self, message: str, node: Any, hint: str = "") -> TransformError:
         return TransformError(message, self.filename, getattr(node, "lineno", 0) or 0,
                               getattr(node, "col_offset", 0) or 0, hint)
+
+
+def _is_library_module(value: Any) -> bool:
+    return isinstance(value, types.ModuleType) and value.__name__.split(".")[0] in (
+        "numpy", "math", "builtins", "s2sgrad", "operator")
+
+
+def _identity(value: Any) -> tuple[str, Any]:
+    """What must stay the same: the object itself for functions and modules (the compile
+    resolved calls to them), the type for data (read live, but specialised on its kind)."""
+    if callable(value) or isinstance(value, types.ModuleType):
+        return "is", value
+    return "type", type(value)
+
+
+def still_valid(dependencies: tuple) -> bool:
+    """Do the names a compile resolved still refer to what they did?"""
+    for where, name, kind, value in dependencies:
+        if type(where) is dict:
+            now = where.get(name, MISSING)
+        elif isinstance(where, types.ModuleType):
+            now = getattr(where, name, MISSING)
+        else:
+            try:
+                now = where.cell_contents
+            except ValueError:
+                return False
+        if (now is not value) if kind == "is" else (type(now) is not value):
+            return False
+    return True
 
 
 def unwrap(fn: Any) -> Callable:

@@ -30,7 +30,7 @@ from .errors import TransformError
 from .fence import fence
 from .normalize import normalize
 from .optimize import optimize
-from .parse import Parsed, parse, unwrap
+from .parse import Parsed, parse, still_valid, unwrap
 from .reverse import reverse
 
 
@@ -50,6 +50,10 @@ class Compiled:
     result_value: Abstract  # what is known of the output
     filename: str
     result_aliases: frozenset[str] = frozenset()  # parameters the output may share memory with
+    dependencies: tuple = ()  # what non-local names resolved to (see parse.still_valid)
+
+    def valid(self) -> bool:
+        return still_valid(self.dependencies)
 
     @property
     def source(self) -> str:
@@ -82,7 +86,7 @@ def compile_vjp(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
     key = (tuple(wrt), tuple(sorted(signature.items())), tuple(sorted(lifted.items())))
     with _lock:
         per_fn = _cache.setdefault(fn, {})
-        if key in per_fn:
+        if key in per_fn and per_fn[key].valid():
             return per_fn[key]
         token = (fn, key)
         if token in _in_progress:
@@ -127,7 +131,19 @@ def _run_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
     return Compiled(fn, parsed.name, wrt, tuple(sorted(signature.items())),
                     generated.forward, generated.backward, generated.forward_source,
                     generated.adjoint_source, optimized.saved, _result_value(analysis),
-                    generated.filename, reversed_.result_aliases)
+                    generated.filename, reversed_.result_aliases,
+                    _dependencies(parsed, analysis))
+
+
+def _dependencies(parsed: Parsed, analysis: Analysis) -> tuple:
+    """This function's resolved names and its callees' (a callee may be redefined too)."""
+    found = {(id(where), name): (where, name, kind, value)
+             for where, name, kind, value in parsed.dependencies}
+    for op in analysis.ops.values():
+        if op.kind == "call":
+            for dep in op.callee.dependencies:
+                found.setdefault((id(dep[0]), dep[1]), dep)
+    return tuple(found.values())
 
 
 def _result_value(analysis: Analysis) -> Abstract:

@@ -842,11 +842,6 @@ REBINDINGS = {
     "function of an imported module": (sl.module_attribute_rebound, helpers, "rebindable",
                                        helpers.rebindable_alternative),
 }
-STALE = ("compiler: what a name called refers to is resolved once and cached by argument "
-         "signature only (analyze.py call, api.py _Specialiser.cache)")
-
-
-@pytest.mark.xfail(strict=True, reason=STALE)
 @pytest.mark.parametrize("what", REBINDINGS)
 def test_rebinding_a_callee_is_seen(what: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # Re-running a notebook cell or reloading a module rebinds what a function calls.
