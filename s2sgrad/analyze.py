@@ -476,6 +476,9 @@ class _Analyzer:
         if resolved in (eval, exec, compile, globals, locals, vars):
             raise self.parsed.error(f"{resolved.__name__}() is not supported", node,
                                     "Write the code out directly.")
+        if resolved in (max, min) and len(args) == 1 and not keywords and \
+                self.value(args[0]).kind == "array":  # max(x) of an array: its largest item
+            resolved = np.max if resolved is max else np.min
         unwrapped = resolved.fn if hasattr(resolved, "compiled_for") else resolved
         if registry.lookup(resolved) is None and not registry.is_nondifferentiable(resolved) \
                 and isinstance(unwrapped, types.FunctionType) and not _is_library(unwrapped):

@@ -15,8 +15,8 @@ import builtins
 import inspect
 import linecache
 import textwrap
-from collections.abc import Callable
 import types
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 

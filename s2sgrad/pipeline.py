@@ -26,7 +26,6 @@ import gast
 from . import syntax
 from .analyze import Abstract, Analysis, abstract_of, analyze
 from .codegen import codegen
-from .errors import TransformError
 from .fence import fence
 from .normalize import normalize
 from .optimize import optimize
@@ -60,6 +59,25 @@ class Compiled:
         return self.forward_source + "\n\n" + self.adjoint_source
 
 
+class _Recursive:
+    """Stands for a pair still being compiled, where a function calls itself: its forward
+    and backward find the finished pair in the cache when they run. Nothing is known of its
+    result (rank, aliasing), so the caller's code stays general there."""
+
+    result_value = Abstract("array", None, True)
+    result_aliases = None
+    dependencies = ()
+
+    def __init__(self, fn: Callable, key: tuple):
+        self.fn, self.key, self.name = fn, key, fn.__name__
+
+    def forward(self, *args, **kwargs):
+        return _cache[self.fn][self.key].forward(*args, **kwargs)
+
+    def backward(self, saved, out_bar):
+        return _cache[self.fn][self.key].backward(saved, out_bar)
+
+
 _cache: weakref.WeakKeyDictionary[Callable, dict] = weakref.WeakKeyDictionary()
 _lock = threading.RLock()
 _in_progress: set = set()
@@ -89,13 +107,8 @@ def compile_vjp(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
         if key in per_fn and per_fn[key].valid():
             return per_fn[key]
         token = (fn, key)
-        if token in _in_progress:
-            hint = "Rewrite the recursion as a loop over the depth."
-            if call_site:
-                raise call_site[0].error(f"{fn.__qualname__}() calls itself recursively; "
-                                         "recursive functions are not supported yet",
-                                         call_site[1], hint)
-            raise TransformError(f"{fn.__qualname__}() calls itself recursively", hint=hint)
+        if token in _in_progress:  # recursion: the pair is looked up when the call runs
+            return _Recursive(fn, key)
         _in_progress.add(token)
         try:
             compiled = _run_passes(fn, tuple(wrt), signature, lifted)

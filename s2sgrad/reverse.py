@@ -214,7 +214,8 @@ class _Reverser:
         fname = self.bindings.claim(f"{compiled.name}_forward", compiled.forward)
         saved = self.callee_saved_name(stmt, compiled)
         call = stmt.value
-        args = [self.copy_if_at_risk(stmt, a) for a in call.args]
+        # op.callee_args: the receiver first for a method call (model.apply(x))
+        args = [self.copy_if_at_risk(stmt, syntax.clone(a)) for a in op.callee_args]
         new = syntax.unpack([op.target, saved], syntax.call(syntax.name(fname), args))
         new.value.keywords = [gast.keyword(arg=k.arg, value=self.copy_if_at_risk(stmt, k.value))
                               for k in call.keywords]

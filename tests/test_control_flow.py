@@ -312,9 +312,7 @@ class Case:
 
 # Constructs that are not differentiated yet (strict: the mark must go when they land).
 CONTAINERS = "not supported yet: lists/tuples/dicts of differentiated values"
-RECURSION = "not supported yet: recursion on a non-differentiable depth"
 METHODS = "not supported yet: methods of user objects"
-BUILTINS = "not supported yet: builtins sum/abs/min/max on arrays"
 
 # Known compiler bugs (each one in the bug list with a minimal reproduction).
 NO_NORM = "compiler: no derivative rule for numpy.linalg.norm"
@@ -685,14 +683,14 @@ TABLE: list[Case] = [
     Case(PD.closure_over_scale, [A(3), F]),
     Case(PD.lambda_activation, [A(3)]),
     Case(PD.lambda_in_loop, [A(3), N(3)]),
-    Case(PD.recursive_power, [A(3), N(3)], xfail=RECURSION),
-    Case(PD.recursive_tree, [A(3), N(2)], xfail=RECURSION),
+    Case(PD.recursive_power, [A(3), N(3)]),
+    Case(PD.recursive_tree, [A(3), N(2)]),
     Case(PD.calls_object_method, [A(2, 3), A(3, 3)], xfail=METHODS),
     Case(PD.calls_object, [A(2, 3), A(3, 3), A(3)], xfail=METHODS),
     Case(PD.method_on_argument, [Const(PD.Linear(np.eye(3), 0.0), "Linear"), A(2, 3)],
-         wrts=[(1,)], xfail=METHODS),
+         wrts=[(1,)]),
     Case(PD.builtin_sum_of_array, [A(4)]),
-    Case(PD.builtin_max_of_array, [A(4)], ok=distinct, xfail=BUILTINS),
+    Case(PD.builtin_max_of_array, [A(4)], ok=distinct),
     Case(PD.builtin_max_of_two, [F, F], ok=lambda a, b: apart(a, b)),
 ]
 

@@ -32,7 +32,6 @@ CASES = [
     ("uses_starred", "*args", "starred expressions"),
     ("no_rule", "np.fft.fft(x)", "no derivative rule for numpy.fft.fft"),
     ("no_rule_method", "np.sort(x)", "no derivative rule for numpy.sort"),
-    ("recursive", "recursive(x * 0.5)", "calls itself recursively"),
     ("unknown_keyword", "np.sum(x, initial=1.0)", "keyword argument 'initial'"),
     ("uses_undefined", "undefined_name", "'undefined_name' is not defined"),
     ("inplace_on_alias", "h += y", "memory that the argument 'x' shares"),

@@ -100,10 +100,6 @@ def no_rule_method(x):
     return np.sum(y * y)
 
 
-def recursive(x):
-    return recursive(x * 0.5) + x  # <- refused
-
-
 def unknown_keyword(x):
     return np.sum(x, initial=1.0)  # <- refused
 
