@@ -316,7 +316,6 @@ METHODS = "not supported yet: methods of user objects"
 
 # Known compiler bugs (each one in the bug list with a minimal reproduction).
 NO_NORM = "compiler: no derivative rule for numpy.linalg.norm"
-NO_ROLL = "compiler: no derivative rule for numpy.roll"
 NO_DIAG = "compiler: no derivative rule for numpy.diag"
 
 
@@ -699,7 +698,6 @@ TABLE: list[Case] = [
 KNOWN_BUGS: dict[str, str | dict[Wrt, str]] = {
     "if_on_norm": NO_NORM,
     "power_iteration_norm": NO_NORM,
-    "heat_explicit": NO_ROLL,
     "jacobi_solve": NO_DIAG,
 }
 

@@ -141,3 +141,9 @@ def ascontiguousarray(g, ans, a, dtype=None):
 def array(g, ans, object, dtype=None, copy=True, order="K", subok=False, ndmin=0):
     # ndmin may add leading axes of size 1: reshape the cotangent back to the input's shape.
     return np.reshape(g, np.shape(object))
+
+
+@vjp_rule(np.roll, shape="same")
+def roll(g, ans, a, shift, axis=None):
+    # Rolling back by the same shift undoes the roll.
+    return np.roll(g, np.negative(shift), axis)
