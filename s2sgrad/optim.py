@@ -14,6 +14,7 @@ per group of parameters) and can be changed between steps.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -23,7 +24,7 @@ from .runtime import grad_mode
 from .runtime.tensor import Tensor
 
 
-class Optimizer:
+class Optimizer(ABC):
     """Holds parameter groups and per-parameter state; subclasses define ``update``."""
 
     defaults: dict[str, Any]
@@ -77,9 +78,10 @@ class Optimizer:
                         p._version.value += 1
         return loss
 
+    @abstractmethod
     def update(self, p: Tensor, grad: np.ndarray, state: dict[str, Any],
                group: dict[str, Any]) -> None:
-        raise NotImplementedError
+        """Change ``p``'s data in place from its gradient (each optimizer's own rule)."""
 
 
 def _check(name: str, value: float, low: float = 0.0) -> None:

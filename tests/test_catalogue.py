@@ -34,14 +34,24 @@ from s2sgrad.testing import check_grads
 try:
     from tests.catalogue import helpers
     from tests.catalogue import straight_line as sl
+    from tests.fd import (
+        EPS,
+        assert_matches_differences,
+        assert_unchanged,
+        direction,
+        shifted,
+    )
 except ImportError:  # tests/ itself on sys.path (pytest's rootdir-less 'prepend' import mode)
     from catalogue import helpers
     from catalogue import straight_line as sl
+    from fd import EPS, assert_matches_differences, assert_unchanged, direction, shifted
+
+_assert_matches_differences = assert_matches_differences
+_assert_unchanged = assert_unchanged
+_direction = direction
+_shifted = shifted
 
 POINTS = 3  # random points per (function, wrt) test
-EPS = 1e-6  # the finite-difference step, and the tolerances of check_grads
-RTOL = 1e-5
-ATOL = 1e-7
 
 
 # --- argument specs ----------------------------------------------------------------------
@@ -553,37 +563,6 @@ def _params() -> list:
 
 def _copies(args: Sequence[Any]) -> list[Any]:
     return [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args]
-
-
-def _assert_unchanged(args: Sequence[Any], before: Sequence[Any], what: str) -> None:
-    for i, (now, then) in enumerate(zip(args, before, strict=True)):
-        if isinstance(now, np.ndarray):
-            assert now.dtype == then.dtype and np.array_equal(now, then), \
-                f"{what} modified its argument {i} in place"
-
-
-def _direction(value: Any, rng: np.random.Generator) -> Any:
-    if isinstance(value, float):
-        return float(rng.standard_normal())
-    return rng.standard_normal(np.shape(value))
-
-
-def _shifted(args: Sequence[Any], i: int, step: Any) -> list[Any]:
-    out = list(args)
-    out[i] = args[i] + step
-    return out
-
-
-def _assert_matches_differences(fn: Callable, args: Sequence[Any], i: int, grad: Any,
-                                rng: np.random.Generator) -> None:
-    """<grad, v> against a central difference of fn along a random v (a scalar fn)."""
-    for _ in range(2):
-        v = _direction(args[i], rng)
-        numeric = (fn(*_shifted(args, i, EPS * v)) - fn(*_shifted(args, i, -EPS * v))) / (2 * EPS)
-        analytic = np.sum(grad * v)
-        assert np.isclose(analytic, numeric, rtol=RTOL, atol=ATOL), (
-            f"gradient of {fn.__name__} wrt argument {i}: <grad, v> = {analytic!r}, "
-            f"finite differences = {numeric!r}")
 
 
 @pytest.mark.parametrize("case, wrt", _params())

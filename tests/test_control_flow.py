@@ -47,6 +47,13 @@ try:
     from tests.catalogue_cf import scientific as SC
     from tests.catalogue_cf import while_loops as W
     from tests.catalogue_cf import writes as WR
+    from tests.fd import (
+        EPS,
+        assert_matches_differences,
+        assert_unchanged,
+        direction,
+        shifted,
+    )
 except ImportError:  # tests/ itself on sys.path (pytest's rootdir-less 'prepend' import mode)
     from catalogue_cf import branches as B
     from catalogue_cf import loops as L
@@ -55,11 +62,14 @@ except ImportError:  # tests/ itself on sys.path (pytest's rootdir-less 'prepend
     from catalogue_cf import scientific as SC
     from catalogue_cf import while_loops as W
     from catalogue_cf import writes as WR
+    from fd import EPS, assert_matches_differences, assert_unchanged, direction, shifted
+
+_assert_matches_differences = assert_matches_differences
+_assert_unchanged = assert_unchanged
+_direction = direction
+_shifted = shifted
 
 POINTS = 3  # random points per (function, wrt) test
-EPS = 1e-6  # the finite-difference step, and the tolerances of check_grads
-RTOL = 1e-5
-ATOL = 1e-7
 
 
 # --- argument specs ----------------------------------------------------------------------
@@ -751,37 +761,6 @@ def _params() -> list:
 
 def _copies(args: Sequence[Any]) -> list[Any]:
     return copy.deepcopy(list(args))
-
-
-def _assert_unchanged(args: Sequence[Any], before: Sequence[Any], what: str) -> None:
-    for i, (now, then) in enumerate(zip(args, before, strict=True)):
-        if isinstance(now, np.ndarray):
-            assert now.dtype == then.dtype and np.array_equal(now, then), \
-                f"{what} modified its argument {i} in place"
-
-
-def _direction(value: Any, rng: np.random.Generator) -> Any:
-    if isinstance(value, float):
-        return float(rng.standard_normal())
-    return rng.standard_normal(np.shape(value))
-
-
-def _shifted(args: Sequence[Any], i: int, step: Any) -> list[Any]:
-    out = list(args)
-    out[i] = args[i] + step
-    return out
-
-
-def _assert_matches_differences(fn: Callable, args: Sequence[Any], i: int, grad: Any,
-                                rng: np.random.Generator) -> None:
-    """<grad, v> against a central difference of fn along a random v (a scalar fn)."""
-    for _ in range(2):
-        v = _direction(args[i], rng)
-        numeric = (fn(*_shifted(args, i, EPS * v)) - fn(*_shifted(args, i, -EPS * v))) / (2 * EPS)
-        analytic = np.sum(grad * v)
-        assert np.isclose(analytic, numeric, rtol=RTOL, atol=ATOL), (
-            f"gradient of {fn.__name__} wrt argument {i}: <grad, v> = {analytic!r}, "
-            f"finite differences = {numeric!r}")
 
 
 @pytest.mark.parametrize("case, wrt", _params())
