@@ -299,6 +299,8 @@ class _Analyzer:
         return v if v.kind != "array" else Abstract("array", None, v.float)
 
     def is_varied(self, atom: Any) -> bool:
+        if isinstance(atom, tuple):  # the atoms a callee's *args receives
+            return any(self.is_varied(a) for a in atom)
         return isinstance(atom, gast.Name) and atom.id in self.varied
 
     def set_value(self, target: str | None, value: Abstract, cls: int | None = None) -> None:
@@ -573,16 +575,31 @@ class _Analyzer:
         except TypeError as exc:
             raise self.parsed.error(f"call to {what}(): {exc}", node) from None
         varied = [name for name, atom in bound.arguments.items() if self.is_varied(atom)]
+        for name, atom in bound.arguments.items():
+            if isinstance(atom, dict) and any(self.is_varied(a) for a in atom.values()):
+                raise self.parsed.error(
+                    f"differentiated values passed to {what}() through **{name} are not "
+                    "supported", node, "Pass them as named parameters of the function.")
         if not varied:
             self.set_value(target, UNKNOWN_ARRAY)
             return Op("nondiff", target, what=what)
-        signature = {name: self.value(atom) for name, atom in bound.arguments.items()}
+        signature = {name: self.packed_value(atom) for name, atom in bound.arguments.items()}
         compiled = self.compile_callee(fn, tuple(varied), signature, node)
         self.set_value(target, compiled.result_value)
         if target is not None:
             self.varied.add(target)
         return Op("call", target, callee=compiled, bindings=dict(bound.arguments), what=what,
                   callee_args=tuple(args), diff_params=tuple(varied))
+
+    def packed_value(self, atom: Any) -> Abstract:
+        """The abstract value of an argument, or of the tuple a callee's *args receives."""
+        if isinstance(atom, tuple):
+            items = tuple((k, self.value(a)) for k, a in enumerate(atom))
+            return Abstract("object", (None,) * len(atom), any(v.float for _, v in items),
+                            tuple, items)
+        if isinstance(atom, dict):
+            return Abstract("object", None, False, dict)
+        return self.value(atom)
 
     def opaque(self, target: str | None, atoms: list, what: str, node: Any = None) -> Op:
         """A call with no rule: fine while no active value flows through it."""
@@ -765,8 +782,9 @@ class _Analyzer:
         elif op.kind in ("rule", "call", "setitem", "pack", "item", "append"):
             for p in op.diff_params:
                 atom = op.bindings.get(p)
-                if isinstance(atom, gast.Name):
-                    useful.add(atom.id)
+                for a in (atom if isinstance(atom, tuple) else (atom,)):
+                    if isinstance(a, gast.Name):
+                        useful.add(a.id)
 
 
 _RESHAPES = (np.reshape, np.ndarray.reshape)

@@ -341,9 +341,10 @@ class _Reverser:
             params = ["x"] if op.kind == "copy" else op.diff_params
             for p in params:
                 atom = op.bindings.get(p)
-                if isinstance(atom, gast.Name) and atom.id in self.a.active and (
-                        atom.id not in inside or isinstance(stmt, (gast.For, gast.While))):
-                    names.append(atom.id)
+                for a in (atom if isinstance(atom, tuple) else (atom,)):
+                    if isinstance(a, gast.Name) and a.id in self.a.active and (
+                            a.id not in inside or isinstance(stmt, (gast.For, gast.While))):
+                        names.append(a.id)
         return sorted(set(names))
 
     def incoming_block(self, stmts: list[gast.stmt]) -> list[str]:
@@ -356,10 +357,11 @@ class _Reverser:
             if op is None or op.target not in self.a.active:
                 continue
             params = ["x"] if op.kind == "copy" else op.diff_params
-            names += [op.bindings[p].id for p in params
-                      if isinstance(op.bindings.get(p), gast.Name)
-                      and op.bindings[p].id in self.a.active
-                      and op.bindings[p].id not in inside]
+            for p in params:
+                atom = op.bindings.get(p)
+                names += [a.id for a in (atom if isinstance(atom, tuple) else (atom,))
+                          if isinstance(a, gast.Name) and a.id in self.a.active
+                          and a.id not in inside]
         return names
 
     def if_adjoint(self, stmt: gast.If) -> None:
@@ -539,9 +541,13 @@ class _Reverser:
         fname = self.bindings.claim(f"{compiled.name}_backward", compiled.backward)
         saved = self.callee_saved_name(stmt, compiled)
         call = syntax.call(syntax.name(fname), [syntax.name(saved), g])
-        names, direct, pending = [], [], []
+        names, direct, pending, packed = [], [], [], []
         for p in op.diff_params:  # the callee returns one cotangent per differentiated param
             atom = op.bindings[p]
+            if isinstance(atom, tuple):  # *args: a tuple of cotangents, one per argument
+                names.append(self.namer.fresh(f"_{p}_bar"))
+                packed.append((atom, names[-1]))
+                continue
             active = isinstance(atom, gast.Name) and atom.id in self.a.active
             if active and atom.id not in self.defined and atom.id not in direct:
                 direct.append(atom.id)  # first contribution: unpack straight into the bar
@@ -558,6 +564,10 @@ class _Reverser:
         self.defined.update(direct)
         for atom, name in pending:
             self.accumulate(atom, syntax.name(name))
+        for atoms, name in packed:
+            for k, atom in enumerate(atoms):
+                self.accumulate(atom, gast.Subscript(value=syntax.name(name),
+                                                     slice=syntax.const(k), ctx=gast.Load()))
 
     def returned_gradients(self) -> gast.stmt:
         grads = []
@@ -697,8 +707,9 @@ class _Writes:
             name = func.attr if isinstance(func, gast.Attribute) else getattr(func, "id", "")
             if op.kind == "call":  # the callee knows which arguments its result may share
                 aliased = getattr(op.callee, "result_aliases", None)
-                return [a.id for p, a in op.bindings.items() if isinstance(a, gast.Name)
-                        and (aliased is None or p in aliased)]
+                return [a.id for p, atom in op.bindings.items()
+                        for a in (atom if isinstance(atom, tuple) else (atom,))
+                        if isinstance(a, gast.Name) and (aliased is None or p in aliased)]
             if name in _VIEWS or name in ("astype", "ascontiguousarray", "asfortranarray",
                                           "atleast_3d", "array"):
                 receiver = func.value if isinstance(func, gast.Attribute) and isinstance(

@@ -225,3 +225,11 @@ def test_gradient_of_unused_input_is_zero():
     np.testing.assert_allclose(gx, 2 * X)
     assert gy.shape == Y.shape and not gy.any()
     assert s2sgrad.gradient(first, wrt=1)(X, 2.0) == 0.0
+
+
+def test_callee_with_varargs_and_keywords():
+    x, y = np.array([0.3, -0.5]), np.array([1.2, 0.4])
+    check_grads(cases.uses_varargs, x, y)
+    gx, gy = s2sgrad.gradient(cases.uses_varargs, wrt=(0, 1))(x, y)
+    np.testing.assert_allclose(gx, 0.5 * 2 * x + 2 * x, rtol=1e-12)
+    np.testing.assert_allclose(gy, 0.5 * 2 * (2.0 * y) * 2.0, rtol=1e-12)

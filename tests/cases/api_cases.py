@@ -73,3 +73,14 @@ class Model:
 
     def loss(self, x):
         return self.scale * np.sum(np.sin(x))
+
+
+def combine(*parts, weight=1.0):
+    total = 0.0
+    for p in parts:
+        total = total + np.sum(p ** 2)
+    return total * weight
+
+
+def uses_varargs(x, y):
+    return combine(x, y * 2.0, weight=0.5) + combine(x)
