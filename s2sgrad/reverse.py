@@ -687,8 +687,9 @@ class _Writes:
         if op.kind == "pack":
             self.contained |= {a.id for a in op.bindings.values() if isinstance(a, gast.Name)}
             return []
-        if op.kind == "item":
-            return [op.bindings["c"].id]
+        if op.kind == "item":  # an array inside a container: not to be updated in place
+            self.contained.add(op.target)
+            return []
         augmented = self.augmented.get(id(stmt))
         target_value = self.values.get(op.target)
         if augmented is not None and target_value is not None and \

@@ -279,6 +279,8 @@ CASES: dict = {
     np.expand_dims: [case(normal(3, 4), 0), case(normal(3, 4), axis=(0, -1))],
     np.copy: [case(normal(3, 4)), case(num(normal()))],
     np.asarray: [case(normal(3, 4)), case(num(normal()))],
+    np.linalg.norm: [case(normal(5)), case(normal(3, 4)), case(normal(3, 4), axis=1),
+                     case(normal(3, 4), axis=0, keepdims=True), case(normal(4), 2)],
     np.roll: [case(normal(5), 2), case(normal(3, 4), -1, axis=1), case(normal(3, 4), (1, 2),
                                                                        axis=(0, 1))],
     np.stack: [case([normal(3), normal(3)]), case([normal(2, 3), normal(2, 3)], axis=1)],

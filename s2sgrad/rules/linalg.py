@@ -122,3 +122,16 @@ def inv(g, ans, a):
 def det(g, ans, a):
     # d det(A) = det(A) tr(A^-1 dA); a singular matrix raises LinAlgError here.
     return np.expand_dims(g * ans, (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)
+
+
+@vjp_rule(np.linalg.norm, shape="reduce")
+def norm(g, ans, x, ord=None, axis=None, keepdims=False):
+    # The 2-norm (Frobenius for a matrix): d|x| = x / |x| dx, and 0 where x is 0. Other
+    # orders are refused when the function is transformed (analyze checks ord).
+    if axis is not None and not keepdims:
+        g_kept = np.expand_dims(g, axis)
+        ans_kept = np.expand_dims(ans, axis)
+    else:
+        g_kept = g
+        ans_kept = ans
+    return g_kept * x / np.where(ans_kept == 0, 1.0, ans_kept)
