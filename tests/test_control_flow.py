@@ -325,7 +325,6 @@ CONTAINERS = "not supported yet: lists/tuples/dicts of differentiated values"
 METHODS = "not supported yet: methods of user objects"
 
 # Known compiler bugs (each one in the bug list with a minimal reproduction).
-NO_DIAG = "compiler: no derivative rule for numpy.diag"
 
 
 def _rnn_trips(n: int) -> list[Any]:
@@ -705,7 +704,6 @@ TABLE: list[Case] = [
 
 # Known compiler bugs, by catalogue entry (a function name covers all its entries).
 KNOWN_BUGS: dict[str, str | dict[Wrt, str]] = {
-    "jacobi_solve": NO_DIAG,
 }
 
 

@@ -279,6 +279,8 @@ CASES: dict = {
     np.expand_dims: [case(normal(3, 4), 0), case(normal(3, 4), axis=(0, -1))],
     np.copy: [case(normal(3, 4)), case(num(normal()))],
     np.asarray: [case(normal(3, 4)), case(num(normal()))],
+    np.diag: [case(normal(4)), case(normal(3), 1), case(normal(4, 4)), case(normal(3, 5), 1),
+              case(normal(5, 3), -2)],
     np.linalg.norm: [case(normal(5)), case(normal(3, 4)), case(normal(3, 4), axis=1),
                      case(normal(3, 4), axis=0, keepdims=True), case(normal(4), 2)],
     np.roll: [case(normal(5), 2), case(normal(3, 4), -1, axis=1), case(normal(3, 4), (1, 2),

@@ -135,3 +135,17 @@ def norm(g, ans, x, ord=None, axis=None, keepdims=False):
         g_kept = g
         ans_kept = ans
     return g_kept * x / np.where(ans_kept == 0, 1.0, ans_kept)
+
+
+@vjp_rule(np.diag, shape=None)
+def diag(g, ans, v, k=0):
+    # A vector v builds a matrix with v on diagonal k: its cotangent is that diagonal of g.
+    # A matrix v gives its diagonal k: g goes back onto that diagonal of zeros shaped like v
+    # (np.diag(g, k) is square; crop it to v's shape, then pad it with zeros up to it).
+    if np.ndim(v) == 1:
+        g_v = np.diagonal(g, k)
+    else:
+        square = np.diag(g, k)[:np.shape(v)[0], :np.shape(v)[1]]
+        g_v = np.pad(square, ((0, np.shape(v)[0] - np.shape(square)[0]),
+                              (0, np.shape(v)[1] - np.shape(square)[1])))
+    return g_v
