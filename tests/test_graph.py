@@ -379,15 +379,22 @@ def test_fill_and_copy_in_place_cut_the_old_value_off() -> None:
     assert x.grad.tolist() == [1.0, 1.0]
 
 
-def test_setitem_on_plain_tensors_and_its_limit_in_the_graph() -> None:
+def test_setitem_on_plain_tensors_and_in_the_graph() -> None:
     t = tensor([1.0, 2.0, 3.0])
     t[1] = 5.0
     t[tensor([0, 2])] = tensor([0.0, 0.0])
     assert t.tolist() == [0.0, 5.0, 0.0] and t._version.value == 2
-    x = tensor([1.0, 2.0], requires_grad=True)
-    y = x * 1.0
-    with pytest.raises(NotImplementedError, match="not supported yet"):
-        y[0] = 3.0
+    # In the graph the write is recorded (PyTorch's CopySlices): the overwritten entry gets
+    # no gradient, the written value gets the entry's.
+    x = tensor([1.0, 2.0, 3.0], requires_grad=True)
+    v = tensor(5.0, requires_grad=True)
+    y = x * 2.0
+    y[1] = v * x[0]
+    assert y.grad_fn.name == "CopySlices" and y.tolist() == [2.0, 5.0, 6.0]
+    (y * y).sum().backward()
+    # L = (2 x0)^2 + (v x0)^2 + (2 x2)^2
+    np.testing.assert_allclose(x.grad.data, [8 * 1.0 + 2 * 25.0 * 1.0, 0.0, 8 * 3.0])
+    assert v.grad.item() == pytest.approx(2 * 5.0 * 1.0 ** 2)
 
 
 # -- @grad functions called with Tensors --------------------------------------------------------

@@ -493,3 +493,23 @@ def test_training_like_torch(name: str, settings: dict) -> None:
     # Gradients differ from torch's by rounding (~1e-16), which eight steps may amplify.
     for e, g in zip(train(TORCH, name, settings), train(OURS, name, settings), strict=True):
         np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-12)
+
+
+def test_element_assignment_in_the_graph_like_torch() -> None:
+    """t[i] = v on a Tensor in the graph is recorded; gradients match torch's (indices
+    without repeats, where torch's index_put and ours agree)."""
+    rng = np.random.default_rng(7)
+    x0, w0 = rng.standard_normal((3, 4)), rng.standard_normal(4)
+
+    def run(make, matrix):
+        x, w = make(x0), make(w0)
+        y = x * 2.0
+        y[1] = w * x[0]
+        y[:, 2] = matrix(y[:, 2]) * 0.5
+        (y * y).sum().backward()
+        return x.grad, w.grad
+
+    ours = run(lambda a: tensor(a.copy(), requires_grad=True), lambda t: t)
+    theirs = run(lambda a: torch.tensor(a.copy(), requires_grad=True), lambda t: t.clone())
+    for a, b in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(a.data, b.numpy(), rtol=1e-12)

@@ -46,9 +46,11 @@ class Op(Function):
         return super().compiled_for(wrt, args, kwargs)
 
 
-def define(name: str, params: list[str], expression: str) -> Op:
-    """Compile ``def name(params): return expression`` into the ops file, as a Function."""
-    source = f"def {name}({', '.join(params)}):\n    return {expression}\n"
+def define(name: str, params: list[str], expression: str, body: tuple[str, ...] = ()) -> Op:
+    """Compile ``def name(params): [body] return expression`` into the ops file, as a
+    Function."""
+    lines = "".join(f"    {line}\n" for line in body)
+    source = f"def {name}({', '.join(params)}):\n{lines}    return {expression}\n"
     with _lock:
         start = len(_lines)
         _lines.extend(source.splitlines(True))
@@ -418,7 +420,18 @@ def setitem(t: Tensor, index: Any, value: Any) -> None:
         return
     if t.grad_fn is None and t._requires_grad:
         raise RuntimeError(LEAF_INPLACE)
-    raise NotImplementedError(
-        "assigning into part of a Tensor that is in the graph (t[i] = v) is not supported yet; "
-        "build the new value out of place instead, e.g. with np.where(mask, v, t)"
-    )
+    # Recorded like PyTorch's CopySlices: the write runs, compiled, on a copy of t's old
+    # value, and t takes the result and its node.
+    function = _functions.get("setitem")
+    if function is None:
+        function = _functions["setitem"] = define(
+            "setitem", ["x", "index", "value"], "y", ("y = x.copy()", "y[index] = value"))
+    old = _make(t._data.copy(), t.grad_fn, t._out)
+    old._requires_grad = t._requires_grad
+    name = "IndexPutBackward0" if _index_name(index) == "IndexBackward0" else "CopySlices"
+    result = _graph.call_function(function, (old, index, value), {}, name)
+    np.copyto(t._data, result._data)
+    t._version.value += 1
+    t.grad_fn, t._out, t._requires_grad = result.grad_fn, result._out, result._requires_grad
+    if t._retains and t.grad_fn is not None:
+        t.grad_fn.retain(t._out, t)
