@@ -329,40 +329,30 @@ class _Reverser:
         block, self.adjoint = self.adjoint, outer
         return block
 
-    def incoming(self, stmt: gast.stmt) -> list[str]:
-        """Active names from outside ``stmt``'s blocks that statements inside add to."""
-        inside = {t for n in gast.walk(stmt) if isinstance(n, gast.Assign)
-                  for t in syntax.names_written(n.targets[0])}
+    def contributed(self, nodes: Any) -> list[str]:
+        """Active names that the active assignments among ``nodes`` add contributions to."""
         names = []
-        for node in gast.walk(stmt):
+        for node in nodes:
             op = self.a.ops.get(id(node)) if isinstance(node, gast.Assign) else None
             if op is None or op.target not in self.a.active:
                 continue
-            params = ["x"] if op.kind == "copy" else op.diff_params
-            for p in params:
+            for p in ["x"] if op.kind == "copy" else op.diff_params:
                 atom = op.bindings.get(p)
-                for a in (atom if isinstance(atom, tuple) else (atom,)):
-                    if isinstance(a, gast.Name) and a.id in self.a.active and (
-                            a.id not in inside or isinstance(stmt, (gast.For, gast.While))):
-                        names.append(a.id)
-        return sorted(set(names))
+                names += [a.id for a in (atom if isinstance(atom, tuple) else (atom,))
+                          if isinstance(a, gast.Name) and a.id in self.a.active]
+        return names
+
+    def incoming(self, stmt: gast.stmt) -> list[str]:
+        """Active names from outside ``stmt``'s blocks that statements inside add to (for a
+        loop, also its own loop versions, which a later iteration adds to)."""
+        inside = _assigned(gast.walk(stmt))
+        loop = isinstance(stmt, (gast.For, gast.While))
+        return sorted({n for n in self.contributed(gast.walk(stmt)) if loop or n not in inside})
 
     def incoming_block(self, stmts: list[gast.stmt]) -> list[str]:
         """Outer names that statements directly in ``stmts`` (not in nested blocks) add to."""
-        inside = {t for n in gast.walk(syntax.module(stmts)) if isinstance(n, gast.Assign)
-                  for t in syntax.names_written(n.targets[0])}
-        names = []
-        for node in stmts:
-            op = self.a.ops.get(id(node)) if isinstance(node, gast.Assign) else None
-            if op is None or op.target not in self.a.active:
-                continue
-            params = ["x"] if op.kind == "copy" else op.diff_params
-            for p in params:
-                atom = op.bindings.get(p)
-                names += [a.id for a in (atom if isinstance(atom, tuple) else (atom,))
-                          if isinstance(a, gast.Name) and a.id in self.a.active
-                          and a.id not in inside]
-        return names
+        inside = _assigned(gast.walk(syntax.module(stmts)))
+        return [n for n in self.contributed(stmts) if n not in inside]
 
     def if_adjoint(self, stmt: gast.If) -> None:
         # An outer value that both branches add to is first written in each; one that only
@@ -380,8 +370,7 @@ class _Reverser:
         self.emit(syntax.if_(stmt.test, body or [gast.Pass()], orelse))
 
     def loop_adjoint(self, stmt: gast.For | gast.While) -> None:
-        inside = {t for n in gast.walk(syntax.module(stmt.body)) if isinstance(n, gast.Assign)
-                  for t in syntax.names_written(n.targets[0])}
+        inside = _assigned(gast.walk(syntax.module(stmt.body)))
         for name in self.incoming(stmt):
             if name not in self.defined and name not in inside:
                 self.zero(name, stmt)
@@ -584,6 +573,11 @@ class _Reverser:
             else:
                 grads.append(syntax.call(f"{self.np}.zeros_like", [syntax.name(p)]))
         return syntax.ret(syntax.tuple_(grads))
+
+
+def _assigned(nodes: Any) -> set[str]:
+    return {t for n in nodes if isinstance(n, gast.Assign)
+            for t in syntax.names_written(n.targets[0])}
 
 
 def _names_read_here(stmt: gast.stmt) -> set[str]:
