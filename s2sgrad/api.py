@@ -7,8 +7,10 @@ path is one dict access keyed by the arguments' types, ranks and dtypes.
 
 from __future__ import annotations
 
+import builtins
 import functools
 import inspect
+import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -16,6 +18,7 @@ import numpy as np
 
 from . import parse as parse_module
 from .analyze import UNKNOWN_ARRAY, abstract_of
+from .errors import TransformError
 from .parse import parse, unwrap
 from .pipeline import Compiled, compile_vjp
 
@@ -76,7 +79,9 @@ class _Specialiser:
         (an attribute chain from an argument) or a global or closure variable. Maps each
         path to its Tensor."""
         if self._paths is None:
-            self._paths = parse_module.implicit_paths(self.fn)
+            self._paths = self._implicit_paths()
+        if not self._paths:
+            return {}
         found: dict[str, Any] = {}
         closure = dict(zip(self.fn.__code__.co_freevars, self.fn.__closure__ or (),
                            strict=True))
@@ -102,6 +107,22 @@ class _Specialiser:
                     found[".".join(path[:k + 1])] = value
                     break
         return found
+
+    def _implicit_paths(self) -> list[tuple[str, ...]]:
+        """The paths worth looking at on each call: attribute chains from parameters, and
+        outside names that do not hold a module, a class or a function."""
+        try:
+            paths = parse_module.implicit_paths(self.fn)
+        except TransformError:  # no source: nothing to lift (a gradient would say why)
+            return []
+        keep = []
+        for path in paths:
+            if path[0] not in self.params:
+                value = self.fn.__globals__.get(path[0], getattr(builtins, path[0], None))
+                if callable(value) or isinstance(value, types.ModuleType):
+                    continue
+            keep.append(path)
+        return keep
 
     def lifted_names(self, paths: Sequence[str]) -> dict[str, str]:
         """Parameter names for lifted paths: 'self.W' -> 'self_W' (not clashing)."""
@@ -338,13 +359,20 @@ class Function:
         self._spec = _specialiser(self.fn)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        tensor = _tensor_class()
-        if tensor and (any(isinstance(a, tensor) for a in args)
-                       or any(isinstance(v, tensor) for v in kwargs.values())
-                       or self._spec.implicit(args, tensor)):
-            from .runtime.graph import call_function
-            return call_function(self, args, kwargs)
+        tensor = _TENSOR if _TENSOR is not None else _tensor_class()
+        if tensor:
+            for a in args:
+                if isinstance(a, tensor):
+                    return self._call_with_tensors(args, kwargs)
+            if kwargs and any(isinstance(v, tensor) for v in kwargs.values()):
+                return self._call_with_tensors(args, kwargs)
+            if self._spec.implicit(args, tensor):  # self.W, or a global Tensor
+                return self._call_with_tensors(args, kwargs)
         return self.fn(*args, **kwargs)
+
+    def _call_with_tensors(self, args: tuple, kwargs: dict) -> Any:
+        from .runtime.graph import call_function
+        return call_function(self, args, kwargs)
 
     def implicit_inputs(self, args: tuple) -> dict[str, Any]:
         """Tensors the function reads through its arguments' attributes or from globals."""
