@@ -505,8 +505,12 @@ class _Analyzer:
                 return Op("nondiff", target, what=what)
         else:
             bindings = self.bind(rule, args, keywords, node, what)
-        if prim is np.linalg.norm:
-            self.check_norm(bindings, node)
+        if rule.requires is not None and any(self.is_varied(a) for a in atoms):
+            static = {p: _static(a) for p, a in bindings.items()}
+            why = rule.requires(static, lambda p: self.value(bindings[p]).ndim)
+            if why:
+                raise self.parsed.error(why, node, "Write the function out, or register a "
+                                        "rule that covers this call with @s2sgrad.vjp_rule.")
         template = template_of(rule)
         diff_params = tuple(p for p, given in zip(rule.params, template.outputs) if given)
         self.infer(rule, bindings, target)
@@ -520,20 +524,6 @@ class _Analyzer:
             self.varied.add(target)
         return Op("rule", target, rule=rule, bindings=bindings, what=what,
                   diff_params=diff_params)
-
-    def check_norm(self, bindings: dict, node: gast.AST) -> None:
-        """np.linalg.norm's rule is the 2-norm's (Frobenius for matrices): other orders
-        have other derivatives, so they are refused rather than differentiated wrongly."""
-        order = _static(bindings.get("ord"))
-        rank = self.value(bindings["x"]).ndim
-        axis = _static(bindings.get("axis"))
-        vector = rank == 1 or isinstance(axis, int)
-        if order is None or order == "fro" or (order == 2 and vector):
-            return
-        raise self.parsed.error(
-            f"np.linalg.norm(..., ord={order!r}) is not differentiated: only the 2-norm "
-            "(the default, 'fro', or ord=2 of a vector) has a rule", node,
-            "Write the norm out, e.g. np.sum(np.abs(x)) for ord=1, or register a rule.")
 
     def static_dtype(self, atom: Any) -> np.dtype | None:
         """The dtype a ``dtype=`` argument names, when it is known at transform time."""

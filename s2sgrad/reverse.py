@@ -481,9 +481,6 @@ class _Reverser:
             atom = op.bindings[p]
             if rule.shape == "elementwise":
                 c = self.fit(stmt, c, atom.id, op.target)
-            if is_container(self.a.values.get(atom.id)) and rule.primitive not in (
-                    np.stack, np.concatenate, sum):
-                c = syntax.call(syntax.name("list"), [c])  # np.array(xs): one per item
             self.accumulate(atom, c)
 
     def call_rule(self, template, params: dict) -> list[gast.expr | None]:

@@ -38,6 +38,7 @@ CASES = [
     ("inplace_on_argument", "x *= y", "in-place update of the argument 'x'"),
     ("return_in_loop", "return", "'return' inside a loop is not supported yet"),
     ("for_else", "for", "'for ... else' is not supported"),
+    ("norm_of_other_order", "np.linalg.norm(x, ord=1)", "ord=1) is not differentiated"),
 ]
 
 

@@ -124,10 +124,19 @@ def det(g, ans, a):
     return np.expand_dims(g * ans, (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)
 
 
-@vjp_rule(np.linalg.norm, shape="reduce")
+def _two_norm_only(static, ndim):
+    """The norm rule below is the 2-norm's: the default, 'fro', or ord=2 of a vector."""
+    order = static.get("ord")
+    vector = ndim("x") == 1 or isinstance(static.get("axis"), int)
+    if order is None or order == "fro" or (order == 2 and vector):
+        return None
+    return (f"np.linalg.norm(..., ord={order!r}) is not differentiated: only the 2-norm (the "
+            "default, 'fro', or ord=2 of a vector) has a rule")
+
+
+@vjp_rule(np.linalg.norm, shape="reduce", requires=_two_norm_only)
 def norm(g, ans, x, ord=None, axis=None, keepdims=False):
-    # The 2-norm (Frobenius for a matrix): d|x| = x / |x| dx, and 0 where x is 0. Other
-    # orders are refused when the function is transformed (analyze checks ord).
+    # The 2-norm (Frobenius for a matrix): d|x| = x / |x| dx, and 0 where x is 0.
     if axis is not None and not keepdims:
         g_kept = np.expand_dims(g, axis)
         ans_kept = np.expand_dims(ans, axis)

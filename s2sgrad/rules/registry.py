@@ -31,6 +31,10 @@ the first argument in another order: its rank, nothing more), ``"same"`` (exactl
 argument's shape), ``"scalar"`` (rank 0), or ``None``
 (unknown: the generated code then keeps runtime tests where a rule needs the rank).
 
+``requires=`` names a check of the call's static arguments for a rule that covers only some
+uses of its primitive (``np.linalg.norm``'s rule is the 2-norm's): it returns None, or the
+reason the call is refused at transform time.
+
 Users register their own rules with the same decorator; a later registration for the same
 primitive replaces the earlier one.
 """
@@ -55,6 +59,9 @@ class Rule:
     params: tuple[str, ...]  # the primitive's parameters, as the template names them
     defaults: dict[str, Any]  # defaults of the static parameters
     shape: str | None
+    # Optional: (static arguments, rank of an argument) -> None, or why the rule does not
+    # apply to this call (e.g. a norm of another order); the call is then refused.
+    requires: Callable | None = None
 
     @property
     def name(self) -> str:
@@ -74,7 +81,8 @@ def _key(primitive: Any) -> Any:
         return id(primitive)
 
 
-def vjp_rule(*primitives: Any, shape: str | None = None) -> Callable[[Callable], Callable]:
+def vjp_rule(*primitives: Any, shape: str | None = None,
+             requires: Callable | None = None) -> Callable[[Callable], Callable]:
     """Register ``fn`` as the vector-Jacobian product rule of each of ``primitives``.
 
     >>> @vjp_rule(np.sinh, shape="elementwise")
@@ -102,7 +110,8 @@ def vjp_rule(*primitives: Any, shape: str | None = None) -> Callable[[Callable],
         }
         for primitive in primitives:
             _NONDIFF.pop(_key(primitive), None)
-            _RULES[_key(primitive)] = Rule(primitive, template, params, defaults, shape)
+            _RULES[_key(primitive)] = Rule(primitive, template, params, defaults, shape,
+                                           requires)
         return template
 
     return register

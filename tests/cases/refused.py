@@ -144,3 +144,7 @@ def for_else(x):
     else:  # noqa: PLW0120
         x = x + 1
     return x
+
+
+def norm_of_other_order(x):
+    return np.linalg.norm(x, ord=1)  # <- refused
