@@ -305,16 +305,20 @@ def gradient(fn: Callable, wrt: Wrt = 0) -> Callable:
     return gradient_fn
 
 
+def _differentiable(value: Any, raw: Any) -> bool:
+    """A float, a float array, or a dict, list or tuple holding some."""
+    return value.float and (value.kind in ("scalar", "array")
+                            or isinstance(raw, (dict, list, tuple)))
+
+
 def vjp(fn: Callable, *args: Any, **kwargs: Any) -> tuple[Any, Callable]:
     """``out, pullback = vjp(f, *args)``; ``pullback(seed)`` gives a cotangent for every
     positional argument (None for arguments that are not floating point)."""
     fn, prefix = _bound(fn)
     spec = _specialiser(fn)
     args = prefix + args
-    positions = tuple(i for i, a in enumerate(args)
-                      if i < len(spec.params) and abstract_of(a).float
-                      and (abstract_of(a).kind in ("scalar", "array") or isinstance(
-                          a, (dict, list, tuple))))
+    positions = tuple(i for i, a in enumerate(args[:len(spec.params)])
+                      if _differentiable(abstract_of(a), a))
     compiled = spec.compiled(positions, args, kwargs)
     out, saved = compiled.forward(*args, **kwargs)
     out_shape = None if isinstance(out, (tuple, list, dict)) else np.shape(out)
