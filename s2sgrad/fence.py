@@ -50,6 +50,14 @@ _REFUSED: dict[type, tuple[str, str]] = {
                    "Pass the arguments one by one."),
     gast.NamedExpr: ("assignment expressions (:=) are not supported",
                      "Assign with a separate statement."),
+    gast.Match: ("'match' statements are not supported",
+                 "Write the cases as an if/elif chain."),
+    gast.TryStar: ("try/except* blocks are not supported",
+                   "Handle errors outside the differentiated function."),
+    gast.TypeAlias: ("'type' alias statements are not supported",
+                     "Define the alias at module level."),
+    gast.TemplateStr: ("template strings (t-strings) are not supported inside a "
+                       "differentiated function", "Build them outside it."),
 }
 
 # Constructs that a later version will differentiate; refused for now with the same precision.
@@ -64,7 +72,8 @@ _NOT_YET: dict[type, tuple[str, str]] = {
 }
 
 _EXPRESSIONS = (
-    gast.Lambda, gast.IfExp, gast.BoolOp, gast.ListComp, gast.GeneratorExp, gast.Dict, gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Attribute, gast.Name,
+    gast.Lambda, gast.IfExp, gast.BoolOp, gast.ListComp, gast.GeneratorExp, gast.Dict,
+    gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Attribute, gast.Name,
     gast.Constant, gast.Tuple, gast.List, gast.Subscript, gast.Slice, gast.keyword,
 )
 _CONTEXT = (gast.Load, gast.Store, gast.Param, gast.Del, gast.operator, gast.unaryop,
@@ -98,7 +107,10 @@ def _check_statement(parsed: Parsed, stmt: gast.stmt, loop_depth: int = 0) -> No
             _check_target(parsed, stmt.target, None)
         _check_expression_tree(parsed, stmt.value)
     elif isinstance(stmt, gast.AnnAssign):
-        if stmt.value is None or not isinstance(stmt.target, gast.Name):
+        if not isinstance(stmt.target, gast.Name):
+            raise parsed.error("annotated assignments to an element or attribute are not "
+                               "supported", stmt, "Drop the annotation: `y[i] = v`.")
+        if stmt.value is None:
             raise parsed.error("annotated declarations without a value are not supported",
                                stmt, "Assign a value, e.g. `y: float = 0.0`.")
         _check_expression_tree(parsed, stmt.value)
@@ -124,6 +136,8 @@ def _check_statement(parsed: Parsed, stmt: gast.stmt, loop_depth: int = 0) -> No
         if stmt.decorator_list:
             raise parsed.error("decorators on nested functions are not supported", stmt,
                                "Define the decorated function at module level.")
+        for default in stmt.args.defaults + [d for d in stmt.args.kw_defaults if d is not None]:
+            _check_expression_tree(parsed, default)
         for child in stmt.body:
             _check_statement(parsed, child, 0)
     elif isinstance(stmt, (gast.Break, gast.Continue)):
@@ -157,4 +171,5 @@ def _check_expression_tree(parsed: Parsed, node: gast.AST) -> None:
         _refuse(parsed, child)
         if not isinstance(child, _EXPRESSIONS + _CONTEXT):
             raise parsed.error(f"'{type(child).__name__}' expressions are not supported",
-                               child)
+                               child, "Compute it outside the differentiated function, or "
+                               "rewrite it with calls, operators and indexing.")

@@ -16,11 +16,13 @@ After:  a FunctionDef whose statements are only
         assigned once: a user variable assigned again gets a numbered version (``h``, ``h_1``).
         Control flow is desugared: conditional expressions, ``and``/``or`` and chained
         comparisons become ``if`` statements; early returns are lifted so that every path
-        ends in one ``return``; ``for`` loops over sequences, ``enumerate`` and ``zip`` become
-        loops over a range with the items indexed; ``break``/``continue`` become flags that
-        guard the rest of the body. A variable assigned in both branches of an ``if`` is
-        merged by a copy at the end of each branch; a variable assigned in a loop has a loop
-        version, copied in at the start of the body and out at its end. Each statement keeps
+        ends in one ``return``; ``for`` loops over sequences, ``enumerate`` (with its start),
+        ``zip`` (``strict=True`` checks the lengths first) and ``reversed`` become loops over a
+        range with the items indexed, the sequences evaluated once before the loop as Python
+        does (copied to a temporary if the body rebinds their name); ``break``/``continue``
+        become flags that guard the rest of the body. A variable assigned in both branches of
+        an ``if`` is merged by a copy at the end of each branch; a variable assigned in a loop
+        has a loop version, copied in at the start of the body and out at its end. Each statement keeps
         the source position of the expression it came from.
 
     h = np.tanh(x @ w)        _t1 = x @ w
@@ -169,6 +171,30 @@ def _has_return(node: gast.AST) -> bool:
     return any(isinstance(n, gast.Return) for n in gast.walk(node))
 
 
+def _rebound(body: list[gast.stmt]) -> set[str]:
+    """Names that ``body`` binds anew (by assignment, unpacking, a loop target or a nested
+    def), not counting augmented assignments (``x += y`` updates an array in place)."""
+    names = set()
+    for node in gast.walk(syntax.module(body)):
+        if isinstance(node, gast.AugAssign):
+            continue
+        if isinstance(node, (gast.Assign, gast.AnnAssign, gast.For)):
+            targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+            for target in targets:
+                names |= {n.id for n in gast.walk(target) if isinstance(n, gast.Name)
+                          and isinstance(n.ctx, gast.Store)}
+        elif isinstance(node, gast.FunctionDef):
+            names.add(node.name)
+    return names
+
+
+def _appended_to(body: list[gast.stmt]) -> set[str]:
+    """Names ``xs`` of ``xs.append(v)`` calls in ``body``."""
+    return {n.func.value.id for n in gast.walk(syntax.module(body))
+            if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
+            and n.func.attr == "append" and isinstance(n.func.value, gast.Name)}
+
+
 def _jumps(body: list[gast.stmt], kinds: tuple) -> bool:
     """Does ``body`` break or continue its own loop (not a nested one)?"""
     for stmt in body:
@@ -243,8 +269,8 @@ class _ANF:
             self.emit(syntax.rename(syntax.clone(stmt), dict(self.current)), stmt)
         elif isinstance(stmt, gast.Pass):
             pass
-        else:  # fence lets nothing else through
-            raise self.parsed.error(f"internal: unexpected {type(stmt).__name__}", stmt)
+        else:  # fence lets nothing else through (Continue is desugared by guard_jumps)
+            raise syntax.unexpected("normalize", stmt)
 
     def branch(self, origin: gast.AST, test: gast.expr, body: list, orelse: list) -> None:
         """``if test: body else: orelse``, with variables assigned in it merged after it."""
@@ -288,8 +314,14 @@ class _ANF:
                 "a for loop over an iterator is not supported: the loop is differentiated as "
                 "a loop over indices", iterable, "Loop over range(n), an array, a list or a "
                 "tuple (enumerate, zip and reversed of those work too).")
+        # The iterable (and enumerate's start) is evaluated once, before the loop, as
+        # Python does: a body (or the loop's own target) that rebinds the name it came from
+        # does not change it.
+        rebound = _rebound(stmt.body) | syntax.names_written(stmt.target)
+        start = counters = None
+        strict = False
         if kind is reversed and len(iterable.args) == 1 and not iterable.keywords:
-            sequence = self.atom(iterable.args[0])
+            sequence = self.evaluated_once(iterable.args[0], rebound, stmt)
             count = self.operation(syntax.call(syntax.name("len"), [sequence]), temp=True)
             last = self.operation(syntax.binop(count, "Sub", syntax.const(1)), temp=True)
             sequence_range = self.operation(syntax.call(syntax.name("range"), [
@@ -301,52 +333,78 @@ class _ANF:
                                             temp=True)
             index_target = stmt.target
         else:
-            start = iterable.args[1] if kind is enumerate and len(iterable.args) == 2 else None
-            if kind is enumerate and len(iterable.args) in (1, 2) and isinstance(
-                    stmt.target, gast.Tuple) and len(stmt.target.elts) == 2:
-                sequences = [self.atom(iterable.args[0])]
+            if kind is enumerate:
+                start = self.enumerate_start(iterable)
+                if not (isinstance(stmt.target, gast.Tuple) and len(stmt.target.elts) == 2):
+                    raise self.parsed.error(
+                        "a loop over enumerate(...) must unpack (index, item)", stmt.target,
+                        "Write `for i, item in enumerate(xs):`.")
+                sources = [self.sequence(iterable.args[0], rebound, stmt)]
                 counter, item = stmt.target.elts
-                index_target = counter
-                if start is not None:  # enumerate(xs, 1): the counter is the index plus 1
-                    index_target = syntax.name(self.namer.fresh("_i"), store=True)
+                index_target = syntax.name(self.namer.fresh("_i"), store=True)
+                if start is None and sources[0][1] is None:
+                    index_target = counter  # the counter is the index itself
+                else:
                     items.append((counter, None))
-                items.append((item, sequences[0]))
-            elif kind is zip and iterable.args and isinstance(stmt.target, gast.Tuple) and \
-                    len(stmt.target.elts) == len(iterable.args):
-                sequences = [self.atom(a) for a in iterable.args]
+                items.append((item, sources[0]))
+                if start is not None:
+                    start = self.evaluated_once(start, rebound, stmt)
+            elif kind is zip:
+                strict = self.zip_strict(iterable)
+                if not (isinstance(stmt.target, gast.Tuple) and len(stmt.target.elts) == len(
+                        iterable.args)):
+                    raise self.parsed.error(
+                        f"a loop over zip(...) of {len(iterable.args)} sequences must unpack "
+                        f"{len(iterable.args)} names", stmt.target,
+                        "Write `for a, b in zip(xs, ys):`.")
+                sources = [self.sequence(a, rebound, stmt) for a in iterable.args]
                 index_target = syntax.name(self.namer.fresh("_i"), store=True)
-                items = list(zip(stmt.target.elts, sequences, strict=True))
+                items = list(zip(stmt.target.elts, sources, strict=True))
             else:
-                sequences = [self.atom(iterable)]
+                sources = [self.sequence(iterable, rebound, stmt)]
                 index_target = syntax.name(self.namer.fresh("_i"), store=True)
-                items = [(stmt.target, sequences[0])]
-            lengths = [self.operation(syntax.call(syntax.name("len"), [s]), temp=True)
-                       for s in sequences]
+                items = [(stmt.target, sources[0])]
+            lengths = [length for _, _, length in sources]
+            if strict:  # zip(..., strict=True): unequal lengths raise, as zip itself does
+                for k, length in enumerate(lengths[1:], start=2):
+                    differ = self.operation(gast.Compare(left=lengths[0], ops=[gast.NotEq()],
+                                                         comparators=[length]), temp=True)
+                    message = f"zip() argument {k} has a different length from argument 1"
+                    self.branch(iterable, differ, [syntax.located(syntax.raise_(
+                        "ValueError", message), iterable)], [])
             count = lengths[0]
             for length in lengths[1:]:
                 count = self.operation(syntax.call(syntax.name("min"), [count, length]),
                                        temp=True)
             sequence_range = self.operation(syntax.call(syntax.name("range"), [count]),
                                             temp=True)
+            if start is not None:  # enumerate(xs, start): the counters, a range (which,
+                end = self.operation(syntax.binop(start, "Add", count), temp=True)  # as
+                counters = self.operation(syntax.call(syntax.name("range"), [  # enumerate
+                    start, end]), temp=True)  # does, refuses a start that is not an int)
         if not isinstance(index_target, gast.Name):
             raise self.parsed.error("only a name, or (index, item) with enumerate, or a tuple "
                                     "with zip, can be the target of a for loop", stmt.target,
                                     "Unpack the item inside the loop body.")
         prelude = []
-        for t, seq in items:
-            if seq is None:  # the counter of enumerate(xs, start)
-                value = syntax.binop(syntax.name(index_target.id), "Add", start)
+        for t, source in items:
+            index = syntax.name(index_target.id)
+            if source is None:  # the counter of enumerate: the index, or counters[index]
+                value = index if counters is None else gast.Subscript(
+                    value=syntax.clone(counters), slice=index, ctx=gast.Load())
             else:
-                value = gast.Subscript(value=syntax.clone(seq),
-                                       slice=syntax.name(index_target.id), ctx=gast.Load())
+                seq, last = source[:2] if isinstance(source, tuple) else (source, None)
+                if last is not None:  # reversed(xs): item i is xs[len(xs) - 1 - i]
+                    index = syntax.binop(syntax.clone(last), "Sub", index)
+                value = gast.Subscript(value=syntax.clone(seq), slice=index, ctx=gast.Load())
             prelude.append(syntax.located(syntax.assign(t, value), t))
         carried = self.loop_carried(stmt.body + prelude, index_target.id)
         loop_var = index_target.id
         before = self.current.get(loop_var)
         version = self.define(loop_var) if loop_var in self.parsed.local_names else loop_var
         if loop_var in self.parsed.local_names:  # after a loop that ran zero times, the
-            start = syntax.name(before) if before else syntax.const(None)  # variable keeps
-            binding = syntax.assign(version, start)                        # its old value
+            kept = syntax.name(before) if before else syntax.const(None)  # variable keeps
+            binding = syntax.assign(version, kept)                        # its old value
             if before is None:
                 self.placeholders.add(id(binding))
             self.out.append(binding)
@@ -366,13 +424,74 @@ class _ANF:
         body = self.loop_body([stop], stmt.body, carried, stmt)
         self.emit(gast.While(test=syntax.const(True), body=body, orelse=[]), stmt)
 
+    def enumerate_start(self, call: gast.Call) -> gast.expr | None:
+        """The ``start`` of ``enumerate(xs, start)`` or ``enumerate(xs, start=...)``."""
+        keywords = {k.arg: k.value for k in call.keywords}
+        unknown = [k for k in call.keywords if k.arg != "start"]
+        if unknown or not 1 <= len(call.args) + len(keywords) <= 2 or not call.args:
+            raise self.parsed.error(
+                "enumerate() here takes a sequence and an optional start", (
+                    unknown[0].value if unknown else call),
+                "Write `enumerate(xs)` or `enumerate(xs, start)`.")
+        return call.args[1] if len(call.args) == 2 else keywords.get("start")
+
+    def zip_strict(self, call: gast.Call) -> bool:
+        """Whether ``zip(..., strict=...)`` asks for equal lengths (a constant flag)."""
+        strict = False
+        for keyword in call.keywords:
+            if keyword.arg != "strict" or not syntax.is_const(keyword.value):
+                raise self.parsed.error(
+                    "zip() here takes sequences and an optional constant strict=True/False",
+                    keyword.value, "Write `zip(xs, ys)` or `zip(xs, ys, strict=True)`.")
+            strict = bool(keyword.value.value)
+        if not call.args:
+            raise self.parsed.error("a loop over zip() of nothing", call,
+                                    "Give zip() the sequences to loop over.")
+        return strict
+
+    def sequence(self, node: gast.expr, rebound: set[str], loop: gast.For
+                 ) -> tuple[gast.expr, bool, gast.expr]:
+        """A sequence a loop indexes (``xs`` or ``reversed(xs)``), evaluated before the loop:
+        (the sequence, its last index if reversed else None, its length)."""
+        backwards = False
+        if isinstance(node, gast.Call):
+            kind = self.parsed.resolve(node.func)
+            if kind is reversed and len(node.args) == 1 and not node.keywords:
+                node, backwards = node.args[0], True
+            elif kind in (enumerate, zip, reversed) or kind in _NOT_SEQUENCES:
+                raise self.parsed.error(
+                    f"a loop over {kind.__name__}() inside enumerate, zip or reversed is not "
+                    "supported", node, "Loop over indices (range(len(xs))) and index the "
+                    "sequences in the body.")
+        atom = self.evaluated_once(node, rebound, loop)
+        length = self.operation(syntax.call(syntax.name("len"), [atom]), temp=True)
+        last = self.operation(syntax.binop(length, "Sub", syntax.const(1)), temp=True) \
+            if backwards else None
+        return atom, last, length
+
+    def evaluated_once(self, node: gast.expr, rebound: set[str], loop: gast.For
+                       ) -> gast.expr:
+        """An atom holding the value of ``node`` as it is before the loop. A name the loop
+        body assigns again is copied first: its name would read the loop's own version."""
+        atom = self.atom(node)
+        if isinstance(atom, gast.Name) and atom.id in rebound and (
+                atom.id in self.parsed.local_names or atom.id in self.synthetic):
+            copy = self.namer.temp()
+            self.emit(syntax.assign(copy, atom), loop.iter)
+            return syntax.name(copy)
+        if isinstance(atom, gast.Name) and atom.id in _appended_to(loop.body):
+            raise self.parsed.error(
+                f"the loop appends to '{atom.id}', the list it loops over", loop.iter,
+                "Loop over a copy (`for v in list(xs):`) or build a new list.")
+        return atom
+
     def loop_carried(self, body: list[gast.stmt], loop_var: str | None) -> list[str]:
         """User variables the body assigns (their values flow from one iteration on)."""
         written = set()
         names = self.parsed.local_names | self.synthetic
         for stmt in body:
             written |= {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
-                        and isinstance(n.ctx, gast.Store) and n.id in self.parsed.local_names}
+                        and isinstance(n.ctx, gast.Store) and n.id in names}
             written |= {n.func.value.id for n in gast.walk(stmt)  # xs.append(v)
                         if isinstance(n, gast.Call) and _is_append(n, names)}
             written |= {n.value.id for n in gast.walk(stmt)  # y[i] = v makes a new version
@@ -710,8 +829,10 @@ class _ANF:
                                         "Write the keys out, e.g. {'W': W, 'b': b}.")
             op = gast.Dict(keys=[syntax.clone(k) for k in node.keys],
                            values=[self.atom(v) for v in node.values])
-        else:  # an atom: a copy
-            op = self.load(node)
+        elif self.is_atom(node) or isinstance(node, gast.Lambda):  # an atom: a copy
+            op = self.load(node)  # (a lambda is refused there: it is only ever called)
+        else:
+            raise syntax.unexpected("normalize", node, "an expression")
         syntax.located(op, node)
         if temp:  # numbered after the operands, so temporaries count in evaluation order
             target = syntax.name(self.namer.temp(), store=True)

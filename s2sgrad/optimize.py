@@ -203,6 +203,11 @@ def _definitely_assigned(stmts: list[gast.stmt]) -> list[str]:
         elif isinstance(stmt, gast.If):
             in_else = set(_definitely_assigned(stmt.orelse))
             names += [n for n in _definitely_assigned(stmt.body) if n in in_else]
+        elif not isinstance(stmt, (gast.For, gast.While, gast.Expr, gast.AugAssign, gast.Pass,
+                                   gast.Break, gast.Continue, gast.Assert, gast.Raise,
+                                   gast.Return)):
+            # a loop may run zero times; the others bind no new name
+            raise syntax.unexpected("optimize", stmt, "the names a block assigns")
     return list(dict.fromkeys(names))
 
 
@@ -410,9 +415,13 @@ class _Simplify(gast.NodeTransformer):
         left, right, op = node.left, node.right, type(node.op)
         if syntax.is_const(left) and syntax.is_const(right) and op in _FOLD:
             try:
-                return syntax.located(syntax.const(_FOLD[op](left.value, right.value)), node)
-            except (ArithmeticError, TypeError):
+                value = _FOLD[op](left.value, right.value)
+            except (ArithmeticError, TypeError, ValueError):
                 return node
+            if isinstance(value, complex) and not any(
+                    isinstance(v, complex) for v in (left.value, right.value)):
+                return node  # (-8.0) ** (1 / 3): Python makes a complex, NumPy a nan
+            return syntax.located(syntax.const(value), node)
         if op in (gast.Mult, gast.Div, gast.Pow) and _is(right, 1):
             return left
         if op is gast.Mult and _is(left, 1):
@@ -559,5 +568,11 @@ def _eliminate_dead(stmts: list[gast.stmt], live: set[str]) -> tuple[list[gast.s
                 continue
             live -= targets
             live |= syntax.names_read(stmt.value)
+        elif isinstance(stmt, gast.AugAssign):  # x += y: updates x, reads both
+            live |= syntax.names_read(stmt)
+        elif isinstance(stmt, (gast.Assert, gast.Raise)):
+            live |= syntax.names_read(stmt)
+        elif not isinstance(stmt, (gast.Pass, gast.Break, gast.Continue)):
+            raise syntax.unexpected("optimize", stmt, "dead-code elimination")
         kept.append(stmt)
     return kept[::-1], live

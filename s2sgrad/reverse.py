@@ -173,7 +173,7 @@ class _Reverser:
                 lowered.body = self.forward_block(stmt.body) or [gast.Pass()]
                 lowered.orelse = self.forward_block(stmt.orelse)
                 out.append(lowered)
-            elif isinstance(stmt, (gast.For, gast.While)):
+            elif isinstance(stmt, (gast.For, gast.While)):  # active: counts its trips
                 trips = self.trip_counter(stmt)
                 out.append(syntax.located(syntax.assign(trips, syntax.const(0)), stmt))
                 body = self.forward_block(stmt.body, self.block_id(stmt.body))
@@ -182,8 +182,10 @@ class _Reverser:
                 loop = syntax.clone(stmt)
                 loop.body = body
                 out.append(loop)
-            else:
+            elif isinstance(stmt, (gast.Assert, gast.Raise, gast.Break, gast.Pass)):
                 out.append(stmt)
+            else:
+                raise syntax.unexpected("reverse", stmt, "the forward")
         if marker is not None:
             out.append(syntax.expr_stmt(syntax.call(syntax.name(PUSH), [syntax.const(marker)])))
         return out
@@ -326,6 +328,13 @@ class _Reverser:
                 self.if_adjoint(stmt)
             elif isinstance(stmt, (gast.For, gast.While)) and self.is_active([stmt]):
                 self.loop_adjoint(stmt)
+            elif isinstance(stmt, gast.Expr):  # a call kept for its effect: no value, or
+                op = self.a.ops.get(id(stmt))
+                if op is not None and op.target is not None and op.target in self.a.active:
+                    raise syntax.unexpected("reverse", stmt, "an effect with an active value")
+            elif not isinstance(stmt, (gast.If, gast.For, gast.While, gast.Assert, gast.Raise,
+                                       gast.Break, gast.Pass)):  # inactive, or no adjoint
+                raise syntax.unexpected("reverse", stmt, "the adjoint")
         block, self.adjoint = self.adjoint, outer
         return block
 
@@ -413,10 +422,7 @@ class _Reverser:
             if container.id not in self.defined:
                 self.zero(container.id, stmt)
             helper = self.bindings.claim("add_item", add_item)
-            index = syntax.call(syntax.name("slice"), [
-                part if part is not None else syntax.const(None)
-                for part in (key.lower, key.upper, key.step)]) if isinstance(
-                key, gast.Slice) else syntax.clone(key)
+            index = self.index_value(key)
             self.emit(syntax.assign(self.bar(container.id), syntax.call(syntax.name(helper), [
                 syntax.name(self.bar(container.id)), index, g])))
         elif op.kind == "append":  # xs_1 = xs + [v]: v gets the last item, xs the rest
@@ -426,6 +432,8 @@ class _Reverser:
             rest = gast.Subscript(value=syntax.clone(g), slice=gast.Slice(
                 lower=None, upper=syntax.const(-1), step=None), ctx=gast.Load())
             self.accumulate(base, rest)
+        elif op.kind not in ("nondiff", "effect"):  # those pass no gradient by definition
+            raise syntax.unexpected("reverse", stmt, f"an operation of kind {op.kind!r}")
 
     def setitem_adjoint(self, stmt: gast.stmt, op: Op, g: gast.expr) -> None:
         """``y_1 = y with y[idx] = v``: v gets the region of the cotangent (where it landed),
@@ -437,7 +445,7 @@ class _Reverser:
             if not self.is_basic(index, base.id):  # a repeated position keeps the last write
                 helper = self.bindings.claim("last_writes", last_writes)
                 mask = syntax.call(syntax.name(helper), [
-                    syntax.name(self.save_shape(stmt, base.id)), syntax.clone(index)])
+                    syntax.name(self.save_shape(stmt, base.id)), self.index_value(index)])
                 region = syntax.binop(region, "Mult", mask)
             self.accumulate(value, self.fit(stmt, region, value.id, None))
         if isinstance(base, gast.Name) and base.id in self.a.active:
@@ -447,6 +455,13 @@ class _Reverser:
                                   ctx=gast.Store())
             self.emit(syntax.assign(zero, syntax.const(0.0)))
             self.accumulate(base, syntax.name(rest))
+
+    def index_value(self, index: gast.expr) -> gast.expr:
+        """An index (``i, 1:n, ...``) as a value to pass to a function: slices as
+        ``slice(...)`` objects, since ``a:b`` is only valid inside brackets."""
+        if not any(isinstance(n, gast.Slice) for n in gast.walk(index)):
+            return syntax.clone(index)
+        return syntax.index_value(index, self.bindings.claim("slice", slice))
 
     def is_basic(self, index: gast.expr, base: str) -> bool:
         """Is the index made of ints, slices, None and ... only (no position can repeat)?"""
@@ -487,7 +502,7 @@ class _Reverser:
         """A rule whose tests depend on run-time values: call it rather than inline it."""
         fn = self.bindings.claim(f"{template.function.__name__}_vjp", template.function)
         names = ["g", "ans", *template.rule.params]
-        args = [params[n] for n in names]
+        args = [self.index_value(params[n]) for n in names]
         result = self.namer.fresh("_c")
         self.emit(syntax.assign(result, syntax.call(syntax.name(fn), args)))
         if len(template.outputs) == 1:

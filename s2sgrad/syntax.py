@@ -2,11 +2,16 @@
 
 Every other pass goes through these helpers, so a change in gast's node constructors touches
 this file only. Nodes are plain gast nodes; passes never hang extra attributes on them.
+
+Every walk that dispatches on node kind ends in an ``else`` that raises ``unexpected(pass,
+node)``, an ``InternalError``: a node no case covers is a compiler bug, never skipped.
 """
 
 from __future__ import annotations
 
+import ast
 import copy
+import math
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -15,6 +20,19 @@ import gast
 Node = gast.AST
 Expr = gast.expr
 Stmt = gast.stmt
+
+
+class InternalError(AssertionError):
+    """A pass met a node it has no case for: a bug in the compiler, not in the user's code
+    (fence refuses what the passes do not handle, with the user's file:line:col)."""
+
+
+def unexpected(pass_name: str, node: Node, where: str = "") -> InternalError:
+    """The error a pass raises from the ``else`` of a dispatch on node kind."""
+    at = f" at line {node.lineno}" if getattr(node, "lineno", None) else ""
+    context = f" in {where}" if where else ""
+    return InternalError(f"s2sgrad internal error: {pass_name} has no case for "
+                         f"{type(node).__name__}{context}{at}; please report this")
 
 
 # --- building --------------------------------------------------------------------------------
@@ -54,6 +72,14 @@ def call(func: str | Expr, args: Iterable[Expr] = (), keywords: dict[str, Expr] 
     return gast.Call(func=func, args=list(args), keywords=kws)
 
 
+def subscript(value: Expr, index: Expr) -> gast.Subscript:
+    return gast.Subscript(value=value, slice=index, ctx=gast.Load())
+
+
+def keyword(arg: str, value: Expr) -> gast.keyword:
+    return gast.keyword(arg=arg, value=value)
+
+
 def attribute(value: Expr, attr: str) -> gast.Attribute:
     return gast.Attribute(value=value, attr=attr, ctx=gast.Load())
 
@@ -81,6 +107,24 @@ def expr_stmt(value: Expr) -> gast.Expr:
 
 def if_(test: Expr, body: list[Stmt], orelse: list[Stmt]) -> gast.If:
     return gast.If(test=test, body=body or [gast.Pass()], orelse=orelse)
+
+
+def raise_(exception: str, message: str) -> gast.Raise:
+    """``raise exception(message)``"""
+    return gast.Raise(exc=call(name(exception), [const(message)]), cause=None)
+
+
+def index_value(index: Expr, slice_name: str = "slice") -> Expr:
+    """A subscript's index as a value that can stand anywhere (a call argument, a tuple item):
+    ``i, 1:n, ...`` -> ``(i, slice(1, n, None), ...)``. ``slice_name`` is the name that
+    refers to the builtin ``slice`` in the generated code."""
+    if isinstance(index, gast.Slice):
+        return call(name(slice_name), [
+            clone(part) if part is not None else const(None)
+            for part in (index.lower, index.upper, index.step)])
+    if isinstance(index, gast.Tuple):
+        return tuple_(index_value(e, slice_name) for e in index.elts)
+    return clone(index)
 
 
 def function(fname: str, params: list[str], body: list[Stmt]) -> gast.FunctionDef:
@@ -121,14 +165,25 @@ def walk(node: Node) -> Iterator[Node]:
     return gast.walk(node)
 
 
+# Statements that hold blocks, and the fields that hold them; every other statement kind
+# holds none. Those not here (try, with, match, class...) never pass fence.
+_BLOCKS = {gast.If: ("body", "orelse"), gast.For: ("body", "orelse"),
+           gast.While: ("body", "orelse"), gast.FunctionDef: ("body",)}
+_SIMPLE = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Return, gast.Pass,
+           gast.Break, gast.Continue, gast.Assert, gast.Raise)
+
+
 def in_order(stmts: list[Stmt]) -> Iterator[Stmt]:
     """The statements of a block and of its nested blocks, in program order."""
     for stmt in stmts:
         yield stmt
-        for field in ("body", "orelse"):
-            inner = getattr(stmt, field, None)
-            if isinstance(inner, list):
-                yield from in_order(inner)
+        if isinstance(stmt, _SIMPLE):
+            continue
+        fields = _BLOCKS.get(type(stmt))
+        if fields is None:
+            raise unexpected("syntax.in_order", stmt)
+        for field in fields:
+            yield from in_order(getattr(stmt, field))
 
 
 def is_name(node: Any, id: str | None = None) -> bool:
@@ -206,4 +261,31 @@ CMPOPS = {
 
 
 def to_python_ast(node: Node):
-    return gast.gast_to_ast(node)
+    """The Python ``ast`` of ``node``, ready to render as source.
+
+    A negative number is a constant after folding (``-0.5``), but the renderer writes it as
+    ``-0.5``, which as the base of ``**`` reads back as ``-(0.5 ** 2)``: each such constant
+    becomes a unary minus on its magnitude, which renders parenthesised where precedence
+    needs it (``(-0.5) ** 2``) and evaluates to the same number."""
+    return _NegativeConstants().visit(gast.gast_to_ast(node))
+
+
+def _renders_negative(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return value < 0
+    if isinstance(value, float):
+        return math.copysign(1.0, value) < 0 and not math.isnan(value)
+    if isinstance(value, complex):  # written as its imaginary part alone when the real is 0
+        return value.real == 0 and math.copysign(1.0, value.imag) < 0 and \
+            not math.isnan(value.imag)
+    return False
+
+
+class _NegativeConstants(ast.NodeTransformer):
+    def visit_Constant(self, node: ast.Constant) -> ast.AST:
+        if not _renders_negative(node.value):
+            return node
+        magnitude = ast.Constant(value=-node.value)
+        return ast.copy_location(ast.UnaryOp(op=ast.USub(), operand=magnitude), node)
