@@ -11,6 +11,7 @@ import builtins
 import functools
 import inspect
 import types
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -21,6 +22,7 @@ from .analyze import UNKNOWN_ARRAY, abstract_of
 from .errors import TransformError
 from .parse import parse, unwrap
 from .pipeline import Compiled, compile_vjp
+from .rules import registry
 
 Wrt = int | Sequence[int]
 
@@ -47,12 +49,32 @@ class _Specialiser:
         self.fn = unwrap(fn)
         if not inspect.isfunction(self.fn):
             parse(self.fn)  # raises the TransformError that explains why
-        self.signature = inspect.signature(self.fn)
+        self.signature = inspect.signature(self.fn, follow_wrapped=False)
         self.params = [p.name for p in self.signature.parameters.values()
                        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        self.star = next((p.name for p in self.signature.parameters.values()
+                          if p.kind == p.VAR_POSITIONAL), None)
         self.cache: dict[tuple, Compiled] = {}
         self.last: Compiled | None = None
         self._paths: list[tuple[str, ...]] | None = None
+        self.owners: weakref.WeakSet = weakref.WeakSet()  # the @grad Functions of fn
+        self._forwarded: tuple[Any, Callable] | None = None
+
+    def target(self) -> Callable:
+        """What the compiler reads: the function itself, or, when a derivative rule is
+        registered for it (or for a ``@grad`` Function of it), a function whose one
+        operation is a call of it, which the compiler differentiates with that rule."""
+        rule = registry.lookup(self.fn)
+        for owner in () if rule is not None else list(self.owners):
+            rule = registry.lookup(owner)
+            if rule is not None:
+                break
+        if rule is None:
+            return self.fn
+        if self._forwarded is None or self._forwarded[0] is not rule:
+            from .runtime.ops import forwarding
+            self._forwarded = (rule, forwarding(rule.primitive, self.signature))
+        return self._forwarded[1]
 
     def compiled(self, wrt: tuple[int, ...], args: tuple, kwargs: dict,
                  lifted: dict[str, str] | None = None, lifted_wrt: tuple[str, ...] = ()
@@ -74,12 +96,27 @@ class _Specialiser:
         self.last = found
         return found
 
+    def by_position(self, grads: tuple, positions: tuple[int, ...], nargs: int) -> tuple:
+        """The backward's cotangents (one per differentiated parameter, the ``*args`` tuple
+        as one) as one per differentiated position."""
+        names: list[str] = []
+        out = []
+        for i in positions:
+            i %= nargs
+            param = self.params[i] if i < len(self.params) else self.star
+            if param not in names:
+                names.append(param)
+            g = grads[names.index(param)]
+            out.append(g if i < len(self.params) else g[i - len(self.params)])
+        return tuple(out)
+
     def implicit(self, args: tuple, tensor: type) -> dict[str, Any]:
         """The Tensors the function reads other than through its arguments: ``self.W``
         (an attribute chain from an argument) or a global or closure variable. Maps each
         path to its Tensor."""
         if self._paths is None:
-            self._paths = self._implicit_paths()
+            # a function with a rule reads nothing the rule does not name
+            self._paths = self._implicit_paths() if self.target() is self.fn else []
         if not self._paths:
             return {}
         found: dict[str, Any] = {}
@@ -156,21 +193,23 @@ class _Specialiser:
                 raise ValueError(f"wrt={i} is out of range: {name}() was called with "
                                  f"{len(args)} positional arguments")
             i %= len(args)
-            if i >= len(self.params):
+            if i >= len(self.params) and self.star is None:
                 raise ValueError(f"wrt={i}: {name}() takes only {len(self.params)} named "
                                  "positional parameters")
-            _check_differentiable(name, i, self.params[i], args[i])
-            names.append(self.params[i])
+            param = self.params[i] if i < len(self.params) else self.star
+            _check_differentiable(name, i, param, args[i])
+            if param not in names:  # values received by *args: the tuple is differentiated
+                names.append(param)
         signature = {k: abstract_of(v) for k, v in bound.arguments.items()}
         signature.update({k: abstract_of(v) for k, v in extra.items()})
-        return compile_vjp(self.fn, tuple(names) + tuple(lifted_wrt), signature,
+        return compile_vjp(self.target(), tuple(names) + tuple(lifted_wrt), signature,
                            lifted=lifted)
 
     def default(self) -> Compiled:
         """The pair with respect to every parameter, for arrays of unknown rank."""
         if self.last is None:
             signature = {p: UNKNOWN_ARRAY for p in self.signature.parameters}
-            self.last = compile_vjp(self.fn, tuple(self.params), signature)
+            self.last = compile_vjp(self.target(), tuple(self.params), signature)
         return self.last
 
 
@@ -282,6 +321,8 @@ def value_and_grad(fn: Callable, wrt: Wrt = 0) -> Callable:
         out, saved = compiled.forward(*args, **kwargs)
         seed = 1.0 if type(out) is float else _seed(out, fname)
         grads = compiled.backward(saved, seed)
+        if spec.star is not None:
+            grads = spec.by_position(grads, positions, len(args))
         known = plain.get(id(compiled))
         if known is None or known[0] is not compiled:
             known = plain[id(compiled)] = (compiled, all(type(args[i]) is float
@@ -291,6 +332,7 @@ def value_and_grad(fn: Callable, wrt: Wrt = 0) -> Callable:
                                                                           strict=True))
         return out, (grads[0] if single else grads)
 
+    value_and_grad_fn._s2sgrad_transform = f"value_and_grad({fname})"
     return value_and_grad_fn
 
 
@@ -302,6 +344,7 @@ def gradient(fn: Callable, wrt: Wrt = 0) -> Callable:
     def gradient_fn(*args, **kwargs):
         return inner(*args, **kwargs)[1]
 
+    gradient_fn._s2sgrad_transform = f"gradient({getattr(fn, '__name__', 'f')})"
     return gradient_fn
 
 
@@ -317,7 +360,8 @@ def vjp(fn: Callable, *args: Any, **kwargs: Any) -> tuple[Any, Callable]:
     fn, prefix = _bound(fn)
     spec = _specialiser(fn)
     args = prefix + args
-    positions = tuple(i for i, a in enumerate(args[:len(spec.params)])
+    limit = len(args) if spec.star is not None else len(spec.params)
+    positions = tuple(i for i, a in enumerate(args[:limit])
                       if _differentiable(abstract_of(a), a))
     compiled = spec.compiled(positions, args, kwargs)
     out, saved = compiled.forward(*args, **kwargs)
@@ -327,11 +371,15 @@ def vjp(fn: Callable, *args: Any, **kwargs: Any) -> tuple[Any, Callable]:
         if not isinstance(out, (tuple, list, dict)) and np.shape(seed) != out_shape:
             raise ValueError(f"Mismatch in shape: the seed has a shape of {np.shape(seed)} and "
                              f"the output of {spec.fn.__name__}() has a shape of {out_shape}")
-        grads = iter(compiled.backward(saved, seed))
+        grads = compiled.backward(saved, seed)
+        if spec.star is not None:
+            grads = spec.by_position(grads, positions, len(args))
+        grads = iter(grads)
         every = tuple(_as_gradient(next(grads), args[i], seed) if i in positions else None
                       for i in range(len(args)))
         return every[len(prefix):]
 
+    pullback._s2sgrad_transform = f"the pullback of vjp({spec.fn.__name__})"
     return out, pullback
 
 
@@ -361,6 +409,7 @@ class Function:
         self.fn = unwrap(fn)
         functools.update_wrapper(self, self.fn)
         self._spec = _specialiser(self.fn)
+        self._spec.owners.add(self)  # a rule registered for this Function applies to it
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         tensor = _TENSOR if _TENSOR is not None else _tensor_class()

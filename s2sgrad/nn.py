@@ -13,9 +13,13 @@
     loss.backward()                      # model.W.grad, model.b.grad
     opt = optim.SGD(model.parameters(), lr=0.1)
 
-Parameters are the attributes that are Tensors requiring grad, found in attribute order,
-recursively through sub-modules and through lists, tuples and dicts of them. No registration
-and no ``super().__init__()`` call are needed.
+Parameters are the attributes that are ``nn.Parameter``s (frozen ones too, as in PyTorch) or
+other leaf Tensors that require grad, found in attribute order, recursively through
+sub-modules and through lists, tuples and dicts of them. No registration and no
+``super().__init__()`` call are needed. A plain Tensor that does not require grad is a
+constant, not a parameter: to freeze a weight and unfreeze it later, make it a Parameter, so
+that an optimizer built while it is frozen still holds it (optimizers skip a parameter whose
+``.grad`` is None).
 """
 
 from __future__ import annotations
@@ -61,7 +65,8 @@ class Module:
                 yield name, value
 
     def parameters(self) -> Iterator[Tensor]:
-        """The Tensors that require grad, held by this module and its sub-modules."""
+        """The parameters held by this module and its sub-modules: every ``Parameter``
+        (whether or not it requires grad now), and other leaf Tensors that require grad."""
         for _, p in self.named_parameters():
             yield p
 
@@ -107,7 +112,7 @@ class Module:
 def _walk(value: Any, name: str, active: set[int]) -> Iterator[tuple[str, Tensor]]:
     """Parameters reachable from ``value``, depth first, in attribute order."""
     if isinstance(value, Tensor):
-        if value.requires_grad and value.is_leaf:
+        if isinstance(value, Parameter) or (value.requires_grad and value.is_leaf):
             yield name, value
         return
     if id(value) in active:  # a cycle of references between modules

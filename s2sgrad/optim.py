@@ -65,7 +65,12 @@ class Optimizer(ABC):
                     p._grad.zero_()
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        """Update every parameter that has a gradient; returns ``closure()`` if given."""
+        """Update every parameter that has a gradient; returns ``closure()`` if given.
+
+        A parameter whose ``.grad`` is None (frozen, or not used by the loss) is skipped, as in
+        PyTorch: its data, its version and its state (momentum buffer, Adam's moments and
+        step count) stay as they are, and weight decay does not touch it.
+        """
         loss = None
         if closure is not None:
             with grad_mode.enable_grad():

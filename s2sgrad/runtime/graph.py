@@ -222,7 +222,7 @@ def _bind_keyword_tensors(function: Any, args: tuple, kwargs: dict) -> tuple[tup
         return args, kwargs
     import inspect
 
-    bound = inspect.signature(function.fn).bind(*args, **kwargs)
+    bound = inspect.signature(function.fn, follow_wrapped=False).bind(*args, **kwargs)
     args, kwargs = bound.args, bound.kwargs
     for key, value in kwargs.items():
         if isinstance(value, Tensor):
@@ -308,8 +308,11 @@ def backward(tensors: Sequence[Tensor], grad_tensors: Sequence[Any] | None = Non
     if create_graph:
         raise NotImplementedError(CREATE_GRAPH)
     tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    only = None if inputs is None else ([inputs] if isinstance(inputs, Tensor) else
+                                        list(inputs))
+    if only is not None and not only:
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     roots = _seeds(tensors, grad_tensors)
-    only = None if inputs is None else ([inputs] if isinstance(inputs, Tensor) else inputs)
     grads = run(roots, bool(retain_graph), only, accumulate=True)
     for t, g in zip(only or (), grads or (), strict=True):
         if g is not None:
@@ -328,6 +331,8 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
         raise NotImplementedError(CREATE_GRAPH)
     outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
     inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     for t in inputs:
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
@@ -351,7 +356,7 @@ def _seeds(tensors: list[Tensor], grads: Sequence[Any] | None) -> list[tuple[Ten
     """Pair each root with its cotangent, checking what PyTorch checks."""
     if grads is None:
         grads = [None] * len(tensors)
-    elif isinstance(grads, (Tensor, np.ndarray, float, int)):
+    elif isinstance(grads, (Tensor, np.ndarray, np.generic, float, int, complex)):
         grads = [grads]
     if len(grads) != len(tensors):
         raise RuntimeError(
@@ -369,7 +374,7 @@ def _seeds(tensors: list[Tensor], grads: Sequence[Any] | None) -> list[tuple[Ten
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             g = np.ones_like(t._data)
         else:
-            g = g._data if isinstance(g, Tensor) else np.asarray(g, dtype=t._data.dtype)
+            g = _seed_array(k, g, t._data.dtype)
             if g.shape != t._data.shape:
                 raise RuntimeError(
                     f"Mismatch in shape: grad_output[{k}] has a shape of {g.shape} and "
@@ -377,6 +382,25 @@ def _seeds(tensors: list[Tensor], grads: Sequence[Any] | None) -> list[tuple[Ten
                 )
         roots.append((t, g))
     return roots
+
+
+def _seed_array(k: int, seed: Any, dtype: np.dtype) -> np.ndarray:
+    """The cotangent ``seed`` given for output ``k`` (of ``dtype``) as an array; a Tensor
+    keeps its floating dtype, anything else takes the output's. A complex seed for a real
+    output (or a real one for a complex output) is refused: casting would drop a part."""
+    g = seed._data if isinstance(seed, Tensor) else np.asarray(seed)
+    if g.dtype.kind not in "biufc":
+        raise TypeError(f"gradients can be either Tensors or None, but got "
+                        f"{type(seed).__name__}")
+    if (g.dtype.kind == "c") != (dtype.kind == "c"):
+        raise RuntimeError(
+            "For complex Tensors, both grad_output and output are required to have the same "
+            f"dtype. Mismatch in dtype: grad_output[{k}] has a dtype of {g.dtype} and "
+            f"output[{k}] has a dtype of {dtype}."
+        )
+    if g.dtype != dtype and not (isinstance(seed, Tensor) and g.dtype.kind in "fc"):
+        g = g.astype(dtype)  # an integer or bool seed of a float output, a float list...
+    return g
 
 
 def _topological(roots: list[Node]) -> list[Node]:

@@ -6,10 +6,16 @@ as the code inside one: there is one differentiation mechanism, not two. The gen
 sources live in a fake file, ``<s2sgrad ops>``, registered in ``linecache`` so that the
 compiler (and tracebacks) can read them.
 
-NumPy functions reach here through ``__array_ufunc__`` / ``__array_function__``:
+NumPy functions reach here through ``__array_function__`` / ``__array_ufunc__``:
 ``np.sum(t, axis=0)`` becomes ``def sum_(x0): return np.sum(x0, axis=0)``. Arguments that are
-arrays or floats become parameters; the rest (axes, flags, shapes) are written into the source
-as literals, one generated function per distinct layout, cached.
+arrays or floats become parameters; the rest (axes, flags, shapes) are constants of the
+generated function, one generated function per distinct layout, cached.
+
+No text of a caller's value reaches the generated source: a constant that is a plain int, bool,
+str or None (or a tuple, list or slice of them) is first rebuilt as that exact built-in type
+(``IntEnum.ROWS`` -> ``0``) and written by the built-in ``repr`` of that type, so the compiler
+still sees it as a literal (it folds ``axis is None``, checks ``ord=2``); any other constant (a
+dtype, a class) is bound to a name in the generated function's own namespace.
 
 Dispatch is one dict look-up for the generated function, then ``graph.call_function``, whose
 own look-up of the compiled pair is one dict access keyed by argument kinds and ranks.
@@ -17,7 +23,10 @@ own look-up of the compiled pair is one dict access keyed by argument kinds and 
 
 from __future__ import annotations
 
+import inspect
+import keyword
 import linecache
+import operator
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -46,9 +55,16 @@ class Op(Function):
         return super().compiled_for(wrt, args, kwargs)
 
 
-def define(name: str, params: list[str], expression: str, body: tuple[str, ...] = ()) -> Op:
+def define(name: str, params: list[str], expression: str, body: tuple[str, ...] = (),
+           bindings: dict[str, Any] | None = None) -> Op:
     """Compile ``def name(params): [body] return expression`` into the ops file, as a
-    Function."""
+    Function. ``bindings`` are the names, besides ``np``, that the source reads as globals:
+    the generated function gets its own namespace holding them."""
+    return Op(_define(name, params, expression, body, bindings))
+
+
+def _define(name: str, params: list[str], expression: str, body: tuple[str, ...] = (),
+            bindings: dict[str, Any] | None = None) -> Callable:
     lines = "".join(f"    {line}\n" for line in body)
     source = f"def {name}({', '.join(params)}):\n{lines}    return {expression}\n"
     with _lock:
@@ -57,8 +73,15 @@ def define(name: str, params: list[str], expression: str, body: tuple[str, ...] 
         _register()
     namespace: dict[str, Any] = {}
     code = compile("\n" * start + source, FILENAME, "exec")
-    exec(code, _globals, namespace)  # noqa: S102 (our own generated source)
-    return Op(namespace[name])
+    exec(code, {**_globals, **(bindings or {})}, namespace)  # noqa: S102 (our own source)
+    return namespace[name]
+
+
+def _identifier(name: Any, default: str) -> str:
+    """``name`` if it can name a generated function, else ``default``."""
+    if isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name):
+        return name
+    return default
 
 
 def _register() -> None:
@@ -67,15 +90,65 @@ def _register() -> None:
     linecache.cache[FILENAME] = (sum(map(len, lines)), None, lines, FILENAME)
 
 
-def _bound(value: Any) -> str:
-    """A name under which the generated code refers to ``value`` (a function, usually)."""
+def _bound(value: Any, bindings: dict[str, Any]) -> str:
+    """The text by which generated code calls the function ``value``: ``np.<name>`` for
+    NumPy's own functions (the attribute is looked up, so the name is NumPy's), else a name
+    added to ``bindings``."""
     name = getattr(value, "__name__", None)
-    for module, prefix in ((np, "np."), (np.linalg, "np.linalg.")):
-        if name and getattr(module, name, None) is value:
-            return prefix + name
-    key = f"_{name or 'f'}_{id(value):x}"
-    _globals[key] = value
-    return key
+    if isinstance(name, str):
+        for module, prefix in ((np, "np."), (np.linalg, "np.linalg.")):
+            if getattr(module, name, None) is value:
+                return prefix + name
+    bindings["function_"] = value
+    return "function_"
+
+
+# -- functions with a registered rule --------------------------------------------------------
+
+def forwarding(primitive: Any, signature: inspect.Signature) -> Callable:
+    """``def f(x, k=<default>): return <primitive>(x, k)``, with ``signature``'s parameters:
+    a function whose one operation is a call of ``primitive``. The compiler differentiates
+    that call with the rule registered for ``primitive``, as it does a call inside any
+    compiled function; so the transforms of a function that has a rule use the rule."""
+    if FILENAME not in linecache.cache:
+        _register()  # the compiler reads the source from linecache
+    names = set(signature.parameters)
+    callee = "primitive_"
+    while callee in names:  # a parameter would hide the global
+        callee += "_"
+    bindings: dict[str, Any] = {callee: primitive}
+    params: list[str] = []
+    call: list[str] = []
+    previous = None
+    for p in signature.parameters.values():
+        if _identifier(p.name, "") != p.name:
+            raise TypeError(f"{p.name!r} cannot name a parameter")
+        if previous == p.POSITIONAL_ONLY and p.kind != previous:
+            params.append("/")
+        if p.kind == p.KEYWORD_ONLY and previous not in (p.KEYWORD_ONLY, p.VAR_POSITIONAL):
+            params.append("*")
+        previous = p.kind
+        text = p.name
+        if p.default is not p.empty:
+            default = f"default{len(bindings)}_"
+            bindings[default] = p.default  # defaults are evaluated in the global namespace
+            text += f"={default}"
+        if p.kind == p.VAR_POSITIONAL:
+            params.append("*" + p.name)
+            call.append("*" + p.name)
+        elif p.kind == p.VAR_KEYWORD:
+            params.append("**" + p.name)
+            call.append("**" + p.name)
+        elif p.kind == p.KEYWORD_ONLY:
+            params.append(text)
+            call.append(f"{p.name}={p.name}")
+        else:
+            params.append(text)
+            call.append(p.name)
+    if previous == inspect.Parameter.POSITIONAL_ONLY:
+        params.append("/")
+    name = _identifier(getattr(primitive, "__name__", None), "function")
+    return _define(name, params, f"{callee}({', '.join(call)})", (), bindings)
 
 
 # -- operators --------------------------------------------------------------------------------
@@ -200,26 +273,64 @@ def _function_name(func: Any, args: tuple, kwargs: dict) -> str:
         "".join(w.capitalize() for w in name.split("_")) + "Backward0")
 
 
-def _is_literal(value: Any) -> bool:
-    if value is None or isinstance(value, (bool, int, str, np.integer, np.bool_, slice)):
-        return True
+_NOT_LITERAL = object()
+
+
+def _plain(value: Any) -> Any:
+    """``value`` rebuilt from exact built-in types (int, bool, str, None, and tuples, lists
+    and slices of them), or _NOT_LITERAL. Subclasses become their base type, as NumPy reads
+    them (an IntEnum axis is its integer); NumPy's integer, bool and str scalars too."""
+    kind = type(value)
+    if value is None or kind is int or kind is bool or kind is str:
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(operator.index(value))
+    if isinstance(value, str):
+        return str.__str__(value)
     if isinstance(value, (tuple, list)):
-        return all(_is_literal(v) for v in value)
-    return False
+        items = [_plain(v) for v in value]
+        if any(v is _NOT_LITERAL for v in items):
+            return _NOT_LITERAL
+        return tuple(items) if isinstance(value, tuple) else items
+    if isinstance(value, slice):
+        parts = (_plain(value.start), _plain(value.stop), _plain(value.step))
+        if any(p is not None and type(p) is not int for p in parts):
+            return _NOT_LITERAL
+        return slice(*parts)
+    return _NOT_LITERAL
 
 
-def _literal(value: Any) -> str:
-    if isinstance(value, (np.dtype, type)) and (isinstance(value, np.dtype)
-                                                or issubclass(value, np.generic)):
-        return f"np.dtype({np.dtype(value).name!r})"
-    return repr(value)
+def _source(value: Any) -> str:
+    """Python source for a value built by ``_plain``: exact built-in types only, written by
+    their built-in ``repr``, never by a method of the caller's value."""
+    kind = type(value)
+    if value is None or kind is int or kind is bool or kind is str:
+        return repr(value)
+    if kind is tuple:
+        items = [_source(v) for v in value]
+        return f"({items[0]},)" if len(items) == 1 else "(" + ", ".join(items) + ")"
+    if kind is list:
+        return "[" + ", ".join(_source(v) for v in value) + "]"
+    if kind is slice:
+        return f"slice({_source(value.start)}, {_source(value.stop)}, {_source(value.step)})"
+    raise TypeError(f"internal error: {kind.__name__} is not a plain literal")
 
 
 class _Layout:
-    """The text of a call with its array arguments replaced by parameters x0, x1..."""
+    """The text of a call with its array arguments replaced by parameters x0, x1..., its
+    plain constants written as literals and its other constants bound to names c0, c1...
+
+    The text and ``bound`` identify the layout for the cache of generated functions: each
+    bound constant counts by type and value (a dtype), or by identity when it cannot be
+    hashed; the binding keeps it alive, so its identity is not reused.
+    """
 
     def __init__(self) -> None:
         self.values: list[Any] = []
+        self.bindings: dict[str, Any] = {}
+        self.bound: list[Any] = []  # the cache key of each bound constant
         self.grad = False  # whether a Tensor that requires grad is among the values
 
     def param(self, value: Any) -> str:
@@ -228,14 +339,26 @@ class _Layout:
         self.values.append(value)
         return f"x{len(self.values) - 1}"
 
+    def bind(self, value: Any) -> str:
+        name = f"c{len(self.bindings)}"
+        self.bindings[name] = value
+        try:
+            hash(value)
+            self.bound.append((type(value), value))
+        except TypeError:
+            self.bound.append((type(value), id(value)))
+        return name
+
     def arg(self, value: Any, operand: bool) -> str:
         if isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) for v in value):
             items = ", ".join(self.arg(v, True) for v in value)
             return f"[{items}]" if isinstance(value, list) else f"({items},)"
         if isinstance(value, (np.dtype, type)):
-            return _literal(value)
-        if not operand and _is_literal(value):
-            return _literal(value)
+            return self.bind(value)
+        if not operand:
+            plain = _plain(value)
+            if plain is not _NOT_LITERAL:
+                return _source(plain)
         return self.param(value)
 
 
@@ -251,34 +374,39 @@ def numpy_call(func: Any, args: tuple, kwargs: dict, operands: bool = False) -> 
     if not kwargs and all(isinstance(a, _SIMPLE) for a in args):
         key: tuple = (func, len(args))  # the common case: f(x), f(x, y), no literals
         values = args
+        bindings: dict[str, Any] = {}
         grad = any(isinstance(a, Tensor) and a._requires_grad for a in args)
     else:
         layout = _Layout()
         parts = [layout.arg(a, operands) for a in args]
         parts += [f"{k}={layout.arg(v, operands)}" for k, v in kwargs.items()]
-        key = (func, ", ".join(parts))
+        key = (func, ", ".join(parts), tuple(layout.bound))
         values = tuple(layout.values)
+        bindings = layout.bindings
         grad = layout.grad
     function = _numpy_functions.get(key) if grad and grad_mode._enabled.get() else _PLAIN
     if function is None:
         function = _numpy_functions[key] = _numpy_function(func, key[1], len(values), args,
-                                                           kwargs)
+                                                           kwargs, bindings)
     if function is _PLAIN:
         return _graph.wrap_plain(func(*_unwrap(args), **_unwrap(kwargs)), values, False)
     return _graph.call_function(function, values, {}, _function_name(func, args, kwargs))
 
 
-def _numpy_function(func: Any, layout: int | str, n: int, args: tuple, kwargs: dict) -> Any:
+def _numpy_function(func: Any, layout: int | str, n: int, args: tuple, kwargs: dict,
+                    bindings: dict[str, Any]) -> Any:
     """The generated function for one layout of a call (``n`` parameters, and the text of the
-    arguments unless they are just the parameters), or _PLAIN if nothing is to be recorded."""
+    arguments unless they are just the parameters; ``bindings`` the constants it names), or
+    _PLAIN if nothing is to be recorded."""
     if rules.is_nondifferentiable(func):
         return _PLAIN
     if rules.lookup(func) is None and not _floating(func(*_unwrap(args), **_unwrap(kwargs))):
         return _PLAIN  # np.shape, np.allclose...: no rule needed, nothing to differentiate
     params = [f"x{i}" for i in range(n)]
-    text = f"{_bound(func)}({', '.join(params) if isinstance(layout, int) else layout})"
-    name = getattr(func, "__name__", "")
-    return define(name if name.isidentifier() else "function", params, text)
+    bindings = dict(bindings)
+    text = f"{_bound(func, bindings)}({', '.join(params) if isinstance(layout, int) else layout})"
+    return define(_identifier(getattr(func, "__name__", None), "function"), params, text, (),
+                  bindings)
 
 
 def _floating(result: Any) -> bool:

@@ -53,6 +53,51 @@ def _can_require_grad(dtype: np.dtype) -> bool:
     return dtype.kind in "fc"
 
 
+_NUMERIC = "biufc"  # bool, integers, floating point, complex: what a Tensor may hold
+_SUPPORTED = ("float64, float32, float16, complex64, complex128, int64, int32, int16, int8, "
+              "uint64, uint32, uint16, uint8, and bool")
+
+
+def _numeric(data: Any, dtype: Any, copy: bool = True) -> np.ndarray:
+    """``data`` as an array of numbers, refused as PyTorch refuses it otherwise: strings,
+    None, arbitrary objects, dates."""
+    if dtype is not None:
+        try:
+            kind = np.dtype(dtype).kind
+        except TypeError:
+            kind = "O"
+        if kind not in _NUMERIC:
+            raise TypeError(f"tensor(): argument 'dtype' must be a numeric dtype, not {dtype!r}")
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    if isinstance(data, (np.ndarray, np.generic)) and data.dtype.kind not in _NUMERIC:
+        raise TypeError(f"can't convert np.ndarray of type numpy.{data.dtype.type.__name__}. "
+                        f"The only supported types are: {_SUPPORTED}.")
+    array = np.array(data, dtype=dtype) if copy else np.asarray(data, dtype=dtype)
+    if array.dtype.kind not in _NUMERIC:
+        raise _refusal(data, array)
+    return array
+
+
+def _refusal(data: Any, array: np.ndarray) -> Exception:
+    """PyTorch's error for a sequence whose items are not all numbers."""
+    first = data
+    depth = 0
+    while isinstance(first, (list, tuple)) and first:
+        first, depth = first[0], depth + 1
+    if isinstance(first, (str, bytes)) and depth:
+        # PyTorch reads a string at the head of a sequence as one more dimension
+        return ValueError(f"too many dimensions '{type(first).__name__}'")
+    for item in array.flat:
+        if isinstance(item, (str, bytes)):  # np.str_ and np.bytes_ too
+            name = "str" if isinstance(item, str) else "bytes"
+            return TypeError(f"new(): invalid data type '{name}'")
+        if not isinstance(item, (bool, int, float, complex, np.number, np.bool_)):
+            return RuntimeError(f"Could not infer dtype of {type(item).__name__}")
+    return TypeError(f"can't convert np.ndarray of type numpy.{array.dtype.type.__name__}. "
+                     f"The only supported types are: {_SUPPORTED}.")
+
+
 class Tensor:
     """An ndarray that can take part in reverse-mode differentiation, PyTorch style.
 
@@ -73,7 +118,7 @@ class Tensor:
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None) -> None:
         if isinstance(data, Tensor):
             data = data._data
-        _init(self, np.array(data, dtype=dtype), None, 0, False, Version())
+        _init(self, _numeric(data, dtype), None, 0, False, Version())
         if requires_grad:
             if not _can_require_grad(self._data.dtype):
                 raise RuntimeError(REQUIRES_FLOAT)
@@ -86,7 +131,7 @@ class Tensor:
 
     @data.setter
     def data(self, value: Any) -> None:
-        self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
+        self._data = value._data if isinstance(value, Tensor) else _numeric(value, None, False)
 
     # -- autograd state ---------------------------------------------------------------------
 
