@@ -16,6 +16,7 @@ rule function itself, which is always correct, only less specialised.
 
 from __future__ import annotations
 
+import builtins
 import functools
 import inspect
 import textwrap
@@ -28,6 +29,7 @@ import numpy as np
 
 from . import syntax
 from .naming import Namer
+from .rules.check import RuleError, check_rule, location
 from .rules.registry import Rule
 
 UNKNOWN = object()
@@ -38,7 +40,8 @@ class Template:
     rule: Rule
     node: gast.FunctionDef
     outputs: tuple[bool, ...]  # per leading parameter: can the rule return a contribution?
-    globals: dict[str, Any]  # the rule module's globals that the body reads
+    globals: dict[str, Any]  # the rule module's globals (and builtins) that the body reads
+    locals: frozenset[str] = frozenset()  # names the body assigns
 
     @property
     def function(self) -> Callable:
@@ -46,28 +49,58 @@ class Template:
 
 
 @functools.cache
-def _parse_template(fn: Callable) -> tuple[gast.FunctionDef, tuple[bool, ...], dict[str, Any]]:
+def _parse_template(fn: Callable) -> tuple[gast.FunctionDef, tuple[bool, ...], dict[str, Any],
+                                           frozenset[str]]:
+    check_rule(fn)  # what inlining would misread is refused (rules/check.py)
     source = textwrap.dedent(inspect.getsource(fn))
     node = gast.parse(source).body[0]
     node.decorator_list = []
-    params = [a.id for a in node.args.args][2:]
     width = 0
-    given = [False] * len(params)
-    for ret in (n for n in gast.walk(node) if isinstance(n, gast.Return)):
+    given: list[bool] = []
+    for ret in (n for n in _own_nodes(node) if isinstance(n, gast.Return)):
         values = ret.value.elts if isinstance(ret.value, gast.Tuple) else [ret.value]
         width = max(width, len(values))
+        given += [False] * (width - len(given))
         for i, v in enumerate(values):
             if not (syntax.is_const(v) and v.value is None):
                 given[i] = True
-    local = {a.id for a in node.args.args} | syntax.names_written(node)
-    used = {n for n in syntax.names_read(node) if n not in local}
-    module_globals = {n: fn.__globals__[n] for n in used if n in fn.__globals__}
-    return node, tuple(given[:width]), module_globals
+    own = list(_own_nodes(node))
+    params = syntax.names_written(node.args)
+    assigned = {n.id for n in own if isinstance(n, gast.Name)
+                and isinstance(n.ctx, (gast.Store, gast.Del))} | {
+        n.name for n in own if isinstance(n, (gast.FunctionDef, gast.ClassDef))} | {
+        (a.asname or a.name).split(".")[0] for n in own
+        if isinstance(n, (gast.Import, gast.ImportFrom)) for a in n.names}
+    assigned -= params
+    used = {n.id for n in own if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+            and n.id not in params | assigned}
+    module_globals = {}
+    for n in used:
+        if n in fn.__globals__:
+            module_globals[n] = fn.__globals__[n]
+        elif hasattr(builtins, n):
+            # bound by name in the generated code too, where a variable may shadow a builtin
+            module_globals[n] = getattr(builtins, n)
+        else:
+            raise RuleError(f"rule {fn.__name__} ({location(fn)}) reads {n}, which is neither "
+                            f"one of its names nor a global of {fn.__module__}")
+    return node, tuple(given), module_globals, frozenset(assigned)
+
+
+def _own_nodes(node: gast.AST):
+    """The nodes of a function's body, not those of functions nested in it."""
+    todo = list(gast.iter_child_nodes(node))
+    while todo:
+        n = todo.pop()
+        yield n
+        if not isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef,
+                              gast.Lambda)):
+            todo.extend(gast.iter_child_nodes(n))
 
 
 def template_of(rule: Rule) -> Template:
-    node, outputs, module_globals = _parse_template(rule.template)
-    return Template(rule, node, outputs, module_globals)
+    node, outputs, module_globals, assigned = _parse_template(rule.template)
+    return Template(rule, node, outputs, module_globals, assigned)
 
 
 @dataclass
@@ -97,18 +130,44 @@ def inline(template: Template, bindings: dict[str, gast.expr], facts: Facts, nam
     env.update({k: syntax.name(v) for k, v in global_names.items() if k != v})
     out: list[gast.stmt] = []
     try:
-        result = _inline_block(template.node.body, env, facts, namer, out)
+        result = _inline_block(template.node.body, env, facts, namer, out, template)
     except _Undecided:
+        _check_callable(template)
         return None
     if result is None:
-        raise TypeError(f"the rule {template.function.__name__} does not end with a return")
+        raise _error(template, "can end without a return for this call", None,
+                     "Give every branch of its tests a return")
     contributions = result + [None] * (len(template.outputs) - len(result))
     return Inlined(out, contributions)
 
 
+def _check_callable(template: Template) -> None:
+    """A rule that is called rather than inlined receives its arguments by position: a
+    ``*args`` parameter would receive the bound tuple as one item, and keyword-only
+    parameters nothing. Refuse rather than call it with the wrong arguments."""
+    kinds = inspect.signature(template.function).parameters.values()
+    odd = [p for p in kinds if p.kind in (p.VAR_POSITIONAL, p.KEYWORD_ONLY)]
+    if odd:
+        names = ", ".join(("*" if p.kind is p.VAR_POSITIONAL else "") + p.name for p in odd)
+        raise _error(template, f"has a test that cannot be decided at transform time, so it "
+                     f"would be called instead of inlined, and a call cannot pass its "
+                     f"parameters {names}", None, "Test only static facts (constants, "
+                     "`x is None`, np.ndim(x)), or give the rule positional parameters only")
+
+
+def _error(template: Template, message: str, node: gast.AST | None, hint: str) -> RuleError:
+    fn = template.function
+    line = None
+    if node is not None and getattr(node, "lineno", None) and hasattr(fn, "__code__"):
+        line = fn.__code__.co_firstlineno + node.lineno - 1
+    return RuleError(f"rule {fn.__name__} ({location(fn, line)}) {message}. {hint}")
+
+
 def _inline_block(body: list[gast.stmt], env: dict[str, gast.expr], facts: Facts,
-                  namer: Namer, out: list[gast.stmt]) -> list[gast.expr | None] | None:
+                  namer: Namer, out: list[gast.stmt], template: Template
+                  ) -> list[gast.expr | None] | None:
     for stmt in body:
+        _check_bound(stmt, env, template)
         if isinstance(stmt, gast.Return):
             values = stmt.value.elts if isinstance(stmt.value, gast.Tuple) else [stmt.value]
             return [None if syntax.is_const(v) and v.value is None else _subst(v, env, facts)
@@ -117,18 +176,20 @@ def _inline_block(body: list[gast.stmt], env: dict[str, gast.expr], facts: Facts
             test = static_eval(_subst(stmt.test, env, facts), facts)
             if test is UNKNOWN:
                 raise _Undecided
-            result = _inline_block(stmt.body if test else stmt.orelse, env, facts, namer, out)
+            result = _inline_block(stmt.body if test else stmt.orelse, env, facts, namer, out,
+                                   template)
             if result is not None:
                 return result
-        elif isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
+        elif isinstance(stmt, gast.Assign) and all(isinstance(t, gast.Name)
+                                                   for t in stmt.targets):
             value = _subst(stmt.value, env, facts)
-            target = stmt.targets[0].id
-            if isinstance(value, gast.Name) or syntax.is_const(value):
-                env[target] = value
-            else:
-                fresh = namer.fresh("_" + target.lstrip("_"))
+            first = stmt.targets[0].id
+            if not (isinstance(value, gast.Name) or syntax.is_const(value)):
+                fresh = namer.fresh("_" + first.lstrip("_"))
                 out.append(syntax.assign(fresh, value))
-                env[target] = syntax.name(fresh)
+                value = syntax.name(fresh)
+            for target in stmt.targets:  # a = b = value binds both
+                env[target.id] = value
         elif isinstance(stmt, gast.Expr):
             out.append(syntax.expr_stmt(_subst(stmt.value, env, facts)))
         elif isinstance(stmt, gast.Pass):
@@ -136,6 +197,23 @@ def _inline_block(body: list[gast.stmt], env: dict[str, gast.expr], facts: Facts
         else:
             raise _Undecided
     return None
+
+
+def _check_bound(stmt: gast.stmt, env: dict[str, gast.expr], template: Template) -> None:
+    """A local of the rule read before this path assigns it would reach the generated code
+    as a bare name, where it could mean another variable: refuse it."""
+    if isinstance(stmt, gast.If):
+        read = stmt.test
+    elif isinstance(stmt, (gast.Return, gast.Assign, gast.Expr)):
+        read = stmt.value
+    else:
+        return
+    if read is None:
+        return
+    unbound = sorted(n for n in syntax.names_read(read) if n in template.locals and n not in env)
+    if unbound:
+        raise _error(template, f"reads {unbound[0]} before assigning it, on the path its tests "
+                     "take for this call", stmt, "Assign it in every branch")
 
 
 class _Undecided(Exception):
@@ -177,6 +255,21 @@ class _FoldRanks(gast.NodeTransformer):
                 and isinstance(node.operand.value, (int, float)):
             return syntax.located(syntax.const(-node.operand.value), node)
         return node
+
+    def visit_Compare(self, node: gast.Compare) -> gast.expr:
+        # A comparison of two numbers (b != 0 for a constant exponent b) is a constant, which
+        # the optimizer's folding of arithmetic can then use: b - (b != 0) becomes b - 1.
+        self.generic_visit(node)
+        operands = [node.left, *node.comparators]
+        if len(node.ops) == 1 and isinstance(node.ops[0], _ORDER) and all(
+                syntax.is_const(o) and type(o.value) in (int, float, bool) for o in operands):
+            value = static_eval(node, self.facts)
+            if value is not UNKNOWN:
+                return syntax.located(syntax.const(value), node)
+        return node
+
+
+_ORDER = (gast.Eq, gast.NotEq, gast.Lt, gast.LtE, gast.Gt, gast.GtE)
 
 
 _PURE = {"argsort": np.argsort, "mod": np.mod, "reshape": np.reshape, "add": np.add,

@@ -148,8 +148,11 @@ def absolute(g, ans, x):
 
 @vjp_rule(np.arctan2, shape="elementwise")
 def arctan2(g, ans, y, x):
+    # At the origin both contributions are 0, as in PyTorch (x / r2 would be 0 / 0 there):
+    # adding (r2 == 0) divides by 1 at the origin and changes nothing elsewhere.
     r2 = x * x + y * y
-    return g * x / r2, -g * y / r2
+    nonzero_r2 = r2 + (r2 == 0)
+    return g * x / nonzero_r2, -g * y / nonzero_r2
 
 
 @vjp_rule(np.hypot, shape="elementwise")

@@ -36,15 +36,19 @@ def divide(g, ans, a, b):
 
 @vjp_rule(operator.pow, np.power, np.float_power, shape="elementwise")
 def power(g, ans, a, b):
+    # d a**b / da = b * a**(b - 1), which is 0 for b == 0 even at a == 0 (as in PyTorch):
+    # there the exponent b - (b != 0) is 0 rather than -1, so 0 * 0**-1 = 0 * inf = nan never
+    # arises. For a constant b it folds to b - 1 (x ** 2 gives 2 * x).
     # 0 ** b has no logarithm but its derivative in b is 0 (for b > 0): log(1) gives that.
     # The logarithm is taken in the result's dtype (a Python float base stays weak).
     log_a = np.log(np.where(a == 0, 1.0, a), dtype=np.result_type(ans))
-    return g * b * a ** (b - 1), g * ans * log_a
+    return g * b * a ** (b - (b != 0)), g * ans * log_a
 
 
 @vjp_rule(pow, shape="elementwise")
 def builtin_pow(g, ans, base, exp, mod=None):
-    return g * exp * base ** (exp - 1), g * ans * np.log(np.where(base == 0, 1.0, base))
+    return (g * exp * base ** (exp - (exp != 0)),
+            g * ans * np.log(np.where(base == 0, 1.0, base)))
 
 
 @vjp_rule(operator.neg, np.negative, shape="elementwise")

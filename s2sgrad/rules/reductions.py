@@ -4,7 +4,9 @@
 A reduction's cotangent has the output's shape. Unless ``keepdims`` kept them, the reduced axes
 are put back with ``np.expand_dims`` (which takes the same int, negative or tuple ``axis``), and
 then broadcasting spreads the cotangent over the input. ``max``/``min`` share the gradient
-evenly among tied extrema; ``prod`` is exact when the input holds zeros.
+evenly among tied extrema; ``prod`` is exact when the input holds zeros; ``std`` has gradient 0
+where it is 0 (as in PyTorch). Over an empty axis the gradient is an empty array shaped like
+the input, computed without dividing by zero.
 """
 
 import numpy as np
@@ -23,13 +25,15 @@ def sum(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
 
 @vjp_rule(np.mean, np.ndarray.mean, shape="reduce")
 def mean(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
-    # Each output averages np.size(a) / np.size(g) inputs.
+    # Each output averages np.size(a) / np.size(g) inputs. Over an empty axis it averages
+    # none (NumPy gives nan) and a is empty, and so is its gradient: `or 1` only keeps the
+    # scale away from a division by zero.
     if axis is None:
-        g_kept = g / np.size(a)
+        g_kept = g / (np.size(a) or 1)
     elif keepdims:
-        g_kept = g * (np.size(g) / np.size(a))
+        g_kept = g * (np.size(g) / (np.size(a) or 1))
     else:
-        g_kept = np.expand_dims(g, axis) * (np.size(g) / np.size(a))
+        g_kept = np.expand_dims(g, axis) * (np.size(g) / (np.size(a) or 1))
     return np.broadcast_to(g_kept, np.shape(a))
 
 
@@ -69,19 +73,27 @@ def var(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
         g_kept = g
     else:
         g_kept = np.expand_dims(g, axis)
-    n = np.size(a) / np.size(g) - ddof
-    return g_kept * (2.0 / n) * (a - np.mean(a, axis=axis, keepdims=True))
+    # Each output averages `count` entries; over an empty axis a and its gradient are empty
+    # and `or 1` only keeps the arithmetic away from 0 / 0. With ddof == count NumPy's
+    # value is nan, and so is the gradient (as in PyTorch), rather than a division by zero.
+    count = np.size(a) // (np.size(g) or 1) or 1
+    return g_kept * (2.0 / (count - ddof or np.nan)) * (
+        a - np.sum(a, axis=axis, keepdims=True) / count)
 
 
 @vjp_rule(np.std, np.ndarray.std, shape="reduce")
 def std(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-    # d sqrt(v) = dv / (2 sqrt(v)): the var rule divided by 2 * ans.
+    # d sqrt(v) = dv / (2 sqrt(v)): the var rule divided by 2 * ans. Where ans is 0 (equal
+    # entries, or one entry) the gradient is 0, as in PyTorch: a - mean is 0 there, and
+    # adding (ans == 0) divides it by 1 rather than by 0.
+    g_scaled = g / (ans + (ans == 0))
     if axis is None or keepdims:
-        g_kept = g / ans
+        g_kept = g_scaled
     else:
-        g_kept = np.expand_dims(g / ans, axis)
-    n = np.size(a) / np.size(g) - ddof
-    return g_kept / n * (a - np.mean(a, axis=axis, keepdims=True))
+        g_kept = np.expand_dims(g_scaled, axis)
+    count = np.size(a) // (np.size(g) or 1) or 1
+    return g_kept * (1.0 / (count - ddof or np.nan)) * (
+        a - np.sum(a, axis=axis, keepdims=True) / count)
 
 
 @vjp_rule(np.cumsum, np.ndarray.cumsum, shape=None)

@@ -36,7 +36,9 @@ uses of its primitive (``np.linalg.norm``'s rule is the 2-norm's): it returns No
 reason the call is refused at transform time.
 
 Users register their own rules with the same decorator; a later registration for the same
-primitive replaces the earlier one.
+primitive replaces the earlier one. Registration checks the template (``check.py``): a rule
+the compiler would misread, such as ``return helper(g, x, y)`` in a rule of two inputs, or
+contributions for a ``*args`` parameter, is refused with a ``RuleError`` naming its file:line.
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from .check import RuleError, check_rule  # noqa: F401  (RuleError is part of the contract)
 
 SHAPES = (None, "elementwise", "reduce", "matmul", "dot", "outer", "transpose", "permute", "same",
           "scalar")
@@ -102,6 +106,10 @@ def vjp_rule(*primitives: Any, shape: str | None = None,
                 f"rule {template.__name__}{sig}: the first two parameters must be "
                 "(g, ans): the output cotangent and the primal output"
             )
+        if not (getattr(template, "__module__", None) or "").startswith(f"{__package__}."):
+            # Refuse what the compiler would misread (check.py). The library's own tables are
+            # checked by the test suite and when first inlined, which keeps importing cheap.
+            check_rule(template)
         params = tuple(names[2:])
         defaults = {
             name: p.default

@@ -3,7 +3,8 @@
 The templates compute with ``math`` so a derivative of floats stays a float. Like the primal
 functions they raise rather than return inf or nan where the derivative does not exist: the
 gradient of ``math.sqrt`` at 0 is a ``ZeroDivisionError``, of ``math.pow(x, y)`` in ``y`` for a
-negative ``x`` a ``ValueError``.
+negative ``x`` a ``ValueError``. Where PyTorch defines a value they give it instead:
+``math.atan2`` at the origin has gradient 0, ``math.pow(x, 0.0)`` has derivative 0 in ``x``.
 """
 
 import math
@@ -52,12 +53,13 @@ def sqrt(g, ans, x):
 
 @vjp_rule(math.pow, shape="scalar")
 def pow(g, ans, x, y):
-    # 0 ** y has no logarithm but its derivative in y is 0 (for y > 0).
+    # 0 ** y has no logarithm but its derivative in y is 0 (for y > 0). The derivative in x
+    # is 0 for y == 0, also at x == 0: the exponent y - (y != 0) is then 0, not -1.
     if x == 0:
         g_y = 0.0 * g
     else:
         g_y = g * ans * math.log(x)
-    return g * y * math.pow(x, y - 1.0), g_y
+    return g * y * math.pow(x, y - (y != 0)), g_y
 
 
 @vjp_rule(math.sin, shape="scalar")
@@ -92,8 +94,10 @@ def atan(g, ans, x):
 
 @vjp_rule(math.atan2, shape="scalar")
 def atan2(g, ans, y, x):
+    # At the origin both contributions are 0, as in PyTorch: r2 + (r2 == 0) is 1 there.
     r2 = x * x + y * y
-    return g * x / r2, -g * y / r2
+    nonzero_r2 = r2 + (r2 == 0)
+    return g * x / nonzero_r2, -g * y / nonzero_r2
 
 
 @vjp_rule(math.hypot, shape="scalar")
