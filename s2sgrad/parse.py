@@ -11,7 +11,9 @@ After:  ``Parsed``: the FunctionDef with decorators removed and line/column numb
 
 from __future__ import annotations
 
+import __future__
 import builtins
+import functools
 import inspect
 import linecache
 import textwrap
@@ -75,8 +77,8 @@ class Parsed:
             if value is MISSING:
                 break
             owner, value = value, getattr(value, attr, MISSING)
-            if isinstance(owner, types.ModuleType) and not _is_library_module(owner):
-                self.dependencies.append((owner, attr, *_identity(value)))  # may be patched
+            if not _is_library_module(owner):  # a module, class or object: may be changed
+                self.dependencies.append((owner, attr, *_identity(value)))
         return value
 
     def error(self, message: str, node: Any, hint: str = "") -> TransformError:
@@ -102,27 +104,56 @@ def still_valid(dependencies: tuple) -> bool:
     for where, name, kind, value in dependencies:
         if type(where) is dict:
             now = where.get(name, MISSING)
-        elif isinstance(where, types.ModuleType):
-            now = getattr(where, name, MISSING)
-        else:
+        elif isinstance(where, types.CellType):
             try:
                 now = where.cell_contents
             except ValueError:
                 return False
-        if (now is not value) if kind == "is" else (type(now) is not value):
+        elif kind == "static":  # a class attribute, as the method lookup saw it
+            now = inspect.getattr_static(where, name, MISSING)
+        elif kind == "item":  # an item of a dict or list the compile read
+            try:
+                now = where[name]
+            except (KeyError, IndexError, TypeError):
+                return False
+        else:  # an attribute of a module, a class or an object
+            now = getattr(where, name, MISSING)
+        if (now is not value) if kind in ("is", "static", "item") else (
+                type(now) is not value):
             return False
     return True
 
 
 def unwrap(fn: Any) -> Callable:
-    """The plain Python function behind a ``@grad`` Function, a bound method, or a wrapper."""
+    """The plain Python function behind a ``@grad`` Function, a bound method, a
+    ``staticmethod`` or a cache (``functools.lru_cache``), never behind another wrapper:
+    ``__wrapped__`` names the function a decorator wraps, not the code that runs."""
     while True:
         if hasattr(fn, "fn") and callable(fn.fn) and hasattr(fn, "compiled_for"):
             fn = fn.fn
-        elif inspect.ismethod(fn):
+        elif inspect.ismethod(fn) or isinstance(fn, (staticmethod, classmethod)):
             fn = fn.__func__
+        elif isinstance(fn, functools._lru_cache_wrapper):
+            fn = fn.__wrapped__
         else:
             return fn
+
+
+def made_by_transform(fn: Any) -> str | None:
+    """What a function returned by one of s2sgrad's transforms is (``'gradient(f)'``), or
+    None. Differentiating one is differentiating a derivative: higher order."""
+    return getattr(fn, "_s2sgrad_transform", None)
+
+
+def _refuse_transform(fn: Callable, made: str) -> TransformError:
+    inner = inspect.unwrap(fn)
+    code = getattr(inner, "__code__", None)
+    where = (code.co_filename, code.co_firstlineno) if code is not None else ("<unknown>", 0)
+    return TransformError(
+        f"cannot differentiate {made}: it is a derivative computed by s2sgrad, and "
+        "derivatives of derivatives (higher order) are not supported yet", *where, 0,
+        hint="Write the derivative you need as a function of its own (by hand) and "
+             "differentiate that.")
 
 
 def implicit_paths(fn: Callable) -> list[tuple[str, ...]]:
@@ -141,6 +172,56 @@ def implicit_paths(fn: Callable) -> list[tuple[str, ...]]:
         elif isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id not in local:
             paths[(n.id,)] = None
     return list(paths)
+
+
+_FUTURE_FLAGS = 0
+for _feature in __future__.all_feature_names:
+    _FUTURE_FLAGS |= getattr(__future__, _feature).compiler_flag
+
+
+def _is_running_code(code: types.CodeType, lines: list[str]) -> bool:
+    """Does the source ``inspect`` reads compile to the code object that runs? A file edited
+    after import is read anew while Python still runs the old function. The whole file is
+    compiled (the bytecode of a def depends on its module: imported names, future flags)
+    and the function that starts on the same line is compared; a file that no longer
+    compiles cannot be checked and is let through (its def is parsed on its own next)."""
+    text = "".join(linecache.getlines(code.co_filename))
+    if not text:
+        return True
+    key = (code.co_filename, hash(text), code.co_flags & _FUTURE_FLAGS)
+    module = _compiled_files.get(key)
+    if module is None:
+        try:
+            module = compile(text, code.co_filename, "exec",
+                             flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True)
+        except (SyntaxError, ValueError):
+            return True
+        if len(_compiled_files) > 64:
+            _compiled_files.clear()
+        _compiled_files[key] = module
+    found = _find_code(module, code.co_name, code.co_firstlineno)
+    return found is not None and _fingerprint(found) == _fingerprint(code)
+
+
+_compiled_files: dict[tuple, types.CodeType] = {}
+
+
+def _find_code(code: types.CodeType, name: str, line: int) -> types.CodeType | None:
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            if const.co_name == name and const.co_firstlineno == line:
+                return const
+            inner = _find_code(const, name, line)
+            if inner is not None:
+                return inner
+    return None
+
+
+def _fingerprint(code: types.CodeType) -> tuple:
+    consts = tuple(_fingerprint(c) if isinstance(c, types.CodeType) else (type(c), repr(c))
+                   for c in code.co_consts)
+    return (code.co_code, code.co_names, code.co_varnames, code.co_freevars,
+            code.co_cellvars, consts)
 
 
 def _lift(node: gast.FunctionDef, lifted: dict[str, str]) -> None:
@@ -165,11 +246,51 @@ def _lift(node: gast.FunctionDef, lifted: dict[str, str]) -> None:
         node.args.kw_defaults.append(None)
 
 
-def parse(fn: Callable, lifted: dict[str, str] | None = None) -> Parsed:
+def _spread(node: gast.FunctionDef, count: int | None, keys: tuple | None) -> None:
+    """Pass ``*args`` and ``**kwargs`` on item by item: ``fn(*args, **kwargs)`` becomes
+    ``fn(args[0], args[1], scale=kwargs['scale'])`` for the number of positional and the
+    keywords of this specialisation (a decorator's wrapper passes its arguments on so)."""
+    star = node.args.vararg.id if node.args.vararg is not None and count is not None else None
+    double = node.args.kwarg.id if node.args.kwarg is not None and keys is not None else None
+    stored = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
+              and isinstance(n.ctx, gast.Store)}
+    star = star if star not in stored else None
+    double = double if double not in stored else None
+    if star is None and double is None:
+        return
+    for call in gast.walk(node):
+        if not isinstance(call, gast.Call):
+            continue
+        args = []
+        for arg in call.args:
+            if star and isinstance(arg, gast.Starred) and syntax.is_name(arg.value, star):
+                args.extend(gast.copy_location(syntax.subscript(
+                    syntax.name(star), syntax.const(k)), arg) for k in range(count))
+            else:
+                args.append(arg)
+        call.args = args
+        keywords = []
+        for kw in call.keywords:
+            if double and kw.arg is None and syntax.is_name(kw.value, double):
+                keywords.extend(gast.copy_location(syntax.keyword(key, gast.copy_location(
+                    syntax.subscript(syntax.name(double), syntax.const(key)), kw.value)),
+                    kw.value) for key in keys)
+            else:
+                keywords.append(kw)
+        call.keywords = keywords
+
+
+def parse(fn: Callable, lifted: dict[str, str] | None = None,
+          spread: tuple[int | None, tuple | None] = (None, None)) -> Parsed:
     """``lifted`` maps paths the function reads (``'self.W'``) to parameters that replace
-    them: values a caller passes in explicitly, so that they can be differentiated."""
+    them: values a caller passes in explicitly, so that they can be differentiated.
+    ``spread`` is the number of values ``*args`` holds and the keys ``**kwargs`` holds in
+    this specialisation, if known: calls that pass them on are written out item by item."""
     fn = unwrap(fn)
     what = getattr(fn, "__qualname__", repr(fn))
+    made = made_by_transform(fn)
+    if made is not None:
+        raise _refuse_transform(fn, made)
     if not inspect.isfunction(fn):
         raise TransformError(
             f"cannot differentiate {what!s}: it is not a Python function with source "
@@ -181,8 +302,8 @@ def parse(fn: Callable, lifted: dict[str, str] | None = None) -> Parsed:
             f"cannot differentiate the lambda {what}: lambdas are not supported yet",
             inspect.getsourcefile(fn) or "<unknown>", fn.__code__.co_firstlineno, 0,
             hint="Define it with def in a .py file.")
-    try:
-        lines, first = inspect.getsourcelines(fn)
+    try:  # the source of the code that runs (never that of a __wrapped__ function)
+        lines, first = inspect.getsourcelines(fn.__code__)
     except (OSError, TypeError) as exc:
         raise TransformError(
             f"cannot read the source of {what}: {exc}",
@@ -194,6 +315,13 @@ def parse(fn: Callable, lifted: dict[str, str] | None = None) -> Parsed:
     source = "".join(lines)
     dedented = textwrap.dedent(source)
     indent = len(lines[0]) - len(lines[0].lstrip()) if dedented != source else 0
+    if not _is_running_code(fn.__code__, lines):
+        raise TransformError(
+            f"cannot differentiate {what}: its source file has changed since the function was "
+            "defined, so the code that runs is not the code in the file",
+            filename, first, 0,
+            hint="Reload the module (importlib.reload) or restart Python, so that the "
+                 "function and its file agree.")
     tree = gast.parse(dedented)
     node = tree.body[0]
     if isinstance(node, gast.AsyncFunctionDef):
@@ -212,6 +340,7 @@ def parse(fn: Callable, lifted: dict[str, str] | None = None) -> Parsed:
     node.decorator_list = []
     if lifted:
         _lift(node, lifted)
+    _spread(node, *spread)
     if filename not in linecache.cache and not linecache.getline(filename, first):
         linecache.cache[filename] = (len(source), None, lines, filename)
 

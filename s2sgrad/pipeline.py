@@ -121,7 +121,7 @@ def compile_vjp(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
 def _run_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstract],
                 lifted: dict[str, str] | None = None) -> Compiled:
     debug = _debug_level()
-    parsed = fence(parse(fn, lifted))
+    parsed = fence(parse(fn, lifted, _spread_of(fn, signature)))
     unknown = [w for w in wrt if w not in parsed.params]
     if unknown:
         raise TypeError(f"{fn.__qualname__}() has no parameter named {unknown[0]!r}")
@@ -146,6 +146,21 @@ def _run_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
                     generated.adjoint_source, optimized.saved, _result_value(analysis),
                     generated.filename, reversed_.result_aliases,
                     _dependencies(parsed, analysis))
+
+
+def _spread_of(fn: Callable, signature: dict[str, Abstract]) -> tuple:
+    """How many values ``*args`` holds and which keys ``**kwargs`` holds, where known."""
+    count = keys = None
+    for p in inspect.signature(fn, follow_wrapped=False).parameters.values():
+        value = signature.get(p.name)
+        if value is not None and value.items is None:
+            continue
+        items = () if value is None else value.items  # nothing passed: empty
+        if p.kind == p.VAR_POSITIONAL:
+            count = len(items)
+        elif p.kind == p.VAR_KEYWORD:
+            keys = tuple(k for k, _ in items)
+    return count, keys
 
 
 def _dependencies(parsed: Parsed, analysis: Analysis) -> tuple:
