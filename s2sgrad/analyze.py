@@ -16,6 +16,7 @@ After:  a frozen ``Analysis``: for every statement, the operation it performs (a
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import operator
@@ -30,8 +31,9 @@ import numpy as np
 from . import shapes, syntax
 from .errors import TransformError
 from .normalize import APPEND, SETITEM, Normalized
-from .parse import MISSING
+from .parse import MISSING, made_by_transform, unwrap
 from .rules import registry
+from .runtime import containers
 from .rules.registry import Rule
 from .templates import template_of
 
@@ -45,6 +47,10 @@ class Abstract:
     float: bool = True  # a floating-point value (only those carry gradients)
     type: type | None = None  # for 'object': the class, to resolve method calls
     items: tuple | None = None  # for tuples, lists, dicts: (key, Abstract) per item
+    # The object itself, for values the compiled code is specialised on (see ``identified``):
+    # functions and other callables, dtypes, strings. Calls through it resolve to it.
+    value: Any = None
+    complex: bool = False  # a complex number or array (not differentiated)
 
     @property
     def ndim(self) -> int | None:
@@ -69,9 +75,20 @@ SCALAR = Abstract("scalar", (), True)
 
 
 def join(a: Abstract, b: Abstract) -> Abstract:
-    """What is known of a value that is ``a`` on one path and ``b`` on another."""
+    """What is known of a value that is ``a`` on one path and ``b`` on another.
+
+    ``None`` joins to the other side: a value that is None on one path (``best = None``
+    before a loop that sets it) can only be used as what the other path makes it, since
+    Python raises on every arithmetic, call or index of None."""
     if a == b:
         return a
+    if a.kind == "none" or b.kind == "none":
+        return b if a.kind == "none" else a
+    if a.complex or b.complex:
+        joined = join(Abstract(a.kind, a.dims, a.float, a.type, a.items),
+                      Abstract(b.kind, b.dims, b.float, b.type, b.items))
+        return Abstract(joined.kind, joined.dims, joined.float, joined.type, joined.items,
+                        None, True)
     if {a.kind, b.kind} <= {"scalar", "array"}:
         if a.kind != b.kind:  # a Python number on one path, an array on another
             return Abstract("array", None, a.float or b.float)
@@ -95,6 +112,14 @@ def join(a: Abstract, b: Abstract) -> Abstract:
     return Abstract(kind, dims, a.float or b.float, a.type if a.type is b.type else None)
 
 
+def identified(value: Any) -> bool:
+    """Values the compiled code is specialised on by identity (or, for strings, equality):
+    what a call, a cast or a lookup through them does depends on which one it is."""
+    return isinstance(value, (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+                              np.ufunc, functools.partial, type, np.dtype, str,
+                              types.ModuleType)) or hasattr(value, "compiled_for")
+
+
 def abstract_of(value: Any) -> Abstract:
     """The abstract value of a run-time argument (the cache key of a specialisation)."""
     if isinstance(value, bool):
@@ -103,8 +128,29 @@ def abstract_of(value: Any) -> Abstract:
         return SCALAR
     if isinstance(value, int):
         return Abstract("scalar", (), False)
+    if isinstance(value, complex):
+        return Abstract("scalar", (), True, complex=True)
     if isinstance(value, (np.ndarray, np.generic)):
-        return Abstract("array", shapes.of_shape(value.shape), value.dtype.kind in "fc")
+        if isinstance(value, np.ndarray) and type(value) is not np.ndarray and isinstance(
+                value, (np.matrix, np.ma.MaskedArray)):
+            raise TypeError(
+                f"{type(value).__name__} arguments are not supported: their operators differ "
+                "from NumPy arrays' ('*' of np.matrix is a matrix product), which the "
+                "derivative rules do not follow. Pass np.asarray(value) (and use '@' for "
+                "matrix products).")
+        kind = value.dtype.kind
+        return Abstract("array", shapes.of_shape(value.shape), kind in "fc",
+                        complex=kind == "c")
+    if identified(value):
+        return Abstract("object", None, False, type(value), value=value)
+    cls = type(value)
+    if not _is_library_type(cls):  # a user object: specialised on the functions it holds
+        held = getattr(value, "__dict__", None)
+        if held:
+            functions = tuple((k, abstract_of(v)) for k, v in sorted(held.items())
+                              if callable(v) and identified(v))
+            if functions:
+                return Abstract("object", None, False, cls, functions)
     if value is None:
         return Abstract("none", None, False)
     if isinstance(value, (tuple, list)):
@@ -133,6 +179,7 @@ class Op:
     callee_args: tuple[gast.expr, ...] = ()
     what: str = ""  # a readable name of the callee, for messages
     diff_params: tuple[str, ...] = ()  # parameters that can receive a contribution
+    primitive: Any = None  # for 'rule', 'nondiff' and 'unknown' calls: the function called
 
 
 @dataclass(frozen=True)
@@ -179,6 +226,7 @@ class _Analyzer:
         self.compile_callee = compile_callee
         self.varied: set[str] = set(self.wrt)
         self.static_alias: dict[str, gast.expr] = {}
+        self.dtype_kinds: dict[str, str] = {}  # names holding x.dtype: 'f', 'c' or 'i'
         self._classes = 0
 
     def run(self) -> Analysis:
@@ -318,8 +366,7 @@ class _Analyzer:
 
     def operation(self, node: gast.expr, target: str | None) -> Op:
         if isinstance(node, gast.BinOp):
-            return self.primitive(_BINOP_PRIMITIVES[type(node.op)], [node.left, node.right],
-                                  {}, target, node)
+            return self.binary(node, target)
         if isinstance(node, gast.UnaryOp):
             return self.primitive(_UNARY_PRIMITIVES[type(node.op)], [node.operand], {},
                                   target, node)
@@ -334,21 +381,35 @@ class _Analyzer:
                 self.static_alias[target] = node  # f = np.tanh: calls of f resolve to np.tanh
             self.set_value(target, self.value(node))
             return Op("nondiff", target)
+        if isinstance(node, gast.Attribute) and node.attr == "dtype" and \
+                self.value(node.value).kind in ("array", "scalar"):
+            owner = self.value(node.value)  # x.dtype: its kind is known here, not its size
+            self.set_value(target, Abstract("object", None, False, np.dtype))
+            if target is not None:
+                self.dtype_kinds[target] = "c" if owner.complex else "f" if owner.float else "i"
+            return Op("nondiff", target, what="dtype")
+        if isinstance(node, gast.Attribute) and self.value(node.value).value is not None:
+            held = getattr(self.value(node.value).value, node.attr, MISSING)  # cls.scale
+            value = abstract_of(held) if held is not MISSING else UNKNOWN_ARRAY
+            self.set_value(target, value if value.kind != "array" else UNKNOWN_ARRAY)
+            return Op("nondiff", target)
         if isinstance(node, gast.Attribute):
             owner = self.value(node.value)
             descriptor = self.method_of(owner, node.attr)
+            if owner.kind == "object" and not is_container(owner):
+                # an attribute of an object: a property runs its getter; anything else is
+                # a value read from the object, of unknown kind
+                if isinstance(descriptor, property) and isinstance(descriptor.fget,
+                                                                    types.FunctionType):
+                    self.parsed.dependencies.append((owner.type, node.attr, "static",
+                                                     descriptor))
+                    return self.user_call(descriptor.fget, [node.value], {}, target, node)
+                return self.opaque(target, [node.value], f".{node.attr}")
             if descriptor is MISSING:
                 return self.opaque(target, [node.value], f".{node.attr}")
             return self.primitive(descriptor, [node.value], {}, target, node)
-        if isinstance(node, gast.Subscript) and is_container(self.value(node.value)):
-            return self.item(node, target)
         if isinstance(node, gast.Subscript):
-            if self.value(node.value).type is ShapeTuple:  # x.shape[0], x.shape[1:]
-                sliced = isinstance(node.slice, gast.Slice)
-                self.set_value(target, Abstract("object", None, False, ShapeTuple) if sliced
-                               else Abstract("scalar", (), False))
-                return Op("nondiff", target, what="shape")
-            return self.primitive(operator.getitem, [node.value, node.slice], {}, target, node)
+            return self.subscript(node, target)
         if isinstance(node, (gast.Tuple, gast.List, gast.Dict)):
             if isinstance(node, gast.Dict):
                 keys = [syntax.const_value(k) for k in node.keys]
@@ -376,6 +437,106 @@ class _Analyzer:
             self.varied.add(target)
         return Op("copy", target, bindings={"x": node})
 
+    def binary(self, node: gast.BinOp, target: str | None) -> Op:
+        """``a op b``: the operator's meaning comes from the operands' kinds. Numbers and
+        arrays: arithmetic; tuples and lists: concatenation (+) and repetition (*); objects
+        of a class that defines the operator: that method, differentiated through."""
+        prim = _BINOP_PRIMITIVES[type(node.op)]
+        left, right = self.value(node.left), self.value(node.right)
+        operands = [node.left, node.right]
+        # None has no operators: a None operand is a path on which Python raises (or one the
+        # analysis has not yet seen the value of), so the other operand gives the meaning
+        if left.kind == "none" and right.kind != "none":
+            left = Abstract(right.kind, None, right.float, right.type)
+        elif right.kind == "none" and left.kind != "none":
+            right = Abstract(left.kind, None, left.float, left.type)
+        if _is_sequence(left) or _is_sequence(right):
+            return self.sequence_op(node, prim, left, right, target)
+        for value, atoms, name in ((left, operands, _DUNDER.get(prim)),
+                                   (right, operands[::-1], _REFLECTED.get(prim))):
+            method = _user_method(value, name)
+            if method is None:
+                continue
+            if value is right and left.kind == "array":
+                if self.is_varied(node.left) or self.is_varied(node.right):
+                    raise self.parsed.error(
+                        f"an array {_SYMBOLS[prim]} an object of class "
+                        f"{value.type.__name__}: NumPy decides whether {name} runs", node,
+                        f"Call the method explicitly: `b.{name}(a)`.")
+                break
+            self.parsed.dependencies.append((value.type, name, "static", method))
+            return self.user_call(method, atoms, {}, target, node)
+        return self.primitive(prim, operands, {}, target, node)
+
+    def sequence_op(self, node: gast.BinOp, prim: Any, left: Abstract, right: Abstract,
+                    target: str | None) -> Op:
+        """``+`` and ``*`` of tuples and lists, as Python defines them."""
+        varied = self.is_varied(node.left) or self.is_varied(node.right)
+        if prim is operator.add and _is_sequence(left) and _is_sequence(right):
+            items = None
+            if left.items is not None and right.items is not None:
+                items = tuple(enumerate([v for _, v in left.items] + [v for _, v in right.items]))
+            value = Abstract("object", None if items is None else (None,) * len(items),
+                             left.float or right.float, left.type, items)
+            op = self.primitive(containers.concat, [node.left, node.right], {}, target, node)
+        elif prim is operator.mul and (_is_sequence(left) != _is_sequence(right)):
+            seq, count = (node.left, node.right) if _is_sequence(left) else (
+                node.right, node.left)
+            seq_value = left if _is_sequence(left) else right
+            times = syntax.const_value(count) if syntax.is_const(count) else None
+            items = None
+            if seq_value.items is not None and isinstance(times, int):
+                items = tuple(enumerate([v for _, v in seq_value.items] * max(times, 0)))
+            value = Abstract("object", None if items is None else (None,) * len(items),
+                             seq_value.float, seq_value.type, items)
+            op = self.primitive(containers.repeat, [seq, count], {}, target, node)
+        else:
+            if not varied:
+                self.set_value(target, Abstract("object", None, False, object))
+                return Op("nondiff", target, what=_SYMBOLS.get(prim, "operator"))
+            raise self.parsed.error(
+                f"'{_SYMBOLS.get(prim, 'this operator')}' of a {left.type.__name__ if left.type else left.kind} "
+                f"and a {right.type.__name__ if right.type else right.kind}: only + of two "
+                "tuples or two lists and * by an int are defined for them", node,
+                "Convert the items to an array first (np.array(...)) for arithmetic.")
+        if target is not None:
+            self.values[target] = value
+        return op
+
+    def subscript(self, node: gast.Subscript, target: str | None) -> Op:
+        """``a[i]``: indexing is differentiated only where ``a`` is known to be an array
+        (or a tuple, list or dict); ``np.r_[x, y]`` and other objects that define
+        ``[]`` mean something else."""
+        base = self.value(node.value)
+        if is_container(base):
+            return self.item(node, target)
+        if base.type is ShapeTuple:  # x.shape[0], x.shape[1:]
+            sliced = isinstance(node.slice, gast.Slice)
+            self.set_value(target, Abstract("object", None, False, ShapeTuple) if sliced
+                           else Abstract("scalar", (), False))
+            return Op("nondiff", target, what="shape")
+        if base.kind in ("array", "scalar"):
+            return self.primitive(operator.getitem, [node.value, node.slice], {}, target, node)
+        index_atoms = [a for a in _index_atoms(node.slice)]
+        varied = self.is_varied(node.value) or any(self.is_varied(a) for a in index_atoms)
+        method = _user_method(base, "__getitem__")
+        if method is not None and varied and not isinstance(node.slice, (gast.Slice,
+                                                                         gast.Tuple)):
+            self.parsed.dependencies.append((base.type, "__getitem__", "static", method))
+            return self.user_call(method, [node.value, node.slice], {}, target, node)
+        if varied:
+            what = getattr(base.type, "__name__", "object")
+            resolved = self.parsed.resolve(node.value)
+            hint = "Index an array, or call a function." if resolved not in (
+                np.r_, np.c_) else "Write np.concatenate([...]) (with np.atleast_1d for " \
+                "numbers) instead: it is differentiated."
+            name = syntax.dotted_name(node.value)
+            raise self.parsed.error(
+                f"'{name or what}[...]' is not indexing of an array (it is a {what}): what it "
+                "computes is not differentiated", node, hint)
+        self.set_value(target, Abstract("object", None, False, object))
+        return Op("nondiff", target, what="[]")
+
     def method_of(self, owner: Abstract, attr: str) -> Any:
         if owner.kind == "array":
             return getattr(np.ndarray, attr, MISSING)
@@ -389,6 +550,14 @@ class _Analyzer:
         """``t[k]`` of a tuple, list or dict: the item (a slice of a list is a list)."""
         container = self.value(node.value)
         key = syntax.const_value(node.slice) if (syntax.is_const(node.slice)) else None
+        if isinstance(node.slice, gast.Name) and node.slice.id in self.values:
+            key = self.values[node.slice.id].value  # a string passed in: specialised on
+        held = self.parsed.resolve(node.value)
+        if held is not MISSING and key is not None and isinstance(held, (dict, list, tuple)):
+            try:  # an item of a global dict or list: recompile if it is replaced
+                self.parsed.dependencies.append((held, key, "item", held[key]))
+            except (KeyError, IndexError, TypeError):
+                pass
         items = dict(container.items or ())
         if isinstance(node.slice, gast.Slice):
             value = Abstract("object", None, container.float, list, None)
@@ -461,31 +630,140 @@ class _Analyzer:
         if None in keywords:
             raise self.parsed.error("**kwargs in calls are not supported", node)
         if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
-                and func.value.id in self.values:
-            owner = self.values[func.value.id]
-            method = self.method_of(owner, func.attr)
-            if method is MISSING:
-                return self.opaque(target, args + [func.value], f".{func.attr}()")
-            if owner.kind == "object" and isinstance(method, types.FunctionType):
-                return self.user_call(method, [func.value] + args, keywords, target, node)
-            return self.primitive(method, [func.value] + args, keywords, target, node)
+                and func.value.id in self.values and self.values[func.value.id].value is None:
+            return self.method_call(func, args, keywords, target, node)
         if isinstance(func, gast.Name) and func.id in self.static_alias:
             func = self.static_alias[func.id]
-        resolved = self.parsed.resolve(func)
+        resolved = self.callee_of(func)
         if resolved is MISSING:
+            if self.is_varied(func):
+                raise self.parsed.error(
+                    "this calls a function value that depends on a differentiated input (a "
+                    "function made or chosen inside the differentiated code); the compiler "
+                    "differentiates only calls to functions it can identify", node,
+                    "Call a function defined with def (or passed in as an argument), and pass "
+                    "the values it would close over as arguments.")
+            name = syntax.dotted_name(func)
+            if isinstance(func, gast.Name) and func.id not in self.parsed.local_names:
+                name = None  # a temporary of the compiler: not a name the user wrote
             return self.opaque(target, args + list(keywords.values()),
-                               syntax.dotted_name(func) or "a computed function")
+                               name or "a function computed here")
+        return self.call_resolved(resolved, func, args, keywords, target, node)
+
+    def call_resolved(self, resolved: Any, func: gast.expr, args: list, keywords: dict,
+                      target: str | None, node: gast.AST) -> Op:
+        """A call of a known object: a rule, a user function, a method, a callable object."""
         if resolved in (eval, exec, compile, globals, locals, vars):
             raise self.parsed.error(f"{resolved.__name__}() is not supported", node,
                                     "Write the code out directly.")
+        self.refuse_transform(resolved, node)
+        if isinstance(resolved, functools.partial) and any(
+                self.is_varied(a) for a in args + list(keywords.values())):
+            raise self.parsed.error(
+                "a call of a functools.partial object: the arguments it holds are not "
+                "differentiated through", node,
+                "Pass the function and its extra arguments separately, and call "
+                "fn(x, *extra) inside.")
+        if resolved is sum and len(args) == 2 and _is_sequence(self.value(args[1])):
+            raise self.parsed.error(
+                "sum(..., start) of lists or tuples concatenates them: this is not "
+                "differentiated yet", node,
+                "Write the concatenation with +, or build one list with a comprehension.")
         if resolved in (max, min) and len(args) == 1 and not keywords and \
                 self.value(args[0]).kind == "array":  # max(x) of an array: its largest item
             resolved = np.max if resolved is max else np.min
-        unwrapped = resolved.fn if hasattr(resolved, "compiled_for") else resolved
-        if registry.lookup(resolved) is None and not registry.is_nondifferentiable(resolved) \
-                and isinstance(unwrapped, types.FunctionType) and not _is_library(unwrapped):
-            return self.user_call(unwrapped, args, keywords, target, node)
+        if resolved is sum and len(args) == 1 and not keywords and \
+                self.value(args[0]).kind == "array":  # sum(x) of an array: over its first axis
+            return self.primitive(np.sum, args, {"axis": syntax.const(0)}, target, node)
+        if registry.lookup(resolved) is not None or registry.is_nondifferentiable(resolved):
+            return self.primitive(resolved, args, keywords, target, node)
+        if inspect.ismethod(resolved) and isinstance(func, gast.Attribute) and isinstance(
+                resolved.__func__, types.FunctionType) and not _is_library(resolved.__func__):
+            return self.user_call(resolved.__func__, [func.value] + args, keywords, target, node)
+        unwrapped = unwrap(resolved)
+        if isinstance(unwrapped, types.FunctionType) and not _is_library(unwrapped):
+            if not inspect.ismethod(resolved):
+                return self.user_call(unwrapped, args, keywords, target, node)
+        call = getattr(type(resolved), "__call__", None)
+        if not isinstance(resolved, (type, types.BuiltinFunctionType, np.ufunc)) and isinstance(
+                call, types.FunctionType) and not _is_library(call):  # an object's __call__
+            return self.user_call(call, [func] + args, keywords, target, node)
         return self.primitive(resolved, args, keywords, target, node)
+
+    def callee_of(self, func: gast.expr) -> Any:
+        """The object a call's function atom refers to: a non-local name, or a local name
+        whose value the compiled code is specialised on (a function passed as an
+        argument, or picked from a dict of functions by a key known here). MISSING if
+        unknown."""
+        resolved = self.parsed.resolve(func)
+        if resolved is MISSING and isinstance(func, gast.Name) and func.id in self.values:
+            value = self.values[func.id]
+            if value.value is not None:
+                return value.value
+        if resolved is MISSING and isinstance(func, gast.Attribute) and isinstance(
+                func.value, gast.Name) and func.value.id in self.values:
+            owner = self.values[func.value.id].value  # a module passed in: xp.sum
+            if owner is not None:
+                return getattr(owner, func.attr, MISSING)
+        return resolved
+
+    def refuse_transform(self, resolved: Any, node: gast.AST) -> None:
+        """Differentiating code that computes a derivative is higher order: not yet."""
+        made = made_by_transform(resolved)
+        module = getattr(resolved, "__module__", "") or ""
+        name = getattr(resolved, "__name__", "")
+        if made is None and module == "s2sgrad.api" and name in (
+                "gradient", "value_and_grad", "vjp", "grad"):
+            made = f"s2sgrad.{name}"
+        if made is not None:
+            raise self.parsed.error(
+                f"this calls {made}, a derivative computed by s2sgrad, inside the function "
+                "being differentiated: derivatives of derivatives (higher order) are not "
+                "supported yet", node,
+                "Write the inner derivative as a function of its own and differentiate the "
+                "whole by hand, or compute it outside the differentiated function.")
+
+    def method_call(self, func: gast.Attribute, args: list, keywords: dict,
+                    target: str | None, node: gast.AST) -> Op:
+        """``v.name(...)``: a method of the value's known kind, resolved on its class."""
+        owner = self.values[func.value.id]
+        held = dict(owner.items or ()) if not is_container(owner) else {}
+        if func.attr in held and held[func.attr].value is not None:
+            # a function stored on the object (self.act = np.tanh): specialised on
+            return self.call_resolved(held[func.attr].value, func, args, keywords, target, node)
+        method = self.method_of(owner, func.attr)
+        if owner.kind == "object" and owner.type is not None and owner.type.__module__ not in (
+                "builtins",) and method is not MISSING:
+            # the class may be changed between calls: recompile if this attribute is
+            self.parsed.dependencies.append((owner.type, func.attr, "static", method))
+        if is_container(owner) and any(self.is_varied(a) for a in [func.value, *args,
+                                                                   *keywords.values()]):
+            self.refuse_container_method(owner, func.attr, node)
+        if method is MISSING:
+            return self.opaque(target, args + [func.value], f".{func.attr}()")
+        if owner.kind == "object" and isinstance(method, staticmethod) and isinstance(
+                method.__func__, types.FunctionType):
+            return self.user_call(method.__func__, args, keywords, target, node)
+        if owner.kind == "object" and isinstance(method, types.FunctionType):
+            return self.user_call(method, [func.value] + args, keywords, target, node)
+        if owner.kind == "object" and isinstance(method, classmethod) and any(
+                self.is_varied(a) for a in args + list(keywords.values())):
+            raise self.parsed.error(
+                f"a classmethod called on an instance ({func.value.id}.{func.attr}): not "
+                "differentiated through yet", node,
+                f"Call it on the class: `{owner.type.__name__}.{func.attr}(...)`.")
+        return self.primitive(method, [func.value] + args, keywords, target, node)
+
+    def refuse_container_method(self, owner: Abstract, attr: str, node: gast.AST) -> None:
+        kind = owner.type.__name__
+        if attr not in _MUTATING.get(owner.type, ()):
+            return
+        hint = {"extend": "Write `xs = xs + ys`.", "insert": "Build a new list: "
+                "`xs = xs[:i] + [v] + xs[i:]`.", "update": "Build a new dict."}.get(
+            attr, "Build a new list or dict instead of changing this one.")
+        raise self.parsed.error(
+            f"{kind}.{attr}() changes the {kind} in place, which the gradient cannot follow",
+            node, hint)
 
     def primitive(self, prim: Any, args: list, keywords: dict, target: str | None,
                   node: gast.AST) -> Op:
@@ -493,16 +771,16 @@ class _Analyzer:
         atoms = args + list(keywords.values())
         if registry.is_nondifferentiable(prim):
             self.infer_nondiff(prim, args, target)
-            return Op("nondiff", target, what=what)
+            return Op("nondiff", target, what=what, primitive=prim)
         rule = registry.lookup(prim)
         if rule is None:
-            return self.opaque(target, atoms, what, node)
+            return self.opaque(target, atoms, what, node, prim)
         if not any(self.is_varied(a) for a in atoms):  # a constant: no rule needed
             try:
                 bindings = self.bind(rule, args, keywords, node, what)
             except TransformError:
                 self.set_value(target, UNKNOWN_ARRAY)
-                return Op("nondiff", target, what=what)
+                return Op("nondiff", target, what=what, primitive=prim)
         else:
             bindings = self.bind(rule, args, keywords, node, what)
         if rule.requires is not None and any(self.is_varied(a) for a in atoms):
@@ -514,16 +792,52 @@ class _Analyzer:
         template = template_of(rule)
         diff_params = tuple(p for p, given in zip(rule.params, template.outputs) if given)
         self.infer(rule, bindings, target)
-        cast = self.static_dtype(bindings.get("dtype"))
-        if cast is not None and target is not None and cast.kind not in "fc":
-            # a cast to integers or booleans is piecewise constant: no gradient through it
-            value = self.values[target]
-            self.values[target] = Abstract(value.kind, value.dims, False, value.type)
-            return Op("nondiff", target, what=what)
-        if any(self.is_varied(bindings.get(p)) for p in diff_params) and target is not None:
+        varied = any(self.is_varied(bindings.get(p)) for p in diff_params)
+        if "dtype" in bindings and not (syntax.is_const(bindings["dtype"])
+                                        and bindings["dtype"].value is None):
+            cast = self.dtype_named(bindings["dtype"])
+            if cast is None and varied:
+                raise self.parsed.error(
+                    f"{what}() casts to a dtype that is not known when the function is "
+                    "compiled, so whether the result is differentiable cannot be told", node,
+                    "Name the dtype directly (np.float64, 'float32', int), or pass it in as "
+                    "an argument.")
+            if cast is not None and target is not None and cast.kind not in "fc":
+                # a cast to integers or booleans is piecewise constant: no gradient through it
+                value = self.values[target]
+                self.values[target] = Abstract(value.kind, value.dims, False, value.type)
+                return Op("nondiff", target, what=what, primitive=prim)
+        if varied and target is not None:
+            operands = [self.value(bindings[p]) for p in rule.params if p in bindings
+                        and not isinstance(bindings[p], (gast.Slice, tuple))]
+            if any(v.complex for v in operands) or (
+                    target in self.values and self.values[target].complex):
+                raise self.parsed.error(
+                    f"{what}() on a complex value: complex numbers are not differentiated",
+                    node, "Work with the real and imaginary parts as separate real arrays.")
             self.varied.add(target)
         return Op("rule", target, rule=rule, bindings=bindings, what=what,
-                  diff_params=diff_params)
+                  diff_params=diff_params, primitive=prim)
+
+    def dtype_named(self, atom: Any) -> np.dtype | None:
+        """The dtype (or, for ``x.dtype``, its kind) a ``dtype=`` argument names, or None if
+        it is not known when the function is compiled."""
+        if isinstance(atom, gast.Name) and atom.id in self.values:
+            value = self.values[atom.id]
+            if value.value is not None:  # a dtype passed in as an argument
+                try:
+                    return np.dtype(value.value)
+                except TypeError:
+                    return None
+            if atom.id in self.dtype_kinds:  # x.dtype of a known array, read into a name
+                return np.dtype({"c": complex, "f": float, "i": int}[self.dtype_kinds[atom.id]])
+        if isinstance(atom, gast.Attribute) and atom.attr == "dtype" and isinstance(
+                atom.value, gast.Name) and atom.value.id in self.values:
+            owner = self.values[atom.value.id]  # x.dtype: its kind is known, not its size
+            if owner.kind in ("array", "scalar"):
+                return np.dtype(complex if owner.complex else float if owner.float else int)
+            return None
+        return self.static_dtype(atom)
 
     def static_dtype(self, atom: Any) -> np.dtype | None:
         """The dtype a ``dtype=`` argument names, when it is known at transform time."""
@@ -577,7 +891,7 @@ class _Analyzer:
                   node: gast.AST) -> Op:
         what = getattr(fn, "__qualname__", fn.__name__)
         try:
-            bound = inspect.signature(fn).bind(*args, **keywords)
+            bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **keywords)
         except TypeError as exc:
             raise self.parsed.error(f"call to {what}(): {exc}", node) from None
         varied = [name for name, atom in bound.arguments.items() if self.is_varied(atom)]
@@ -603,16 +917,18 @@ class _Analyzer:
             items = tuple((k, self.value(a)) for k, a in enumerate(atom))
             return Abstract("object", (None,) * len(atom), any(v.float for _, v in items),
                             tuple, items)
-        if isinstance(atom, dict):
-            return Abstract("object", None, False, dict)
+        if isinstance(atom, dict):  # what a callee's **kwargs receives
+            items = tuple((k, self.value(a)) for k, a in sorted(atom.items()))
+            return Abstract("object", None, any(v.float for _, v in items), dict, items)
         return self.value(atom)
 
-    def opaque(self, target: str | None, atoms: list, what: str, node: Any = None) -> Op:
+    def opaque(self, target: str | None, atoms: list, what: str, node: Any = None,
+               prim: Any = None) -> Op:
         """A call with no rule: fine while no active value flows through it."""
         if any(self.is_varied(a) for a in atoms) and target is not None:
             self.varied.add(target)
         self.set_value(target, UNKNOWN_ARRAY)
-        return Op("unknown", target, what=what)
+        return Op("unknown", target, what=what, primitive=prim)
 
     # --- kinds and ranks -----------------------------------------------------------------
 
@@ -683,7 +999,7 @@ class _Analyzer:
             shape == "scalar" and all(v.kind == "scalar" for v in values)) else "array"
         cls = self.shape_class.get(operands[0].id) if shape == "same" and isinstance(
             operands[0], gast.Name) else None
-        self.set_value(target, Abstract(kind, dims, True), cls)
+        self.set_value(target, Abstract(kind, dims, True, complex=first.complex), cls)
 
     def index_dims(self, dims: tuple | None, index: Any) -> tuple | None:
         """Dims of ``a[index]`` for ints, slices, None and ... (None for array indices)."""
@@ -737,13 +1053,17 @@ class _Analyzer:
     def elementwise(self, operands: list, values: list[Abstract], target: str) -> None:
         arrays = [(a, v) for a, v in zip(operands, values, strict=True)
                   if v.kind in ("scalar", "array")]
-        kind = "array" if any(v.kind == "array" for v in values) else "scalar"
-        dims = shapes.broadcast(*(v.dims for _, v in arrays))
+        # A Python number only if every operand is one: an operand of any other kind (an
+        # array, or a value of unknown kind) makes the result an array as far as is known.
+        kind = "scalar" if all(v.kind == "scalar" for v in values) else "array"
+        known = len(arrays) == len(values)
+        dims = shapes.broadcast(*(v.dims for _, v in arrays)) if known else None
         classes = {self.shape_class.get(a.id) if isinstance(a, gast.Name) else None
                    for a, v in arrays if v.ndim != 0}
-        cls = classes.pop() if len(classes) == 1 and None not in classes else None
+        cls = classes.pop() if known and len(classes) == 1 and None not in classes else None
         is_float = any(v.float for v in values)
-        self.set_value(target, Abstract(kind, dims, is_float), cls)
+        self.set_value(target, Abstract(kind, dims, is_float, complex=any(
+            v.complex for v in values)), cls)
 
     def infer_nondiff(self, prim: Any, args: list, target: str | None) -> None:
         if target is None:
@@ -792,6 +1112,84 @@ class _Analyzer:
                     if isinstance(a, gast.Name):
                         useful.add(a.id)
 
+
+# Methods that change a list or dict in place (append is followed: see normalize).
+_MUTATING = {list: ("extend", "insert", "pop", "remove", "clear", "sort", "reverse",
+                    "__setitem__", "__delitem__", "__iadd__", "__imul__"),
+             dict: ("update", "pop", "popitem", "setdefault", "clear", "__setitem__",
+                    "__delitem__")}
+
+_SYMBOLS = {getattr(operator, op): symbol for op, symbol in (
+    ("add", "+"), ("sub", "-"), ("mul", "*"), ("truediv", "/"), ("floordiv", "//"),
+    ("mod", "%"), ("pow", "**"), ("matmul", "@"), ("lshift", "<<"), ("rshift", ">>"),
+    ("and_", "&"), ("or_", "|"), ("xor", "^"))}
+_DUNDER = {prim: f"__{prim.__name__.strip('_')}__" for prim in _SYMBOLS}
+_DUNDER[operator.and_], _DUNDER[operator.or_] = "__and__", "__or__"
+_REFLECTED = {prim: "__r" + name[2:] for prim, name in _DUNDER.items()}
+
+
+def _is_sequence(value: Abstract) -> bool:
+    return value.kind == "object" and value.type in (tuple, list)
+
+
+def _user_method(value: Abstract, name: str | None) -> Any:
+    """The Python method ``name`` of a user class, or None (built-in types, NumPy, ours)."""
+    if name is None or value.kind != "object" or value.type in (None, object) or \
+            value.value is not None or _is_library_type(value.type):
+        return None
+    method = inspect.getattr_static(value.type, name, None)
+    return method if isinstance(method, types.FunctionType) else None
+
+
+def _is_library_type(cls: type) -> bool:
+    module = getattr(cls, "__module__", "") or ""
+    return module.split(".")[0] in ("numpy", "s2sgrad", "builtins", "math", "operator")
+
+
+def _index_atoms(index: Any) -> list:
+    if isinstance(index, gast.Tuple):
+        return [a for e in index.elts for a in _index_atoms(e)]
+    if isinstance(index, gast.Slice):
+        return [getattr(index, k) for k in ("lower", "upper", "step")
+                if getattr(index, k) is not None]
+    return [index]
+
+
+def returns_new_array(op: Op) -> bool:
+    """Does this call return memory of its own (never a view of an argument)? Ufuncs,
+    arithmetic-shaped rules and functions that create arrays do; anything not known to is
+    assumed to return a view (np.fliplr, np.split, np.asarray, a function without a rule)."""
+    prim = op.primitive
+    if prim is None:
+        return False
+    try:
+        if prim in _MAY_VIEW:
+            return False
+        if prim in _CREATES:
+            return True
+    except TypeError:  # unhashable
+        return False
+    if isinstance(prim, np.ufunc):
+        return True
+    return op.rule is not None and op.rule.shape in (
+        "elementwise", "reduce", "matmul", "dot", "outer", "scalar")
+
+
+# Functions whose result may share memory with an argument even though their rule's shape
+# is that of arithmetic (np.real of a real array is the array itself).
+_MAY_VIEW = frozenset({np.real, np.imag, np.asarray, np.asanyarray, np.ascontiguousarray,
+                       np.asfortranarray, np.require, np.nan_to_num, np.real_if_close})
+_CREATES = frozenset({
+    np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
+    np.full_like, np.arange, np.linspace, np.logspace, np.geomspace, np.eye, np.identity,
+    np.copy, np.ndarray.copy, np.concatenate, np.stack, np.hstack, np.vstack, np.dstack,
+    np.column_stack, np.where, np.clip, np.ndarray.clip, np.cumsum, np.ndarray.cumsum,
+    np.cumprod, np.sort, np.diff, np.tile, np.repeat, np.pad, np.outer, np.kron, np.einsum,
+    np.tensordot, np.roll, np.tril, np.triu, np.meshgrid, np.indices, np.argsort, np.argmax,
+    np.argmin, np.nonzero, np.flatnonzero, np.unique, np.bincount, np.histogram,
+    np.random.rand, np.random.randn, np.random.random, np.random.normal, np.random.uniform,
+    np.random.randint, np.random.permutation, np.random.choice, np.ndarray.flatten,
+    np.ndarray.tolist, len, float, int, sum, abs, max, min, round, range})
 
 _RESHAPES = (np.reshape, np.ndarray.reshape)
 _LIKE = (np.zeros_like, np.ones_like, np.empty_like)

@@ -27,7 +27,7 @@ import gast
 import numpy as np
 
 from . import shapes, syntax
-from .analyze import Analysis, Op, is_container
+from .analyze import Analysis, Op, is_container, returns_new_array
 from .naming import Namer
 from .normalize import _VIEWS
 from .parse import MISSING
@@ -220,7 +220,7 @@ class _Reverser:
         args = [self.copy_if_at_risk(stmt, syntax.clone(a)) for a in op.callee_args]
         new = syntax.unpack([op.target, saved], syntax.call(syntax.name(fname), args))
         new.value.keywords = [gast.keyword(arg=k.arg, value=self.copy_if_at_risk(stmt, k.value))
-                              for k in call.keywords]
+                              for k in getattr(call, "keywords", ())]  # a ``+`` or ``[]`` has none
         return syntax.located(new, stmt)
 
     def copy_if_at_risk(self, stmt: gast.stmt, atom: gast.expr) -> gast.expr:
@@ -620,6 +620,11 @@ def _axes(axes: tuple[int, ...]) -> gast.expr:
     return syntax.const(axes[0]) if len(axes) == 1 else syntax.tuple_(syntax.const(a) for a in axes)
 
 
+def _may_hold_array(value: Any) -> bool:
+    """An array, or a value that may be one or hold one (unknown, a container)."""
+    return value is None or value.kind in ("array", "object")
+
+
 class _Writes:
     """Which values may be changed by an in-place update that runs after a statement.
 
@@ -717,13 +722,16 @@ class _Writes:
                 return [a.id for p, atom in op.bindings.items()
                         for a in (atom if isinstance(atom, tuple) else (atom,))
                         if isinstance(a, gast.Name) and (aliased is None or p in aliased)]
-            if name in _VIEWS or name in ("astype", "ascontiguousarray", "asfortranarray",
-                                          "atleast_3d", "array"):
-                receiver = func.value if isinstance(func, gast.Attribute) and isinstance(
-                    func.value, gast.Name) and func.value.id in self.values else None
-                if receiver is not None:
-                    return [receiver.id]
-                return [a.id for a in value.args[:1] if isinstance(a, gast.Name)]
+            if op.kind in ("rule", "nondiff", "unknown") and returns_new_array(op):
+                return []
+            # Anything else may return a view of its array arguments (np.fliplr, np.split,
+            # np.asarray, a function without a rule): assume it shares their memory.
+            receiver = func.value if isinstance(func, gast.Attribute) and isinstance(
+                func.value, gast.Name) and func.value.id in self.values else None
+            atoms = ([receiver] if receiver is not None else []) + list(value.args) + [
+                k.value for k in value.keywords]
+            return [a.id for a in atoms if isinstance(a, gast.Name) and _may_hold_array(
+                self.values.get(a.id))]
         return []
 
     def _loop_of(self, position: int) -> tuple[int, int] | None:

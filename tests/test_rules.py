@@ -24,6 +24,7 @@ import pytest
 
 from s2sgrad import rules
 from s2sgrad.rules import doc, registry
+from s2sgrad.runtime import containers
 from s2sgrad.runtime.unbroadcast import unbroadcast
 
 EPS = 1e-6
@@ -288,6 +289,8 @@ CASES: dict = {
     np.stack: [case([normal(3), normal(3)]), case([normal(2, 3), normal(2, 3)], axis=1)],
     np.concatenate: [case([normal(3), normal(2)]), case([normal(2, 3), normal(2, 1)], axis=1)],
     sum: [case([normal(3), normal(3), normal(3)]), case([normal(2, 3), normal(3)])],
+    containers.concat: [case([normal(3), normal(3)], [normal(3)]), case([], [normal(2, 2)])],
+    containers.repeat: [case([normal(3), normal(3)], 3), case([normal(2)], 1)],
     max: [case(num(normal()), num(normal())), case(0.3, 1.7), case(1.7, 0.3)],
     min: [case(num(normal()), num(normal())), case(0.3, 1.7), case(1.7, 0.3)],
     np.asanyarray: [case(normal(2, 3))],
@@ -544,7 +547,9 @@ def test_prod_with_zeros(x, expected):
 from s2sgrad.runtime import containers as _containers
 
 ALLOWED_GLOBALS = {"np": np, "math": math, "split_points": _containers.split_points,
-                   "unbroadcast_each": _containers.unbroadcast_each}
+                   "unbroadcast_each": _containers.unbroadcast_each,
+                   "leading": _containers.leading, "trailing": _containers.trailing,
+                   "sum_repeats": _containers.sum_repeats}
 FORBIDDEN = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
              ast.NamedExpr, ast.IfExp, ast.Yield, ast.YieldFrom, ast.Await, ast.Starred)
 

@@ -1,10 +1,13 @@
 """Rules for functions that take a list or tuple of arrays: stack, concatenate, np.array of a
-list, and Python's sum. Their contribution to the list is a list, one cotangent per item.
+list, and Python's sum; and for ``+`` and ``*`` of tuples and lists (concatenation and
+repetition, which the analysis gives these primitives when the operands are containers).
+Their contribution to a list is a list, one cotangent per item.
 """
 
 import numpy as np
 
-from ..runtime.containers import split_points, unbroadcast_each
+from ..runtime.containers import (concat, leading, repeat, split_points, sum_repeats,
+                                  trailing, unbroadcast_each)
 from .registry import vjp_rule
 
 
@@ -23,3 +26,14 @@ def concatenate(g, ans, arrays, axis=0, out=None, dtype=None, casting="same_kind
 def builtin_sum(g, ans, iterable, start=0):
     # Each item was broadcast to the total's shape: reduce the cotangent to each item's.
     return unbroadcast_each(g, iterable), g
+
+
+@vjp_rule(concat, shape=None)
+def concatenation(g, ans, a, b):
+    # (a + b)[:len(a)] are a's items, the rest b's.
+    return leading(g, a), trailing(g, a)
+
+
+@vjp_rule(repeat, shape=None)
+def repetition(g, ans, a, n):
+    return sum_repeats(g, a), None

@@ -66,3 +66,34 @@ def unbroadcast_each(g: Any, items: Any) -> list:
     """``g`` reduced to the shape of each item (the cotangent of sum(items))."""
     from .unbroadcast import unbroadcast
     return [unbroadcast(g, np.shape(item)) for item in items]
+
+
+def concat(a: Any, b: Any) -> Any:
+    """``a + b`` of two tuples or two lists: Python's concatenation."""
+    return a + b
+
+
+def repeat(a: Any, n: int) -> Any:
+    """``a * n`` of a tuple or list: Python's repetition."""
+    return a * n
+
+
+def leading(g: Any, a: Any) -> list:
+    """The first ``len(a)`` items of the cotangent ``g``: a's part of ``a + b``."""
+    return list(g[:len(a)])
+
+
+def trailing(g: Any, a: Any) -> list:
+    """The items of ``g`` after the first ``len(a)``: b's part of ``a + b``."""
+    return list(g[len(a):])
+
+
+def sum_repeats(g: Any, a: Any) -> list:
+    """The cotangent of ``a`` from that of ``a * n``: each item's n copies added."""
+    size = len(a)
+    if len(g) == 0 or size == 0:  # n <= 0: a's items were not used
+        return zeros_tree(a)
+    out = list(g[:size])
+    for start in range(size, len(g), size):
+        out = [tree_add(x, y) for x, y in zip(out, g[start:start + size], strict=True)]
+    return out

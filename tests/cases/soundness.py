@@ -1,0 +1,381 @@
+"""Functions for the soundness tests (tests/test_soundness_values.py): the code users write
+around decorators, function values, containers, index tricks, values whose kind changes,
+views and dtypes. A function the compiler must refuse marks the offending line with
+`# <- refused`; the test names the token the caret must sit under."""
+
+import functools
+import math
+
+import numpy as np
+
+import s2sgrad
+
+# --- decorators -------------------------------------------------------------------------
+
+
+def with_l2(lam):
+    def deco(f):
+        @functools.wraps(f)
+        def wrapper(x):
+            return f(x) + lam * np.sum(x ** 2)
+        return wrapper
+    return deco
+
+
+@with_l2(0.5)
+def penalised(x):
+    return np.sum(x ** 2)
+
+
+def scaled(c):
+    def deco(f):
+        @functools.wraps(f)
+        def wrapper(*args, **kwargs):
+            return c * f(*args, **kwargs)
+        return wrapper
+    return deco
+
+
+@scaled(3.0)
+def scaled_loss(x, power=2.0):
+    return np.sum(np.abs(x) ** power)
+
+
+def without_wraps(f):
+    def wrapper(x):
+        return f(x * 2.0)
+    return wrapper
+
+
+@without_wraps
+def doubled_input(x):
+    return np.sum(np.sin(x))
+
+
+@with_l2(0.25)
+@scaled(2.0)
+def two_decorators(x):
+    return np.sum(np.tanh(x))
+
+
+class Twice:
+    """A class-based decorator: the instance is what gets called."""
+
+    def __init__(self, f):
+        self.f = f
+        functools.update_wrapper(self, f)
+
+    def __call__(self, x):
+        return 2.0 * self.f(x) + np.sum(x)
+
+
+@Twice
+def twice_cubed(x):
+    return np.sum(x ** 3)
+
+
+@functools.lru_cache(maxsize=None)
+def cached_cube(t):
+    return t ** 3 + math.sin(t)
+
+
+class Ops:
+    scale = 3.0
+
+    @staticmethod
+    def square(v):
+        return v * v
+
+    @classmethod
+    def tripled(cls, v):
+        return cls.scale * v
+
+    def apply(self, x):
+        return np.sum(self.square(x) + Ops.square(x) + Ops.tripled(x))
+
+
+def calls_decorated(x):
+    return penalised(x) * 2.0 + scaled_loss(x, power=3.0)
+
+
+def calls_cached(t):
+    return cached_cube(t) * 2.0
+
+
+@s2sgrad.grad
+@with_l2(0.5)
+def grad_over_decorated(x):
+    return np.sum(x ** 2)
+
+
+# --- higher order (refused until it is supported) ---------------------------------------
+
+
+def cube(x):
+    return x ** 3
+
+
+def uses_gradient_inside(x):
+    slope = s2sgrad.gradient(cube)(x)  # <- refused
+    return slope * x
+
+
+DCUBE = s2sgrad.gradient(cube)
+
+
+def uses_global_gradient(x):
+    return DCUBE(x) * x  # <- refused
+
+
+# --- function values --------------------------------------------------------------------
+
+
+def make_step(a):
+    return lambda x: x - 0.05 * (x ** 2 - a)
+
+
+def calls_made_function(a):
+    return make_step(a)(1.0)  # <- refused
+
+
+def apply(fn, a):
+    return np.sum(fn(a) * a)
+
+
+def softplus(v):
+    return np.log1p(np.exp(v))
+
+
+ACTIVATIONS = {"tanh": np.tanh, "softplus": softplus, "sin": np.sin}
+
+
+def activation_by_name(x, name):
+    return np.sum(ACTIVATIONS[name](x) ** 2)
+
+
+def activation_from_dict(x, acts, name):
+    return np.sum(acts[name](x))
+
+
+def apply_partial(fn, x):
+    return np.sum(fn(x))  # <- refused
+
+
+class Layer:
+    def __init__(self, act):
+        self.act = act
+        self.scale = 2.0
+
+    def forward(self, x):
+        return np.sum(self.act(x) * self.scale)
+
+
+class Settings:
+    pass
+
+
+SETTINGS = Settings()
+SETTINGS.act = np.tanh
+
+
+def reads_global_attribute(x):
+    return np.sum(SETTINGS.act(x))
+
+
+class Poly:
+    def __init__(self, c):
+        self.c = c
+
+    def __mul__(self, x):
+        return self.c * x * x
+
+    def __rmul__(self, x):
+        return self.c * x * x * x
+
+
+def user_operators(x, p):
+    return np.sum(p * x) + np.sum(2.0 * p)
+
+
+class Scaler:
+    def __init__(self, k):
+        self.k = k
+
+    def method(self, x):
+        return x * self.k
+
+
+def calls_method(s, x):
+    return np.sum(s.method(x))
+
+
+# --- container operators ----------------------------------------------------------------
+
+
+def tuple_concat(a, b):
+    return np.sum(np.stack((a, b) + (a,)) ** 2)
+
+
+def list_concat(a, b):
+    return np.sum(np.stack([a] + [b * 2.0]) ** 2)
+
+
+def tuple_repeat(a):
+    return np.sum(np.stack((a,) * 3) ** 2)
+
+
+def list_repeat_left(a, b):
+    return np.sum(np.stack(2 * [a, b]) * np.stack([a, b, b, a]))
+
+
+def concat_in_loop(a):
+    xs = [a]
+    for k in range(3):
+        xs = xs + [xs[-1] * 0.5 + np.sin(a)]
+    return np.sum(np.stack(xs) ** 2)
+
+
+def concat_of_items(a, b):
+    pair = (a, b)
+    more = pair + (a * b,)
+    first, second, third = more
+    return np.sum(first * second + third)
+
+
+def extends_list(a, b):
+    xs = [a]
+    xs.extend([b])  # <- refused
+    return np.sum(np.stack(xs))
+
+
+def sums_lists(a, b):
+    return np.sum(np.stack(sum([[a], [b]], [])))  # <- refused
+
+
+# --- index tricks -----------------------------------------------------------------------
+
+
+def uses_r_(x, y):
+    return np.sum(np.r_[x, y] ** 2)  # <- refused
+
+
+def uses_c_(x, y):
+    return np.sum(np.c_[x, y] ** 2)  # <- refused
+
+
+def uses_s_(x):
+    return np.sum(x[np.s_[1:3]] ** 2) + np.sum(x[np.index_exp[::2]])
+
+
+class Table:
+    def __init__(self, w):
+        self.w = w
+
+    def __getitem__(self, x):
+        return self.w * x
+
+
+def uses_getitem(x, table):
+    return np.sum(table[x] ** 2)
+
+
+# --- values whose kind changes ----------------------------------------------------------
+
+
+def none_then_array(x):
+    best = None
+    for k in range(3):
+        best = np.sin(x) if best is None else best * 0.5 + np.sin(x)
+    return np.sum(best)
+
+
+def zero_then_array(x):
+    acc = 0
+    for k in range(3):
+        acc = acc + np.cos(x * k)
+    return np.sum(acc * x)
+
+
+def none_then_list(x):
+    parts = None
+    for k in range(2):
+        parts = [x * k] if parts is None else parts + [x * x]
+    return np.sum(np.stack(parts))
+
+
+def none_or_array_in_branch(x, flag):
+    extra = None
+    if flag:
+        extra = x * 3.0
+    total = np.sum(x ** 2)
+    if extra is not None:
+        total = total + np.sum(extra)
+    return total
+
+
+def float_then_array(x):
+    acc = 0.0
+    for k in range(2):
+        acc = acc + x * k
+    return np.sum(acc)
+
+
+# --- views, dtypes, complex -------------------------------------------------------------
+
+
+def writes_through_fliplr(x):
+    y = x.copy()
+    z = np.fliplr(y)
+    z[0, 0] = 0.0  # <- refused
+    return np.sum(y * 2.0)
+
+
+def writes_through_rot90(x):
+    y = x * 1.0
+    z = np.rot90(y)
+    z[0, 0] = 0.0  # <- refused
+    return np.sum(y)
+
+
+def writes_through_split(x):
+    y = x * 1.0
+    a = np.split(y, 2)[0]
+    a[0] = 0.0  # <- refused
+    return np.sum(y ** 2)
+
+
+def writes_into_fresh(x):
+    y = np.zeros_like(x)
+    y[0] = x[1] * 2.0
+    z = np.sin(x)
+    z[1] = 0.0
+    return np.sum(y + z)
+
+
+def cast_to_dtype_of(x, idx):
+    return np.sum(x.astype(idx.dtype) * x)
+
+
+def cast_to_dtype_param(x, dtype):
+    return np.sum(x.astype(dtype) * x)
+
+
+class Holder:
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+
+def cast_to_unknown_dtype(x, holder):
+    return np.sum(x.astype(holder.dtype) * x)  # <- refused
+
+
+def complex_intermediate(x, y):
+    return abs(x + 1j * y)  # <- refused
+
+
+def builtin_sum_of_array(x):
+    return sum(x * 2.0) + sum(np.sin(x))
+
+
+def builtin_sum_of_matrix(m):
+    return np.sum(sum(m ** 2))

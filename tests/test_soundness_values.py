@@ -1,0 +1,335 @@
+"""Soundness: the compiler differentiates only what it has identified.
+
+Each family of values whose meaning the compiler once guessed (decorated functions, gradients
+of gradients, functions passed as values, tuple and list operators, objects that only look
+like indexing, values whose kind changes along the way, views, dtypes, complex numbers) is
+tested on the variants users write: each is either right (its compiled forward equals the
+plain call and its gradient matches central finite differences in random directions), or
+refused at transform time with the file, line and column of the user's code and a hint.
+"""
+
+import functools
+import inspect
+import math
+
+import numpy as np
+import pytest
+
+import s2sgrad
+from s2sgrad.errors import TransformError
+from tests.cases import soundness as cases
+
+rng = np.random.default_rng(7)
+X = rng.standard_normal(4)
+M = rng.standard_normal((3, 4))
+
+
+def check(fn, *args, wrt=None):
+    """The compiled forward computes the plain call's value, and the gradient with respect
+    to every float argument (or those named) matches finite differences."""
+    expected = fn(*args)
+    positions = [i for i, a in enumerate(args) if isinstance(a, float) or (
+        isinstance(a, np.ndarray) and a.dtype.kind == "f")] if wrt is None else wrt
+    for i in positions:
+        value, _ = s2sgrad.value_and_grad(fn, i)(*args)
+        assert np.allclose(value, expected, rtol=1e-12, atol=1e-12), (value, expected)
+    s2sgrad.testing.check_grads(fn, *args, wrt=positions)
+
+
+def refused(fn, args, token, words, wrt=0):
+    """The gradient is refused at transform time, pointing at the marked line of the
+    user's code (never at s2sgrad's), with a message and a hint."""
+    with pytest.raises(TransformError) as info:
+        s2sgrad.gradient(fn, wrt)(*args)
+    e = info.value
+    assert words in str(e), str(e)
+    lines, first = inspect.getsourcelines(fn)
+    marked = [k for k, line in enumerate(lines) if "# <- refused" in line]
+    assert marked, f"{fn.__name__} has no marked line"
+    line = lines[marked[0]]
+    assert e.filename == cases.__file__
+    assert e.lineno == first + marked[0]
+    assert e.offset - 1 == line.index(token), (e.offset, line)
+    assert e.hint
+
+
+# --- decorators -------------------------------------------------------------------------
+
+
+def test_decorator_code_is_differentiated():
+    x = np.array([1.0, 2.0])
+    np.testing.assert_allclose(s2sgrad.gradient(cases.penalised)(x), [3.0, 6.0])
+    check(cases.penalised, X)
+
+
+@pytest.mark.parametrize("fn", [cases.scaled_loss, cases.doubled_input, cases.two_decorators,
+                                cases.calls_decorated, cases.twice_cubed],
+                         ids=lambda f: getattr(f, "__name__", type(f).__name__))
+def test_decorated_functions(fn):
+    check(fn, X)
+
+
+def test_star_args_wrapper_with_keywords():
+    def loss(x):
+        return cases.scaled_loss(x, power=3.0) + cases.scaled_loss(x)
+    check(loss, X)
+    check(lambda_free_call, X)
+
+
+def lambda_free_call(x):
+    return cases.scaled_loss(x, 4.0)
+
+
+def test_class_based_decorator_uses_its_own_code():
+    g = s2sgrad.gradient(cases.twice_cubed)(X)
+    np.testing.assert_allclose(g, 2.0 * 3 * X ** 2 + 1.0)
+
+
+def test_lru_cache_is_transparent():
+    check(cases.calls_cached, 0.7)
+    check(cases.cached_cube, 0.3)
+
+
+def test_static_and_class_methods():
+    check(cases.Ops().apply, X)
+
+
+def test_grad_over_decorated_function_on_tensors():
+    t = s2sgrad.tensor(np.array([1.0, 2.0]), requires_grad=True)
+    cases.grad_over_decorated(t).backward()
+    np.testing.assert_allclose(t.grad.data if hasattr(t.grad, "data") else t.grad, [3.0, 6.0])
+
+
+# --- gradients of gradients -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("transform", [
+    lambda f: s2sgrad.gradient(s2sgrad.gradient(f)),
+    lambda f: s2sgrad.gradient(s2sgrad.value_and_grad(f)),
+    lambda f: s2sgrad.value_and_grad(s2sgrad.gradient(f)),
+    lambda f: s2sgrad.grad(s2sgrad.gradient(f)),
+])
+def test_gradient_of_gradient_is_refused(transform):
+    with pytest.raises(TransformError, match="higher order") as info:
+        result = transform(cases.cube)
+        result(1.0) if not isinstance(result, s2sgrad.api.Function) else s2sgrad.gradient(
+            result)(1.0)
+    assert info.value.filename == cases.__file__  # the user's function, not s2sgrad
+
+
+def test_vjp_pullback_is_not_differentiated():
+    _, pullback = s2sgrad.vjp(cases.cube, 1.0)
+    with pytest.raises(TransformError, match="higher order"):
+        s2sgrad.gradient(lambda_pullback(pullback))(1.0)
+
+
+def lambda_pullback(pullback):
+    def through(s):
+        return pullback(s)[0]
+    return through
+
+
+@pytest.mark.parametrize("fn,token", [(cases.uses_gradient_inside, "s2sgrad.gradient(cube)("),
+                                      (cases.uses_global_gradient, "DCUBE(x)")])
+def test_gradient_inside_is_refused(fn, token):
+    refused(fn, (1.5,), token, "higher order")
+
+
+# --- function values --------------------------------------------------------------------
+
+
+def test_function_made_inside_is_refused():
+    refused(cases.calls_made_function, (2.0,), "make_step(a)(1.0)",
+            "function value that depends on a differentiated input")
+
+
+@pytest.mark.parametrize("fn", [np.tanh, np.square, np.sin, cases.softplus, math.sin,
+                                s2sgrad.grad(cases.softplus)],
+                         ids=["tanh", "square", "sin", "user", "math.sin", "grad-function"])
+def test_function_passed_as_argument(fn):
+    a = 0.7 if fn is math.sin else X
+    check(cases.apply, fn, a, wrt=[1])
+
+
+def test_specialised_on_the_function_passed():
+    # the same code with another function is another compiled pair
+    g1 = s2sgrad.gradient(cases.apply, 1)(np.tanh, X)
+    g2 = s2sgrad.gradient(cases.apply, 1)(np.sin, X)
+    np.testing.assert_allclose(g1, np.tanh(X) + X * (1 - np.tanh(X) ** 2))
+    np.testing.assert_allclose(g2, np.sin(X) + X * np.cos(X))
+
+
+@pytest.mark.parametrize("name", ["tanh", "softplus", "sin"])
+def test_dict_of_activations_by_name(name):
+    check(cases.activation_by_name, X, name, wrt=[0])
+
+
+def test_dict_of_functions_passed_in():
+    acts = {"a": np.cos, "b": cases.softplus}
+    check(cases.activation_from_dict, X, acts, "a", wrt=[0])
+    check(cases.activation_from_dict, X, acts, "b", wrt=[0])
+
+
+def test_function_attribute_of_an_object():
+    check(cases.Layer(np.tanh).forward, X)
+    check(cases.Layer(cases.softplus).forward, X)
+
+
+def test_swapped_function_attribute_recompiles():
+    g = s2sgrad.gradient(cases.reads_global_attribute)
+    np.testing.assert_allclose(g(X), 1 - np.tanh(X) ** 2)
+    cases.SETTINGS.act = np.sin
+    try:
+        np.testing.assert_allclose(g(X), np.cos(X))
+    finally:
+        cases.SETTINGS.act = np.tanh
+
+
+def test_replaced_method_recompiles():
+    s = cases.Scaler(2.0)
+    np.testing.assert_allclose(s2sgrad.gradient(cases.calls_method, 1)(s, X), np.full(4, 2.0))
+    original = cases.Scaler.method
+    cases.Scaler.method = lambda_free_method
+    try:
+        np.testing.assert_allclose(s2sgrad.gradient(cases.calls_method, 1)(s, X), 2 * X)
+    finally:
+        cases.Scaler.method = original
+
+
+def lambda_free_method(self, x):
+    return x * x
+
+
+def test_partial_is_refused():
+    refused(cases.apply_partial, (functools.partial(np.power, 2.0), X), "fn(x)",
+            "functools.partial", wrt=1)
+
+
+def test_operators_of_user_classes():
+    check(cases.user_operators, X, cases.Poly(1.5), wrt=[0])
+
+
+# --- container operators ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fn", [cases.tuple_concat, cases.list_concat, cases.list_repeat_left,
+                                cases.concat_of_items])
+def test_concatenation_and_repetition(fn):
+    check(fn, X, X[::-1] * 0.5)
+
+
+def test_tuple_repetition():
+    np.testing.assert_allclose(s2sgrad.gradient(cases.tuple_repeat)(X), 6 * X)
+    check(cases.tuple_repeat, X)
+
+
+def test_tuple_concatenation_gradient():
+    a, b = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    np.testing.assert_allclose(s2sgrad.gradient(cases.tuple_concat)(a, b), 4 * a)
+
+
+def test_concatenation_in_a_loop():
+    check(cases.concat_in_loop, X)
+
+
+def test_extend_is_refused():
+    refused(cases.extends_list, (X, X), "xs.extend([b])", "changes the list in place")
+
+
+def test_sum_of_lists_is_refused():
+    refused(cases.sums_lists, (X, X), "sum([[a], [b]], [])", "concatenates")
+
+
+# --- index tricks -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fn,token", [(cases.uses_r_, "np.r_[x, y]"),
+                                      (cases.uses_c_, "np.c_[x, y]")])
+def test_index_tricks_are_refused(fn, token):
+    refused(fn, (X, X), token, "is not indexing of an array")
+
+
+def test_index_expressions_as_indices():
+    check(cases.uses_s_, X)
+
+
+def test_user_getitem_is_differentiated():
+    check(cases.uses_getitem, X, cases.Table(1.5), wrt=[0])
+
+
+# --- values whose kind changes ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("fn", [cases.none_then_array, cases.zero_then_array,
+                                cases.none_then_list, cases.float_then_array])
+def test_kinds_joined_across_iterations(fn):
+    check(fn, X)
+    check(fn, M)
+
+
+def test_none_then_array_gradient():
+    np.testing.assert_allclose(s2sgrad.gradient(cases.none_then_array)(X), 1.75 * np.cos(X))
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_none_or_array_in_a_branch(flag):
+    check(cases.none_or_array_in_branch, X, flag, wrt=[0])
+
+
+# --- views, dtypes, complex, matrices ---------------------------------------------------
+
+
+@pytest.mark.parametrize("fn,token", [(cases.writes_through_fliplr, "z[0, 0]"),
+                                      (cases.writes_through_rot90, "z[0, 0]"),
+                                      (cases.writes_through_split, "a[0]")])
+def test_writes_through_views_are_refused(fn, token):
+    arg = M[:2, :2].copy() if fn is not cases.writes_through_split else X
+    with pytest.raises(TransformError, match="shares|memory|updated in place") as info:
+        s2sgrad.gradient(fn)(arg)
+    assert info.value.filename == cases.__file__
+    assert info.value.hint
+
+
+def test_writes_into_fresh_arrays_are_differentiated():
+    check(cases.writes_into_fresh, X)
+
+
+def test_cast_to_the_dtype_of_an_integer_array():
+    np.testing.assert_allclose(s2sgrad.gradient(cases.cast_to_dtype_of)(X, np.array([1])),
+                               X.astype(int))
+    check(cases.cast_to_dtype_of, X, np.array([1.0]), wrt=[0])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, float, "float64", np.dtype("float32")])
+def test_cast_to_a_float_dtype_parameter(dtype):
+    g = s2sgrad.gradient(cases.cast_to_dtype_param)(X, dtype)
+    np.testing.assert_allclose(g, 2 * X.astype(dtype), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [int, np.int32, "int64", bool])
+def test_cast_to_an_integer_dtype_parameter(dtype):
+    np.testing.assert_allclose(s2sgrad.gradient(cases.cast_to_dtype_param)(X, dtype),
+                               X.astype(dtype))
+
+
+def test_cast_to_an_unknown_dtype_is_refused():
+    refused(cases.cast_to_unknown_dtype, (X, cases.Holder(np.int64)), "x.astype(holder.dtype)",
+            "dtype that is not known")
+
+
+def test_complex_intermediates_are_refused():
+    refused(cases.complex_intermediate, (3.0, 4.0), "x + 1j * y", "complex")
+
+
+@pytest.mark.parametrize("value", [np.matrix(np.eye(2)), np.ma.masked_array(np.ones(2))],
+                         ids=["matrix", "masked"])
+def test_array_subclasses_with_other_operators_are_refused(value):
+    def square(x):
+        return np.sum(x * x)
+    with pytest.raises(TypeError, match="not supported"):
+        s2sgrad.gradient(square)(value)
+
+
+def test_builtin_sum_of_an_array():
+    check(cases.builtin_sum_of_array, X)
+    check(cases.builtin_sum_of_matrix, M)
