@@ -180,6 +180,7 @@ class Op:
     what: str = ""  # a readable name of the callee, for messages
     diff_params: tuple[str, ...] = ()  # parameters that can receive a contribution
     primitive: Any = None  # for 'rule', 'nondiff' and 'unknown' calls: the function called
+    refusal: tuple[str, str] | None = None  # for 'unknown': why, and what to write instead
 
 
 @dataclass(frozen=True)
@@ -204,6 +205,9 @@ class Analysis:
         ca, cb = self.shape_class.get(a), self.shape_class.get(b)
         return ca is not None and ca == cb
 
+
+# Statements of the normalized code that compute no value: nothing to analyze in them.
+_NO_VALUE = (gast.Return, gast.Break, gast.Continue, gast.Pass, gast.Raise, gast.Assert)
 
 _BINOP_PRIMITIVES = {cls: getattr(operator, op) for cls, op in syntax.BINOPS.items()}
 _UNARY_PRIMITIVES = {gast.USub: operator.neg, gast.UAdd: operator.pos,
@@ -258,11 +262,15 @@ class _Analyzer:
             elif isinstance(stmt, (gast.For, gast.While)):
                 if isinstance(stmt, gast.For):
                     self.set_value(stmt.target.id, Abstract("scalar", (), False))
-                for _ in range(20):  # to a fixpoint: values flow around the loop
+                for _ in range(50):  # to a fixpoint: values flow around the loop
                     before = (dict(self.values), set(self.varied))
                     self.forward_block(stmt.body)
                     if (self.values, self.varied) == before:
                         break
+                else:
+                    raise syntax.unexpected("analyze", stmt, "a loop without a fixpoint")
+            elif not isinstance(stmt, _NO_VALUE):
+                raise syntax.unexpected("analyze", stmt)
 
     def useful_block(self, stmts: list[gast.stmt], useful: set[str]) -> set[str]:
         """The names whose values the output depends on, before ``stmts`` run."""
@@ -279,6 +287,8 @@ class _Analyzer:
                     useful |= after
             elif isinstance(stmt, (gast.Assign, gast.Expr)):
                 self.useful_statement(stmt, self.ops[id(stmt)], useful)
+            elif not isinstance(stmt, _NO_VALUE):
+                raise syntax.unexpected("analyze", stmt)
         return useful
 
     def check_effect(self, call: gast.expr) -> None:
@@ -305,13 +315,15 @@ class _Analyzer:
     def check_in_place(self, stmt: gast.stmt, name: str, previous: str, origin: str) -> None:
         """`x += y` on an array updates it in place: refuse it where another name sees it."""
         value = self.values.get(previous)
-        if origin == "fresh" or value is None or value.kind != "array":
+        if origin == "fresh" or value is None or (value.kind != "array" and value.type
+                                                  is not list):
             return
-        rewrite = f"Write `{name} = {name} {_op(stmt)} ...` to make a new array"
+        what, who = ("list", "Python") if value.type is list else ("array", "NumPy")
+        rewrite = f"Write `{name} = {name} {_op(stmt)} ...` to make a new {what}"
         if origin == "param":
             raise self.parsed.error(
-                f"in-place update of the argument '{name}': NumPy would change the caller's "
-                "array", stmt, rewrite + ".")
+                f"in-place update of the argument '{name}': {who} would change the caller's "
+                f"{what}", stmt, rewrite + ".")
         # Other aliases are checked by reverse, which knows which arrays share memory.
 
     def new_class(self) -> int:
@@ -329,7 +341,7 @@ class _Analyzer:
             op = self.operation(stmt.value, None)
             op = Op("effect", None, what=op.what)
         else:
-            return Op("effect", None)
+            raise syntax.unexpected("analyze", stmt)
         return op
 
     def value(self, atom: gast.expr) -> Abstract:
@@ -427,6 +439,8 @@ class _Analyzer:
                 return Op("pack", target, bindings=dict(zip(keys, elements, strict=True)),
                           diff_params=tuple(keys), what="a container")
             return Op("nondiff", target)
+        if not isinstance(node, (gast.Name, gast.Constant, gast.Attribute)):
+            raise syntax.unexpected("analyze", node, "an assigned value")
         # a copy of an atom
         if target is not None and not isinstance(node, gast.Name) and \
                 self.parsed.resolve(node) is not MISSING:
@@ -643,12 +657,40 @@ class _Analyzer:
                     "differentiates only calls to functions it can identify", node,
                     "Call a function defined with def (or passed in as an argument), and pass "
                     "the values it would close over as arguments.")
-            name = syntax.dotted_name(func)
-            if isinstance(func, gast.Name) and func.id not in self.parsed.local_names:
-                name = None  # a temporary of the compiler: not a name the user wrote
-            return self.opaque(target, args + list(keywords.values()),
-                               name or "a function computed here")
+            if isinstance(func, gast.Name) and func.id in self.values:
+                call = _user_method(self.values[func.id], "__call__")
+                if call is not None:  # an object passed in, called: its class's __call__
+                    self.parsed.dependencies.append((self.values[func.id].type, "__call__",
+                                                     "static", call))
+                    return self.user_call(call, [func] + args, keywords, target, node)
+            name = self.user_name(func)
+            op = self.opaque(target, args + list(keywords.values()),
+                             name or "a function computed here")
+            if name is None or isinstance(func, gast.Name):
+                shown = f"'{name}'" if name else "a function value"
+                return Op(op.kind, op.target, what=op.what, refusal=(
+                    f"this calls {shown}, a function that is not known when the code is "
+                    "compiled (it is chosen at run time: a loop over functions, a branch "
+                    "between functions, an item at a computed key), so its derivative "
+                    "cannot be chosen",
+                    "Call each function directly (unroll the loop, or branch around the "
+                    "calls), or pass the function in as an argument."))
+            return op
         return self.call_resolved(resolved, func, args, keywords, target, node)
+
+    def user_name(self, func: gast.expr) -> str | None:
+        """The name the user wrote for a function atom (a version of a local name counts),
+        or None for the compiler's own temporaries."""
+        name = syntax.dotted_name(func)
+        if name is None:
+            return None
+        head = name.split(".")[0]
+        base = head.rsplit("_", 1)[0] if head.rsplit("_", 1)[-1].isdigit() else head
+        if head in self.parsed.local_names:
+            return name
+        if base in self.parsed.local_names:  # a version of it: fn_1
+            return base + name[len(head):]
+        return name if head not in self.values else None
 
     def call_resolved(self, resolved: Any, func: gast.expr, args: list, keywords: dict,
                       target: str | None, node: gast.AST) -> Op:
@@ -1097,6 +1139,9 @@ class _Analyzer:
     def useful_statement(self, stmt: gast.stmt, op: Op, useful: set[str]) -> None:
         if op.target is None or op.target not in useful or op.target not in self.varied:
             return
+        if op.kind == "unknown" and op.refusal is not None:
+            raise self.parsed.error(op.refusal[0], stmt.value if hasattr(
+                stmt, "value") else stmt, op.refusal[1])
         if op.kind == "unknown":
             raise self.parsed.error(
                 f"no derivative rule for {op.what}, and the result depends on a "

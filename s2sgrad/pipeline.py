@@ -31,6 +31,7 @@ from .normalize import normalize
 from .optimize import optimize
 from .parse import Parsed, parse, still_valid, unwrap
 from .reverse import reverse
+from .rules import registry
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,7 @@ def compile_vjp(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
 def _run_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstract],
                 lifted: dict[str, str] | None = None) -> Compiled:
     debug = _debug_level()
+    version = registry.version
     parsed = fence(parse(fn, lifted, _spread_of(fn, signature)))
     unknown = [w for w in wrt if w not in parsed.params]
     if unknown:
@@ -145,7 +147,7 @@ def _run_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
                     generated.forward, generated.backward, generated.forward_source,
                     generated.adjoint_source, optimized.saved, _result_value(analysis),
                     generated.filename, reversed_.result_aliases,
-                    _dependencies(parsed, analysis))
+                    _dependencies(parsed, analysis, version))
 
 
 def _spread_of(fn: Callable, signature: dict[str, Abstract]) -> tuple:
@@ -163,10 +165,12 @@ def _spread_of(fn: Callable, signature: dict[str, Abstract]) -> tuple:
     return count, keys
 
 
-def _dependencies(parsed: Parsed, analysis: Analysis) -> tuple:
-    """This function's resolved names and its callees' (a callee may be redefined too)."""
+def _dependencies(parsed: Parsed, analysis: Analysis, version: object) -> tuple:
+    """This function's resolved names and its callees' (a callee may be redefined too),
+    and the rule table's version (a rule registered later changes the derivative)."""
     found = {(id(where), name): (where, name, kind, value)
              for where, name, kind, value in parsed.dependencies}
+    found[(id(registry), "version")] = (registry, "version", "is", version)
     for op in analysis.ops.values():
         if op.kind == "call":
             for dep in op.callee.dependencies:

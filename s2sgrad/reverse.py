@@ -703,8 +703,8 @@ class _Writes:
             return []
         augmented = self.augmented.get(id(stmt))
         target_value = self.values.get(op.target)
-        if augmented is not None and target_value is not None and \
-                target_value.kind == "array":
+        if augmented is not None and target_value is not None and (
+                target_value.kind == "array" or target_value.type is list):  # xs += [v] too
             self.in_place.add(id(stmt))
             return [augmented[1]]  # x += y updates x's memory
         if isinstance(value, gast.Name):

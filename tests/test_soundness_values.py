@@ -333,3 +333,82 @@ def test_array_subclasses_with_other_operators_are_refused(value):
 def test_builtin_sum_of_an_array():
     check(cases.builtin_sum_of_array, X)
     check(cases.builtin_sum_of_matrix, M)
+
+
+# --- more function values, list updates, rules registered later, edited files -----------
+
+
+@pytest.mark.parametrize("fn,args,token", [
+    (cases.loops_over_functions, (X,), "fn(x)"),
+    (cases.picks_function_by_flag, (X, True), "fn(x)"),
+])
+def test_functions_chosen_at_run_time_are_refused(fn, args, token):
+    refused(fn, args, token, "not known when the code is compiled")
+
+
+@pytest.mark.parametrize("act", [np.tanh, cases.softplus])
+def test_callable_object_passed_in(act):
+    check(cases.calls_object_argument, X, cases.Affine(1.5, act), wrt=[0])
+    check(cases.Affine(0.5, act), X)
+
+
+def test_list_grown_in_place():
+    check(cases.grows_list_in_place, X)
+
+
+def test_list_update_seen_through_an_alias_is_refused():
+    refused(cases.list_alias_sees_update, (X, X), "np.stack(ys)", "shares memory")
+
+
+def test_list_argument_updated_in_place_is_refused():
+    refused(cases.updates_list_argument, ([X], X), "xs += [b]", "caller's list", wrt=1)
+
+
+def test_rule_registered_after_a_compile_is_used():
+    g = s2sgrad.gradient(cases.uses_snap)
+    np.testing.assert_allclose(g(X), cases.snap(X))  # round: no gradient through it
+
+    def straight_through(g, ans, x):
+        return g
+
+    registry = s2sgrad.rules.registry
+    before = registry.lookup(cases.snap)
+    s2sgrad.vjp_rule(cases.snap)(straight_through)
+    try:
+        np.testing.assert_allclose(g(X), cases.snap(X) + X)
+    finally:
+        registry._RULES.pop(registry._key(cases.snap), None)
+        registry._changed()
+    assert before is None
+    np.testing.assert_allclose(g(X), cases.snap(X))
+
+
+def test_source_edited_after_import_is_refused(tmp_path, monkeypatch):
+    import importlib
+    import sys
+    path = tmp_path / "edited_module.py"
+    path.write_text("import numpy as np\n\n\ndef f(x):\n    return np.sum(x * 2.0)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("edited_module")
+    try:
+        path.write_text("import numpy as np\n\n\ndef f(x):\n    return np.sum(x * 3.0)\n")
+        with pytest.raises(TransformError, match="source file has changed") as info:
+            s2sgrad.gradient(module.f)(X)
+        assert info.value.filename == str(path) and info.value.hint
+        importlib.reload(module)
+        np.testing.assert_allclose(s2sgrad.gradient(module.f)(X), np.full(4, 3.0))
+    finally:
+        sys.modules.pop("edited_module", None)
+
+
+def test_families_on_tensors():
+    a = s2sgrad.tensor(X.copy(), requires_grad=True)
+    b = s2sgrad.tensor(X[::-1] * 0.5, requires_grad=True)
+    s2sgrad.grad(cases.tuple_concat)(a, b).backward()
+    ga, gb = s2sgrad.gradient(cases.tuple_concat, (0, 1))(X, X[::-1] * 0.5)
+    np.testing.assert_allclose(a.grad.data if hasattr(a.grad, "data") else a.grad, ga)
+    np.testing.assert_allclose(b.grad.data if hasattr(b.grad, "data") else b.grad, gb)
+    t = s2sgrad.tensor(X.copy(), requires_grad=True)
+    s2sgrad.grad(cases.apply)(np.tanh, t).backward()
+    expected = s2sgrad.gradient(cases.apply, 1)(np.tanh, X)
+    np.testing.assert_allclose(t.grad.data if hasattr(t.grad, "data") else t.grad, expected)

@@ -120,6 +120,7 @@ def vjp_rule(*primitives: Any, shape: str | None = None,
             _NONDIFF.pop(_key(primitive), None)
             _RULES[_key(primitive)] = Rule(primitive, template, params, defaults, shape,
                                            requires)
+        _changed()
         return template
 
     return register
@@ -133,6 +134,17 @@ def nondifferentiable(*primitives: Any, why: str = "") -> None:
     for primitive in primitives:
         _RULES.pop(_key(primitive), None)
         _NONDIFF[_key(primitive)] = why
+    _changed()
+
+
+# Replaced by a new object whenever the table changes: a compiled pair records the one it
+# was compiled with, and is compiled again once a rule is registered or replaced.
+version = object()
+
+
+def _changed() -> None:
+    global version
+    version = object()
 
 
 def lookup(primitive: Any) -> Rule | None:

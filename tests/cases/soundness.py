@@ -379,3 +379,59 @@ def builtin_sum_of_array(x):
 
 def builtin_sum_of_matrix(m):
     return np.sum(sum(m ** 2))
+
+
+# --- more function values and list updates ----------------------------------------------
+
+FUNCTIONS = (np.sin, np.cos)
+
+
+def loops_over_functions(x):
+    for fn in FUNCTIONS:
+        x = fn(x)  # <- refused
+    return np.sum(x)
+
+
+def picks_function_by_flag(x, flag):
+    fn = np.sin if flag else np.cos
+    return np.sum(fn(x))  # <- refused
+
+
+def calls_object_argument(x, layer):
+    return layer(x) * 2.0
+
+
+class Affine:
+    def __init__(self, w, act):
+        self.w = w
+        self.act = act
+
+    def __call__(self, x):
+        return np.sum(self.act(x * self.w))
+
+
+def grows_list_in_place(a):
+    xs = [a]
+    for k in range(3):
+        xs += [xs[-1] * 0.5 + a]
+    return np.sum(np.stack(xs))
+
+
+def list_alias_sees_update(a, b):
+    xs = [a]
+    ys = xs
+    xs += [b]
+    return np.sum(np.stack(ys))  # <- refused
+
+
+def updates_list_argument(xs, b):
+    xs += [b]  # <- refused
+    return np.sum(np.stack(xs))
+
+
+def snap(x):
+    return np.round(x * 4.0) / 4.0
+
+
+def uses_snap(x):
+    return np.sum(snap(x) * x)
