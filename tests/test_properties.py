@@ -2,8 +2,10 @@
 
 hypothesis builds small programs: straight-line arithmetic on arrays of shape (3,) and
 floats, if/elif/else on data-dependent conditions, for loops over range(k) and over a
-run-time range(n), while loops with a counter and a data-dependent stop, break/continue, and
-element writes. Every value stays tame by construction: each assignment is a tanh/sin/cos of
+run-time range(n), while loops with a counter and a data-dependent stop, break/continue,
+element writes, and (``Features.values``) a decorated function, decorated helpers, functions
+passed as values or read from a dict, tuple and list + and *, and np.s_/np.index_exp
+indices. Every value stays tame by construction: each assignment is a tanh/sin/cos of
 a small combination, or a short contraction, so no division, no log, no overflow. The
 program is written to a .py file (the compiler reads source), imported, and compared with
 central finite differences by ``check_grads`` with respect to every float input, and its
@@ -50,6 +52,8 @@ class Features:
     jumps: bool = True  # break / continue (data-dependent)
     writes: bool = True  # a[k] = scalar at the top level and in plain loops
     writes_in_branches: bool = False  # and inside an if, or in a loop with break/continue
+    # decorated functions, functions passed as values, tuple/list + and *, index objects
+    values: bool = False
 
 
 @dataclass
@@ -58,6 +62,45 @@ class Scope:
     in_loop: bool = False
     jumps_here: bool = False  # this loop body has break/continue
     in_branch: bool = False
+    values: bool = False  # Features.values
+
+
+# What programs with Features.values call: a decorator that adds a penalty (wraps, passing
+# *args and **kwargs on), a decorated helper, a function taking a function, a dict of
+# activations read by a constant key.
+PRELUDE = """import functools
+
+import numpy as np
+
+
+def penalised(lam):
+    def deco(f):
+        @functools.wraps(f)
+        def wrapper(*args, **kwargs):
+            return f(*args, **kwargs) + lam * np.sum(args[0] ** 2)
+        return wrapper
+    return deco
+
+
+def scaled(c):
+    def deco(f):
+        def wrapper(u, v):
+            return c * f(u, v)
+        return wrapper
+    return deco
+
+
+@scaled(0.5)
+def helper(u, v):
+    return np.tanh(u * v)
+
+
+def apply(fn, v):
+    return fn(v)
+
+
+ACTS = {"t": np.tanh, "s": np.sin, "c": np.cos}
+"""
 
 
 CONSTANTS = st.sampled_from([0.1, 0.2, 0.3, 0.5, 0.7, -0.2, -0.4, -0.6])
@@ -81,6 +124,18 @@ def array_expr(draw, scope: Scope) -> str:
     if scope.loop_vars:
         i = draw(st.sampled_from(scope.loop_vars))
         options.append(f"np.sin({a} + {c1} * {i})")
+    if scope.values:
+        key = draw(st.sampled_from(["t", "s", "c"]))
+        fn = draw(st.sampled_from(["np.tanh", "np.sin", "helper_one"]))
+        options += [
+            f"np.sum(np.stack(({a}, {b}) + ({a},)), axis=0) * {c1}",
+            f"np.mean(np.stack([{a}] * 2 + [{b} * {c1}]), axis=0)",
+            f"np.stack(({a},) * 3)[1] * {c1} + {s}",
+            f"ACTS['{key}']({a} * {c1})",
+            f"apply({fn}, {a} * {c1})",
+            f"helper({a}, {b}) + {c1}",
+            f"{a}[np.s_[::-1]] * {c1} + {b}[np.index_exp[:]] * {c2}",
+        ]
     return draw(st.sampled_from(options))
 
 
@@ -160,7 +215,8 @@ def statement(draw, features: Features, scope: Scope, depth: int, counter: list[
     if kind == "write":
         a = draw(st.sampled_from(ARRAYS))
         return _same(0, f"{a}[{draw(st.integers(0, 2))}] = {draw(scalar_expr(scope))}")
-    inner = Scope(list(scope.loop_vars), scope.in_loop, scope.jumps_here, scope.in_branch)
+    inner = Scope(list(scope.loop_vars), scope.in_loop, scope.jumps_here, scope.in_branch,
+                  scope.values)
     if kind in ("if", "if_elif"):
         inner.in_branch = True
         test, probe = draw(condition())
@@ -220,23 +276,27 @@ def block(draw, features: Features, scope: Scope, depth: int, counter: list[int]
 @st.composite
 def program(draw, features: Features) -> tuple[str, str]:
     """(source, probe source) of ``f(x, y, s, n)`` and ``f_probe(x, y, s, n)``."""
-    body = draw(block(features, Scope(), 0, [0]))
+    body = draw(block(features, Scope(values=features.values), 0, [0]))
     a, b, c = draw(st.sampled_from(ARRAYS)), draw(st.sampled_from(ARRAYS)), draw(
         st.sampled_from(ARRAYS))
     result = f"np.sum({a} * {b}) + np.sum({c}) * s0 + s1"
     head = ["a0 = np.tanh(x)", "a1 = np.sin(y)", "a2 = x * y * 0.5", "s0 = np.tanh(s)",
             "s1 = 0.5 * s"]
 
+    decorated = features.values and draw(st.booleans())
+
     def render(name: str, probe: bool) -> str:
-        out = [f"def {name}(x, y, s, n):"]
+        out = ["@penalised(0.1)"] if decorated and not probe else []
+        out += [f"def {name}(x, y, s, n):"]
         out += [f"    {line}" for line in head]
         out += ["    " * (k + 1) + (p if probe else t) for k, t, p in body]
         out.append(f"    return {result}")
         return "\n".join(out)
 
     source = render("f", False)
-    return source, "\n".join(["import numpy as np", "", "", source, "", "",
-                              render("f_probe", True), ""])
+    prelude = [PRELUDE, "", "def helper_one(v):", "    return np.tanh(v) * 0.5 + 0.1"] \
+        if features.values else ["import numpy as np"]
+    return source, "\n".join(prelude + ["", "", source, "", "", render("f_probe", True), ""])
 
 
 # --- running them ----------------------------------------------------------------------------
@@ -315,3 +375,7 @@ def test_with_element_writes():
 
 def test_writes_in_branches_and_jumping_loops():
     _run(Features(writes_in_branches=True))()
+
+
+def test_decorators_function_values_containers_and_index_objects():
+    _run(Features(writes=False, values=True))()
