@@ -39,7 +39,8 @@ def _add(value: Any, direction: Any, step: float) -> Any:
 def check_grads(fn: Callable, *args: Any, wrt: int | Sequence[int] | None = None, order: int = 1,
                 eps: float = 1e-6, rtol: float = 1e-5, atol: float = 1e-7, directions: int = 2,
                 seed: int = 0) -> None:
-    """Check the gradient of ``fn`` at ``args`` against central finite differences.
+    """Check the gradient of ``fn`` at ``args`` against central finite differences, and
+    the compiled forward's value against a plain call of ``fn``.
 
     For a random output weighting ``u`` and random input directions ``v``, compares
     ``<vjp(u), v>`` with ``(<u, f(x + eps v)> - <u, f(x - eps v)>) / (2 eps)``, once per
@@ -57,6 +58,12 @@ def check_grads(fn: Callable, *args: Any, wrt: int | Sequence[int] | None = None
     if not _is_float(out) and not isinstance(out, np.floating):
         raise TypeError(f"check_grads: {fn.__name__} returned {type(out).__name__}, "
                         "not a floating-point value")
+    plain = fn(*args)
+    if np.shape(out) != np.shape(plain) or not np.allclose(out, plain, rtol=1e-12, atol=0.0,
+                                                          equal_nan=True):
+        raise AssertionError(
+            f"the compiled forward of {fn.__name__} computes {out!r}, but calling it "
+            f"computes {plain!r}")
     for _ in range(directions):
         u = _random_like(out if isinstance(out, np.ndarray) else float(out), rng)
         grads = pullback(u if isinstance(out, np.ndarray) else type(out)(u))
