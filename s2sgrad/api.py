@@ -86,7 +86,8 @@ class _Specialiser:
         if lifted:
             key += (tuple(lifted.items()), lifted_wrt)
         found = self.cache.get(key)
-        if found is not None and found.dependencies and not found.valid():
+        if found is not None and (found.version is not registry.version or (
+                found.dependencies and not found.valid())):
             found = None  # a function it calls was redefined: compile again
         if found is None:
             if len(self.cache) > 4096:  # many distinct shapes: keep the look-up table small

@@ -51,9 +51,11 @@ class Compiled:
     filename: str
     result_aliases: frozenset[str] = frozenset()  # parameters the output may share memory with
     dependencies: tuple = ()  # what non-local names resolved to (see parse.still_valid)
+    version: object = None  # the rule table's version it was compiled with (registry.version)
 
     def valid(self) -> bool:
-        return still_valid(self.dependencies)
+        """Still what compiling now would give: the same rules, the same resolved names."""
+        return self.version is registry.version and still_valid(self.dependencies)
 
     @property
     def source(self) -> str:
@@ -147,7 +149,7 @@ def _run_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
                     generated.forward, generated.backward, generated.forward_source,
                     generated.adjoint_source, optimized.saved, _result_value(analysis),
                     generated.filename, reversed_.result_aliases,
-                    _dependencies(parsed, analysis, version))
+                    _dependencies(parsed, analysis), version)
 
 
 def _spread_of(fn: Callable, signature: dict[str, Abstract]) -> tuple:
@@ -165,12 +167,10 @@ def _spread_of(fn: Callable, signature: dict[str, Abstract]) -> tuple:
     return count, keys
 
 
-def _dependencies(parsed: Parsed, analysis: Analysis, version: object) -> tuple:
-    """This function's resolved names and its callees' (a callee may be redefined too),
-    and the rule table's version (a rule registered later changes the derivative)."""
+def _dependencies(parsed: Parsed, analysis: Analysis) -> tuple:
+    """This function's resolved names and its callees' (a callee may be redefined too)."""
     found = {(id(where), name): (where, name, kind, value)
              for where, name, kind, value in parsed.dependencies}
-    found[(id(registry), "version")] = (registry, "version", "is", version)
     for op in analysis.ops.values():
         if op.kind == "call":
             for dep in op.callee.dependencies:

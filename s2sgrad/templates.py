@@ -51,7 +51,10 @@ class Template:
 @functools.cache
 def _parse_template(fn: Callable) -> tuple[gast.FunctionDef, tuple[bool, ...], dict[str, Any],
                                            frozenset[str]]:
-    check_rule(fn)  # what inlining would misread is refused (rules/check.py)
+    if not (getattr(fn, "__module__", None) or "").startswith("s2sgrad."):
+        # what inlining would misread is refused (rules/check.py); the library's own rules
+        # are checked by the test suite, which keeps a first compile cheap
+        check_rule(fn)
     source = textwrap.dedent(inspect.getsource(fn))
     node = gast.parse(source).body[0]
     node.decorator_list = []
