@@ -946,6 +946,10 @@ class _Analyzer:
             self.set_value(target, UNKNOWN_ARRAY)
             return Op("nondiff", target, what=what)
         signature = {name: self.packed_value(atom) for name, atom in bound.arguments.items()}
+        for param in bound.signature.parameters.values():  # defaults the callee will use
+            if param.name not in signature and param.default is not param.empty and \
+                    identified(param.default):
+                signature[param.name] = abstract_of(param.default)
         compiled = self.compile_callee(fn, tuple(varied), signature, node)
         self.set_value(target, compiled.result_value)
         if target is not None:

@@ -412,3 +412,8 @@ def test_families_on_tensors():
     s2sgrad.grad(cases.apply)(np.tanh, t).backward()
     expected = s2sgrad.gradient(cases.apply, 1)(np.tanh, X)
     np.testing.assert_allclose(t.grad.data if hasattr(t.grad, "data") else t.grad, expected)
+
+
+def test_function_as_a_default_argument():
+    check(cases.uses_default_function, X)
+    s2sgrad.testing.check_grads(cases.layer_with_default, X, wrt=0)

@@ -435,3 +435,11 @@ def snap(x):
 
 def uses_snap(x):
     return np.sum(snap(x) * x)
+
+
+def layer_with_default(x, act=np.tanh):
+    return act(x) * 2.0
+
+
+def uses_default_function(x):
+    return np.sum(layer_with_default(x)) + np.sum(layer_with_default(x, act=np.sin))
