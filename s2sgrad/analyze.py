@@ -509,9 +509,9 @@ class _Analyzer:
                 self.set_value(target, Abstract("object", None, False, object))
                 return Op("nondiff", target, what=_SYMBOLS.get(prim, "operator"))
             raise self.parsed.error(
-                f"'{_SYMBOLS.get(prim, 'this operator')}' of a {left.type.__name__ if left.type else left.kind} "
-                f"and a {right.type.__name__ if right.type else right.kind}: only + of two "
-                "tuples or two lists and * by an int are defined for them", node,
+                f"'{_SYMBOLS.get(prim, 'this operator')}' of {_described(left)} and "
+                f"{_described(right)}: for tuples and lists only + of two of the same type "
+                "and * by an int are defined", node,
                 "Convert the items to an array first (np.array(...)) for arithmetic.")
         if target is not None:
             self.values[target] = value
@@ -1175,6 +1175,17 @@ _SYMBOLS = {getattr(operator, op): symbol for op, symbol in (
 _DUNDER = {prim: f"__{prim.__name__.strip('_')}__" for prim in _SYMBOLS}
 _DUNDER[operator.and_], _DUNDER[operator.or_] = "__and__", "__or__"
 _REFLECTED = {prim: "__r" + name[2:] for prim, name in _DUNDER.items()}
+
+
+def _described(value: Abstract) -> str:
+    """'a tuple', 'an array', 'a number': for messages."""
+    if value.kind == "object" and value.type not in (None, object):
+        name = value.type.__name__
+    else:
+        name = {"scalar": "number", "none": "None"}.get(value.kind, value.kind)
+        if value.kind == "object":
+            name = "value of unknown kind"
+    return ("an " if name[0] in "aeiou" else "a ") + name
 
 
 def _is_sequence(value: Abstract) -> bool:
