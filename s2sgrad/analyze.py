@@ -181,6 +181,7 @@ class Op:
     diff_params: tuple[str, ...] = ()  # parameters that can receive a contribution
     primitive: Any = None  # for 'rule', 'nondiff' and 'unknown' calls: the function called
     refusal: tuple[str, str] | None = None  # for 'unknown': why, and what to write instead
+    always: bool = False  # refused even where the result is not used (it may mutate)
 
 
 @dataclass(frozen=True)
@@ -255,6 +256,8 @@ class _Analyzer:
                     self.check_in_place(stmt, *self.normalized.augmented[id(stmt)])
                 if id(stmt) in self.normalized.writes:
                     self.check_write(stmt, *self.normalized.writes[id(stmt)])
+                if id(stmt) in self.normalized.iterations:
+                    self.check_iterable(stmt.value.args[0], stmt)
                 self.ops[id(stmt)] = self.forward(stmt)
             elif isinstance(stmt, gast.If):
                 self.forward_block(stmt.body)
@@ -326,6 +329,23 @@ class _Analyzer:
                 f"{what}", stmt, rewrite + ".")
         # Other aliases are checked by reverse, which knows which arrays share memory.
 
+    def check_iterable(self, atom: gast.expr, stmt: gast.stmt) -> None:
+        """A loop over the items of ``atom`` is compiled as reads of atom[0], atom[1], ...:
+        right for arrays, lists and tuples, not for what iterates otherwise (a dict's keys,
+        a set, an object with its own __iter__)."""
+        value = self.value(atom)
+        if value.kind in ("array", "scalar") or _is_sequence(value) or value.type in (
+                ShapeTuple, str, range):
+            return
+        if value.kind == "object" and value.type is object:
+            return  # nothing is known: an array from a call without a rule, most often
+        what = _described(value)
+        hint = "Loop over d.keys() written out as a tuple, or over a list of the items." \
+            if value.type is dict else "Loop over a list or an array of the items."
+        raise self.parsed.error(
+            f"a loop over {what}: loops are compiled as reads of its items by position, "
+            "which is what Python does for arrays, lists and tuples only", stmt, hint)
+
     def new_class(self) -> int:
         self._classes += 1
         return self._classes
@@ -339,7 +359,7 @@ class _Analyzer:
         elif isinstance(stmt, gast.Expr):
             self.check_effect(stmt.value)
             op = self.operation(stmt.value, None)
-            op = Op("effect", None, what=op.what)
+            op = Op("effect", None, what=op.what, refusal=op.refusal, always=op.always)
         else:
             raise syntax.unexpected("analyze", stmt)
         return op
@@ -464,7 +484,8 @@ class _Analyzer:
             left = Abstract(right.kind, None, right.float, right.type)
         elif right.kind == "none" and left.kind != "none":
             right = Abstract(left.kind, None, left.float, left.type)
-        if _is_sequence(left) or _is_sequence(right):
+        if (_is_sequence(left) or _is_sequence(right)) and "array" not in (left.kind,
+                                                                         right.kind):
             return self.sequence_op(node, prim, left, right, target)
         for value, atoms, name in ((left, operands, _DUNDER.get(prim)),
                                    (right, operands[::-1], _REFLECTED.get(prim))):
@@ -642,7 +663,10 @@ class _Analyzer:
         args = list(node.args)
         keywords = {k.arg: k.value for k in node.keywords}
         if None in keywords:
-            raise self.parsed.error("**kwargs in calls are not supported", node)
+            raise self.parsed.error(
+                "**kwargs in a call is followed only where a function passes its own "
+                "**kwargs on unchanged (not after kwargs.update(...) or kwargs[k] = v)",
+                keywords[None], "Pass the arguments by name: `fn(x, scale=7.0)`.")
         if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
                 and func.value.id in self.values and self.values[func.value.id].value is None:
             return self.method_call(func, args, keywords, target, node)
@@ -833,6 +857,7 @@ class _Analyzer:
                                         "rule that covers this call with @s2sgrad.vjp_rule.")
         template = template_of(rule)
         diff_params = tuple(p for p, given in zip(rule.params, template.outputs) if given)
+        self.check_array_operands(rule, bindings, diff_params, what, node)
         self.infer(rule, bindings, target)
         varied = any(self.is_varied(bindings.get(p)) for p in diff_params)
         if "dtype" in bindings and not (syntax.is_const(bindings["dtype"])
@@ -860,6 +885,25 @@ class _Analyzer:
             self.varied.add(target)
         return Op("rule", target, rule=rule, bindings=bindings, what=what,
                   diff_params=diff_params, primitive=prim)
+
+    def check_array_operands(self, rule: Rule, bindings: dict, diff_params: tuple,
+                             what: str, node: gast.AST) -> None:
+        """The library's rules take arrays and numbers where they differentiate; NumPy
+        converts a list or tuple there, the rules do not: such a call is refused unless
+        the rule is one of those that take a sequence (np.stack, np.array, sum, ...)."""
+        module = getattr(rule.template, "__module__", "") or ""
+        if not module.startswith("s2sgrad.") or rule.primitive in _TAKES_SEQUENCES:
+            return
+        for p in diff_params:
+            atom = bindings.get(p)
+            if isinstance(atom, gast.expr) and _is_sequence(self.value(atom)):
+                symbol = _SYMBOLS.get(rule.primitive)
+                where = f"'{symbol}'" if symbol else f"{what}()"
+                raise self.parsed.error(
+                    f"{where} of {_described(self.value(atom))}: NumPy converts it to an "
+                    "array, the derivative rule does not", node,
+                    "Make the array explicitly: np.array([...]) (or np.stack([...]) of "
+                    "arrays).")
 
     def dtype_named(self, atom: Any) -> np.dtype | None:
         """The dtype (or, for ``x.dtype``, its kind) a ``dtype=`` argument names, or None if
@@ -970,11 +1014,27 @@ class _Analyzer:
 
     def opaque(self, target: str | None, atoms: list, what: str, node: Any = None,
                prim: Any = None) -> Op:
-        """A call with no rule: fine while no active value flows through it."""
-        if any(self.is_varied(a) for a in atoms) and target is not None:
+        """A call with no rule: fine while no differentiated value flows through it. One
+        that receives a differentiated value is refused where its result is used (no
+        derivative), and also where it is not, unless it is known not to change its
+        arguments (print, np.isfinite): x.sort(), np.copyto(y, v), xs.reverse() would
+        change values the gradient depends on without it knowing."""
+        varied = any(self.is_varied(a) for a in atoms)
+        if varied and target is not None:
             self.varied.add(target)
         self.set_value(target, UNKNOWN_ARRAY)
-        return Op("unknown", target, what=what, primitive=prim)
+        refusal = None
+        if varied and not _is_pure(prim):
+            short = _short(what)
+            refusal = (f"no derivative rule for {what}, which receives a differentiated "
+                       "value: it has no gradient, and it may change its arguments in place, "
+                       "which the gradient cannot follow",
+                       f"Register a rule with @s2sgrad.vjp_rule({short}) (or declare "
+                       f"s2sgrad.nondifferentiable({short}) if it changes nothing), use a "
+                       "function with a rule (np.sort(x) rather than x.sort()), or move the "
+                       "call outside the differentiated function.")
+        return Op("unknown", target, what=what, primitive=prim, refusal=refusal,
+                  always=refusal is not None)
 
     # --- kinds and ranks -----------------------------------------------------------------
 
@@ -1038,6 +1098,8 @@ class _Analyzer:
             dims = first.dims
         elif shape == "scalar":
             dims = ()
+        if first.kind == "object":  # np.asarray(a list): its rank is not the list's length
+            dims = None
         module = getattr(rule.primitive, "__module__", "") or ""
         python_scalar = shape == "scalar" and (  # math.* and float() return Python floats
             module == "math" or rule.primitive is float)
@@ -1141,6 +1203,9 @@ class _Analyzer:
     # --- backward: which varied values does the output depend on ---------------------------
 
     def useful_statement(self, stmt: gast.stmt, op: Op, useful: set[str]) -> None:
+        if op.always:
+            raise self.parsed.error(op.refusal[0], stmt.value if hasattr(
+                stmt, "value") else stmt, op.refusal[1])
         if op.target is None or op.target not in useful or op.target not in self.varied:
             return
         if op.kind == "unknown" and op.refusal is not None:
@@ -1163,7 +1228,7 @@ class _Analyzer:
 
 
 # Methods that change a list or dict in place (append is followed: see normalize).
-_MUTATING = {list: ("extend", "insert", "pop", "remove", "clear", "sort", "reverse",
+_MUTATING = {list: ("append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
                     "__setitem__", "__delitem__", "__iadd__", "__imul__"),
              dict: ("update", "pop", "popitem", "setdefault", "clear", "__setitem__",
                     "__delitem__")}
@@ -1175,6 +1240,28 @@ _SYMBOLS = {getattr(operator, op): symbol for op, symbol in (
 _DUNDER = {prim: f"__{prim.__name__.strip('_')}__" for prim in _SYMBOLS}
 _DUNDER[operator.and_], _DUNDER[operator.or_] = "__and__", "__or__"
 _REFLECTED = {prim: "__r" + name[2:] for prim, name in _DUNDER.items()}
+
+
+# Primitives whose rules take a tuple or list of values (one contribution per item).
+_TAKES_SEQUENCES = frozenset({np.stack, np.concatenate, sum, containers.concat,
+                              containers.repeat, np.array, np.asarray, np.asanyarray,
+                              np.ascontiguousarray})
+
+# Functions without a rule known not to change their arguments: a call of one on a
+# differentiated value is refused only where its result is used.
+_PURE = frozenset({
+    print, isinstance, type, id, str, repr, format, hash, bool, hasattr, callable, len,
+    np.shape, np.ndim, np.size, np.allclose, np.isclose, np.array_equal, np.array_equiv,
+    np.any, np.all, np.isfinite, np.isnan, np.isinf, np.iscomplexobj, np.isrealobj,
+    np.may_share_memory, np.shares_memory, np.ndarray.any, np.ndarray.all, np.ndarray.item,
+    np.ndarray.tolist, np.array2string, np.array_repr, np.array_str, np.result_type})
+
+
+def _is_pure(prim: Any) -> bool:
+    try:
+        return prim in _PURE or isinstance(prim, np.ufunc)
+    except TypeError:
+        return False
 
 
 def _described(value: Abstract) -> str:

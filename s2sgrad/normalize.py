@@ -61,6 +61,9 @@ class Normalized:
     augmented: dict[int, tuple[str, str, str]]  # id -> (user name, version, origin)
     writes: dict[int, tuple[str, str, str]]  # `y[i] = v` statements by id, the same way
     placeholders: frozenset[int]  # `v = None` statements that only bind a name early
+    # `n = len(xs)` statements that start a loop over the items of xs (xs[0], xs[1], ...):
+    # the analysis checks that xs is a sequence whose items these are
+    iterations: frozenset[int] = frozenset()
 
 
 _NOT_SEQUENCES = (iter, map, filter, np.ndindex, np.ndenumerate, np.nditer)
@@ -99,7 +102,7 @@ def normalize(parsed: Parsed) -> Normalized:
     fn = syntax.clone(parsed.node)
     fn.body = _drop_dead_copies(body)
     return Normalized(parsed, fn, namer, dict(anf.augmented), dict(anf.writes),
-                      frozenset(anf.placeholders))
+                      frozenset(anf.placeholders), frozenset(anf.iterations))
 
 
 def _lift_returns(parsed: Parsed, stmts: list[gast.stmt], result: str) -> list[gast.stmt]:
@@ -113,7 +116,7 @@ def _lift_returns(parsed: Parsed, stmts: list[gast.stmt], result: str) -> list[g
             out.append(syntax.located(syntax.assign(result_name, value), stmt))
             return out  # the rest is unreachable
         if isinstance(stmt, (gast.For, gast.While)) and _has_return(stmt):
-            ret = next(n for n in gast.walk(stmt) if isinstance(n, gast.Return))
+            ret = next(_returns(stmt))
             raise parsed.error("'return' inside a loop is not supported yet", ret,
                                "Assign the result to a variable, 'break', and return after "
                                "the loop.")
@@ -167,8 +170,19 @@ def _without(stmts: list[gast.stmt], dead: set[int]) -> list[gast.stmt]:
     return out
 
 
+def _returns(node: gast.AST):
+    """The return statements of ``node``'s own code (not of functions defined in it)."""
+    todo = list(gast.iter_child_nodes(node))
+    while todo:
+        n = todo.pop(0)
+        if isinstance(n, gast.Return):
+            yield n
+        elif not isinstance(n, (gast.FunctionDef, gast.Lambda)):
+            todo.extend(gast.iter_child_nodes(n))
+
+
 def _has_return(node: gast.AST) -> bool:
-    return any(isinstance(n, gast.Return) for n in gast.walk(node))
+    return next(_returns(node), None) is not None
 
 
 def _rebound(body: list[gast.stmt]) -> set[str]:
@@ -218,6 +232,7 @@ class _ANF:
         self.local_functions: dict[str, gast.AST] = {}  # nested defs and lambdas by name
         self.inlining: set[str] = set()
         self.placeholders: set[int] = set()  # `v = None` binding a loop version early
+        self.iterations: set[int] = set()  # `n = len(xs)` of loops over xs's items
         self.writes: dict[int, tuple[str, str, str]] = {}  # y[i] = v statements, as augmented
         self.out: list[gast.stmt] = []
 
@@ -397,7 +412,8 @@ class _ANF:
                 if last is not None:  # reversed(xs): item i is xs[len(xs) - 1 - i]
                     index = syntax.binop(syntax.clone(last), "Sub", index)
                 value = gast.Subscript(value=syntax.clone(seq), slice=index, ctx=gast.Load())
-            prelude.append(syntax.located(syntax.assign(t, value), t))
+            where = t if isinstance(t, gast.AST) else stmt.target  # the loop's target
+            prelude.append(syntax.located(syntax.assign(t, syntax.located(value, where)), where))
         carried = self.loop_carried(stmt.body + prelude, index_target.id)
         loop_var = index_target.id
         before = self.current.get(loop_var)
@@ -465,6 +481,8 @@ class _ANF:
                     "sequences in the body.")
         atom = self.evaluated_once(node, rebound, loop)
         length = self.operation(syntax.call(syntax.name("len"), [atom]), temp=True)
+        syntax.located(self.out[-1], node)  # where the loop names what it loops over
+        self.iterations.add(id(self.out[-1]))
         last = self.operation(syntax.binop(length, "Sub", syntax.const(1)), temp=True) \
             if backwards else None
         return atom, last, length

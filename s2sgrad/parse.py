@@ -246,6 +246,24 @@ def _lift(node: gast.FunctionDef, lifted: dict[str, str]) -> None:
         node.args.kw_defaults.append(None)
 
 
+def _only_read(node: gast.FunctionDef, name: str | None) -> bool:
+    """Is ``name`` only passed on (``*args``, ``**kwargs``), indexed or measured (len), so
+    that what it holds is what the call received? A method call (kwargs.update(...),
+    kwargs.setdefault(...)) may change it, and a spread would then pass stale items."""
+    if name is None:
+        return False
+    allowed: set[int] = set()
+    for n in gast.walk(node):
+        if isinstance(n, gast.Starred) or (isinstance(n, gast.keyword) and n.arg is None):
+            allowed.add(id(n.value))
+        elif isinstance(n, gast.Subscript):
+            allowed.add(id(n.value))
+        elif isinstance(n, gast.Call) and syntax.is_name(n.func, "len") and len(n.args) == 1:
+            allowed.add(id(n.args[0]))
+    return all(id(n) in allowed for n in gast.walk(node)
+               if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load))
+
+
 def _spread(node: gast.FunctionDef, count: int | None, keys: tuple | None) -> None:
     """Pass ``*args`` and ``**kwargs`` on item by item: ``fn(*args, **kwargs)`` becomes
     ``fn(args[0], args[1], scale=kwargs['scale'])`` for the number of positional and the
@@ -254,8 +272,8 @@ def _spread(node: gast.FunctionDef, count: int | None, keys: tuple | None) -> No
     double = node.args.kwarg.id if node.args.kwarg is not None and keys is not None else None
     stored = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
               and isinstance(n.ctx, gast.Store)}
-    star = star if star not in stored else None
-    double = double if double not in stored else None
+    star = star if star not in stored and _only_read(node, star) else None
+    double = double if double not in stored and _only_read(node, double) else None
     if star is None and double is None:
         return
     for call in gast.walk(node):

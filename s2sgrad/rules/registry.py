@@ -174,7 +174,7 @@ def primitive_name(primitive: Any) -> str:
         if objclass is not None:
             return f"{objclass.__name__}.{getattr(primitive, '__name__', '?')}"
         return repr(primitive)
-    if module in (None, "builtins"):
+    if module in (None, "builtins", "__main__"):
         return qualname
     # Public spelling: numpy.fft._pocketfft.fft -> numpy.fft.fft, _operator.add -> operator.add
     module = ".".join(p for p in module.split(".") if not p.startswith("_")) or \

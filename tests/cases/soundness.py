@@ -344,6 +344,27 @@ def writes_through_split(x):
     return np.sum(y ** 2)
 
 
+def writes_through_flip(x):
+    y = x * 1.0
+    z = np.flip(y)
+    z[0, 0] = 0.0
+    return np.sum(y ** 2)
+
+
+def writes_through_moveaxis(x):
+    y = x * 1.0
+    z = np.moveaxis(y, 0, 1)
+    z[0, 1] = 0.0
+    return np.sum(y ** 2)
+
+
+def writes_through_reshape_method(x):
+    y = x * 1.0
+    z = y.reshape(-1)
+    z[0] = 0.0
+    return np.sum(y ** 2)
+
+
 def writes_into_fresh(x):
     y = np.zeros_like(x)
     y[0] = x[1] * 2.0
@@ -443,3 +464,108 @@ def layer_with_default(x, act=np.tanh):
 
 def uses_default_function(x):
     return np.sum(layer_with_default(x)) + np.sum(layer_with_default(x, act=np.sin))
+
+
+# --- arguments changed before they are passed on; calls that may mutate ----------------
+
+
+def default_scale(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        kwargs.setdefault("scale", 7.0)
+        return fn(*args, **kwargs)  # <- refused
+    return wrapper
+
+
+@default_scale
+def scaled_sum(x, scale=1.0):
+    return np.sum(x) * scale
+
+
+def inner_scaled(x, s=1.0):
+    return np.sum(x) * s
+
+
+def updates_kwargs(x, **kw):
+    kw.update(s=5.0)
+    return inner_scaled(x, **kw)  # <- refused
+
+
+def passes_kwargs_on(x, **kw):
+    return inner_scaled(x, **kw)
+
+
+def sorts_in_place(x):
+    y = x * 1.0
+    _ = y.sort()  # <- refused
+    return np.sum(y * np.arange(4))
+
+
+def copies_into(x):
+    y = x * 1.0
+    done = np.copyto(y, 3.0)  # <- refused
+    return np.sum(y ** 2) + np.sum(x) + (0.0 if done is None else 1.0)
+
+
+def appends_in_expression(x):
+    out = []
+    for i in range(3):
+        _ = out.append(x[i] * (i + 1))  # <- refused
+    return sum(out)
+
+
+def reverses_unbound(x):
+    lst = [x, 2 * x]
+    list.reverse(lst)  # <- refused
+    return np.sum(lst[0])
+
+
+def array_times_list(x):
+    return np.sum(x * [1.0, 2.0, 3.0, 4.0])  # <- refused
+
+
+def dot_with_list(x):
+    return np.dot(x, [1.0, 2.0, 3.0, 4.0])  # <- refused
+
+
+def asarray_of_list(x, weights):
+    w = np.asarray(weights)
+    return np.sum(x * w[0])
+
+
+def loops_over_dict(x):
+    weights = {0: 10.0, 1: 20.0}
+    s = 0.0
+    for k in weights:  # <- refused
+        s = s + np.sum(x) * k
+    return s
+
+
+def loops_over_argument(x, items):
+    s = 0.0
+    for k in items:  # <- refused
+        s = s + np.sum(x) * k
+    return s
+
+
+class Schedule:
+    def __init__(self, w):
+        self.w = w
+
+    def __iter__(self):
+        return iter(self.w)
+
+    def __len__(self):
+        return len(self.w)
+
+    def __getitem__(self, i):
+        return self.w[::-1][i]
+
+
+def nested_def_in_loop(x):
+    s = 0.0
+    for i in range(2):
+        def g(t):
+            return t * i
+        s = s + np.sum(g(x))
+    return s
