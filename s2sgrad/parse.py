@@ -372,4 +372,8 @@ def parse(fn: Callable, lifted: dict[str, str] | None = None,
         n.id for n in gast.walk(node)
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store))
     closure = dict(zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True))
-    return Parsed(fn, node, filename, params, local_names, closure, fn.__globals__)
+    # defaults are bound into the compiled forward: rebinding them recompiles
+    dependencies = [(fn, attr, "is", getattr(fn, attr)) for attr in (
+        "__defaults__", "__kwdefaults__") if getattr(fn, attr) is not None]
+    return Parsed(fn, node, filename, params, local_names, closure, fn.__globals__,
+                  dependencies)

@@ -478,3 +478,20 @@ def test_loops_over_sequences():
 
 def test_return_of_a_nested_def_inside_a_loop():
     check(cases.nested_def_in_loop, X)
+
+
+def test_changed_defaults_recompile():
+    def scaled(x, k=2.0):
+        return np.sum(x) * k
+
+    def loss(x):
+        return scaled(x)
+
+    f = s2sgrad.value_and_grad(loss)
+    assert f(X)[0] == np.sum(X) * 2.0
+    scaled.__defaults__ = (11.0,)
+    value, g = f(X)
+    assert value == np.sum(X) * 11.0
+    np.testing.assert_allclose(g, np.full(4, 11.0))
+    scaled.__defaults__ = (3.0,)
+    np.testing.assert_allclose(s2sgrad.gradient(scaled)(X), np.full(4, 3.0))
