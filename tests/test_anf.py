@@ -82,6 +82,9 @@ def check_operation(node, locals_):
                 assert atom(part)
     elif isinstance(node, (gast.Tuple, gast.List)):
         assert all(atom(e) for e in node.elts)
+    elif isinstance(node, gast.Dict):  # a dict literal: constant keys, atoms as values
+        assert all(isinstance(k, gast.Constant) for k in node.keys)
+        assert all(atom(v) for v in node.values)
     else:
         pytest.fail(f"not an ANF operation: {gast.dump(node)}")
 
