@@ -120,6 +120,27 @@ def identified(value: Any) -> bool:
                               types.ModuleType)) or hasattr(value, "compiled_for")
 
 
+_FUNCTION_TYPES = frozenset({types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+                             np.ufunc, functools.partial})
+_DATA_TYPES = frozenset({np.ndarray, float, int, bool, str, type(None), tuple, list, dict})
+
+
+def _held_functions(value: Any) -> tuple | None:
+    """(name, abstract value) of the functions stored on a user object, sorted by name;
+    quick for objects that hold only data (this runs on every call)."""
+    held = getattr(value, "__dict__", None)
+    if not held or type(held) is not dict or _is_library_type(type(value)):
+        return None
+    found = None
+    for k, v in held.items():
+        t = type(v)
+        if t in _DATA_TYPES:
+            continue
+        if t in _FUNCTION_TYPES or hasattr(t, "compiled_for"):
+            found = (found or []) + [(k, abstract_of(v))]
+    return tuple(sorted(found)) if found else None
+
+
 def abstract_of(value: Any) -> Abstract:
     """The abstract value of a run-time argument (the cache key of a specialisation)."""
     if isinstance(value, bool):
@@ -143,14 +164,9 @@ def abstract_of(value: Any) -> Abstract:
                         complex=kind == "c")
     if identified(value):
         return Abstract("object", None, False, type(value), value=value)
-    cls = type(value)
-    if not _is_library_type(cls):  # a user object: specialised on the functions it holds
-        held = getattr(value, "__dict__", None)
-        if held:
-            functions = tuple((k, abstract_of(v)) for k, v in sorted(held.items())
-                              if callable(v) and identified(v))
-            if functions:
-                return Abstract("object", None, False, cls, functions)
+    functions = _held_functions(value)
+    if functions:  # a user object: specialised on the functions it holds (self.act)
+        return Abstract("object", None, False, type(value), functions)
     if value is None:
         return Abstract("none", None, False)
     if isinstance(value, (tuple, list)):
@@ -160,7 +176,14 @@ def abstract_of(value: Any) -> Abstract:
     if isinstance(value, dict) and all(isinstance(k, str) for k in value):
         items = tuple((k, abstract_of(v)) for k, v in sorted(value.items()))
         return Abstract("object", None, any(a.float for _, a in items), dict, items)
-    return Abstract("object", None, False, type(value))
+    cls = type(value)
+    known = _OBJECTS.get(cls)
+    if known is None:
+        known = _OBJECTS[cls] = Abstract("object", None, False, cls)
+    return known
+
+
+_OBJECTS: dict[type, Abstract] = {}  # the abstract value of a plain object, per class
 
 
 def is_container(value: Abstract | None) -> bool:
