@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from . import grad_mode
-from .tensor import Tensor, Version, _make
+from .tensor import Tensor, _make
 
 FREED = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -155,14 +155,17 @@ def call_function(function: Any, args: tuple, kwargs: dict, name: str | None = N
     raw = []
     wrt = []
     objects = False  # an argument that may hold Tensors in its attributes (self)
+    enabled = grad_mode._enabled.get()
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
+            if a._base is not None and enabled and a._base._grad_fn is not a._seen:
+                _ops.sync(a)  # a view whose base was changed in place since
             raw.append(a._data)
             if a._requires_grad:
                 wrt.append(i)
         else:
             kind = type(a)
-            if kind in (list, tuple):
+            if kind in (list, tuple, dict):
                 _plain_arg(a)
             elif kind not in _RAW:
                 objects = True
@@ -171,7 +174,7 @@ def call_function(function: Any, args: tuple, kwargs: dict, name: str | None = N
     # pair takes them as keyword-only parameters after the positional ones.
     lifted = function.implicit_inputs(args) if (objects or hasattr(function, "_spec")) else {}
     lifted_grad = [t for t in lifted.values() if t.requires_grad]
-    if (not wrt and not lifted_grad) or not grad_mode._enabled.get():
+    if (not wrt and not lifted_grad) or not enabled:
         return wrap_plain(function.fn(*raw, **kwargs), args)
     if lifted:
         compiled, extra = function.lifted_compiled(tuple(wrt), tuple(raw), kwargs, lifted)
@@ -207,13 +210,25 @@ def _holds_tensors(value: Any, depth: int = 3) -> bool:
     return any(_holds_tensors(v, depth - 1) for v in items)
 
 
-def _plain_arg(a: list | tuple) -> Any:
-    if any(isinstance(x, Tensor) for x in a):
+def _plain_arg(a: list | tuple | dict) -> Any:
+    """Refuse a container argument holding a Tensor (at any depth): the compiled function
+    takes arrays, and a Tensor's gradient cannot flow out of a container argument."""
+    if _holds_tensor(a):
+        kind = "dict" if isinstance(a, dict) else "list or tuple"
         raise TypeError(
-            "a Tensor inside a list or tuple argument cannot be differentiated; "
+            f"a Tensor inside a {kind} argument cannot be differentiated; "
             "pass each Tensor as its own argument"
         )
     return a
+
+
+def _holds_tensor(a: list | tuple | dict, depth: int = 8) -> bool:
+    for x in (a.values() if isinstance(a, dict) else a):
+        if isinstance(x, Tensor):
+            return True
+        if depth and type(x) in (list, tuple, dict) and _holds_tensor(x, depth - 1):
+            return True
+    return False
 
 
 def _bind_keyword_tensors(function: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
@@ -247,7 +262,7 @@ def record(name: str, compiled: Any, saved: Any, out: Any, args: Sequence[Any],
     checks = []
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
-            edge = (a, 0) if a.grad_fn is None else (a.grad_fn, a._out)
+            edge = (a, 0) if a._grad_fn is None else (a._grad_fn, a._out)
             if i in wrt:
                 edges.append(edge)
             checks.append((a._version, a._version.value, a._data,
@@ -259,31 +274,37 @@ def record(name: str, compiled: Any, saved: Any, out: Any, args: Sequence[Any],
         outs = []
         for i, a in enumerate(arrays):
             if a.dtype.kind in "fc":
-                t = _make(a, node, i, _version_for(a, args))
+                t = _output(a, node, i, args)
                 checks.append((t._version, t._version.value, a, i))
             else:
-                t = _make(a, version=_version_for(a, args))
+                t = _output(a, None, 0, args)
             outs.append(t)
         node.checks = tuple(checks)
         return tuple(outs)
     array = out if type(out) is np.ndarray else np.asarray(out)
     if array.dtype.kind not in "fc":
-        return _make(array, version=_version_for(array, args))  # not differentiable
+        return _output(array, None, 0, args)  # not differentiable
     node = Node(name, compiled, saved, edges, (), None)
-    t = _make(array, node, 0, _version_for(array, args))
+    t = _output(array, node, 0, args)
     checks.append((t._version, t._version.value, array, 0))
     node.checks = tuple(checks)
     return t
 
 
-def _version_for(array: np.ndarray, args: Sequence[Any]) -> Version:
-    """A result that aliases an input's memory shares its version counter, like a view."""
+def _output(array: np.ndarray, node: Node | None, out: int, args: Sequence[Any]) -> Tensor:
+    """The Tensor of a result. One that aliases an argument's memory is a view of it: it
+    shares its version counter and knows its base (the argument's base if it is a view)."""
     view = array.base is not None
     for a in args:
         if isinstance(a, Tensor) and (array is a._data or (
                 view and np.may_share_memory(array, a._data))):
-            return a._version
-    return Version()
+            t = _make(array, node, out, a._version)
+            base = a if a._base is None else a._base
+            t._base = base
+            t._seen = base._grad_fn
+            t._nograd_view = a._nograd_view or not grad_mode._enabled.get()
+            return t
+    return _make(array, node, out)
 
 
 def wrap_plain(out: Any, args: Sequence[Any] = (), numbers: bool = True) -> Any:
@@ -293,8 +314,7 @@ def wrap_plain(out: Any, args: Sequence[Any] = (), numbers: bool = True) -> Any:
         return tuple(wrap_plain(o, args, numbers) for o in out)
     if isinstance(out, (np.ndarray, np.generic)) or (
             numbers and isinstance(out, (float, int, complex))):
-        array = np.asarray(out)
-        return _make(array, version=_version_for(array, args))
+        return _output(np.asarray(out), None, 0, args)
     return out
 
 
@@ -334,7 +354,7 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
     if not inputs:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     for t in inputs:
-        if not t._requires_grad:
+        if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     roots = _seeds(outputs, grad_outputs)
     grads = run(roots, bool(retain_graph), inputs, accumulate=False)
@@ -365,6 +385,8 @@ def _seeds(tensors: list[Tensor], grads: Sequence[Any] | None) -> list[tuple[Ten
         )
     roots = []
     for k, (t, g) in enumerate(zip(tensors, grads, strict=True)):
+        if t._base is not None:
+            _ops.sync(t)
         if not t._requires_grad:
             raise RuntimeError(
                 f"element {k} of tensors does not require grad and does not have a grad_fn"
@@ -438,10 +460,12 @@ def run(roots: list[tuple[Tensor, Any]], retain_graph: bool,
     node_slot: dict[tuple[int, int], int] = {}  # (id(node), output) -> index in inputs
     found: list = [None] * len(inputs) if inputs is not None else []
     for k, t in enumerate(inputs or ()):
-        if t.grad_fn is None:
+        if t._base is not None:
+            _ops.sync(t)
+        if t._grad_fn is None:
             leaf_slot[id(t)] = k
         else:
-            node_slot[(id(t.grad_fn), t._out)] = k
+            node_slot[(id(t._grad_fn), t._out)] = k
 
     def deliver(target: Any, index: int, g: Any) -> None:
         if isinstance(target, Node):
@@ -457,11 +481,11 @@ def run(roots: list[tuple[Tensor, Any]], retain_graph: bool,
             _accumulate(target, g)
 
     for t, g in roots:
-        if t.grad_fn is None:
+        if t._grad_fn is None:
             deliver(t, 0, g)
         else:
-            deliver(t.grad_fn, t._out, g)
-            root_nodes.append(t.grad_fn)
+            deliver(t._grad_fn, t._out, g)
+            root_nodes.append(t._grad_fn)
 
     order = _topological(root_nodes)
     needed = _needed(order, leaf_slot, node_slot) if inputs is not None else None
@@ -529,3 +553,5 @@ def _accumulate(leaf: Tensor, g: Any) -> None:
         leaf._grad._data += g
         leaf._grad._version.value += 1
 
+
+from . import ops as _ops  # noqa: E402  (ops imports this module)

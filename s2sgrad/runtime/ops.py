@@ -37,7 +37,7 @@ from .. import rules
 from ..api import Function
 from . import grad_mode
 from . import graph as _graph  # a module reference: graph and tensor import each other
-from .tensor import LEAF_INPLACE, Tensor, _make
+from .tensor import LEAF_INPLACE, VIEW_OF_LEAF_INPLACE, Tensor, _make
 
 FILENAME = "<s2sgrad ops>"
 _lines: list[str] = []
@@ -240,6 +240,12 @@ def _data(value: Any) -> Any:
     return value._data if isinstance(value, Tensor) else value
 
 
+def _wants_grad(t: Tensor) -> bool:
+    """Whether ``t`` requires grad, or is a view whose base does (its history may have to be
+    derived again from the base's: ``graph.call_function`` does that)."""
+    return t._requires_grad or (t._base is not None and t._base._requires_grad)
+
+
 # -- NumPy functions --------------------------------------------------------------------------
 
 _FUNCTION_NAMES = {
@@ -334,7 +340,7 @@ class _Layout:
         self.grad = False  # whether a Tensor that requires grad is among the values
 
     def param(self, value: Any) -> str:
-        if isinstance(value, Tensor) and value._requires_grad:
+        if isinstance(value, Tensor) and _wants_grad(value):
             self.grad = True
         self.values.append(value)
         return f"x{len(self.values) - 1}"
@@ -375,7 +381,7 @@ def numpy_call(func: Any, args: tuple, kwargs: dict, operands: bool = False) -> 
         key: tuple = (func, len(args))  # the common case: f(x), f(x, y), no literals
         values = args
         bindings: dict[str, Any] = {}
-        grad = any(isinstance(a, Tensor) and a._requires_grad for a in args)
+        grad = any(isinstance(a, Tensor) and _wants_grad(a) for a in args)
     else:
         layout = _Layout()
         parts = [layout.arg(a, operands) for a in args]
@@ -430,7 +436,7 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> An
     """NumPy ufuncs on Tensors: ``np.tanh(t)``, ``ndarray * t``, ``np.add(t, 1, out=t)``."""
     out = kwargs.pop("out", None)
     if method != "__call__":
-        if any(isinstance(a, Tensor) and a._requires_grad for a in inputs) and \
+        if any(isinstance(a, Tensor) and _wants_grad(a) for a in inputs) and \
                 grad_mode._enabled.get():
             raise TypeError(
                 f"np.{ufunc.__name__}.{method} is not differentiable on Tensors; use the "
@@ -477,10 +483,22 @@ def _index_name(index: Any) -> str:
 
 def getitem(t: Tensor, index: Any) -> Tensor:
     index = _index(index)
-    function = _functions.get("getitem")
-    if function is None:
-        function = _functions["getitem"] = define("getitem", ["x", "index"], "x[index]")
-    return _graph.call_function(function, (t, index), {}, _index_name(index))
+    name = _index_name(index)
+    function = _getitem_function()
+    if name == "SelectBackward0":
+        # One element: x[i, j, ...] is a 0-d view of it (x[i, j] would be a copy of it), as
+        # PyTorch's t[i, j] is a view.
+        if type(index) is tuple:
+            if len(index) == t._data.ndim and not any(p is Ellipsis or isinstance(p, bool)
+                                                      for p in index):
+                index = (*index, Ellipsis)
+        elif t._data.ndim == 1 and isinstance(index, (int, np.integer)) and \
+                not isinstance(index, bool):
+            function = _functions.get("select")
+            if function is None:
+                function = _functions["select"] = define("select", ["x", "index"],
+                                                         "x[index, ...]")
+    return _graph.call_function(function, (t, index), {}, name)
 
 
 def reduction(func: Any, t: Tensor, dim: Any, keepdim: bool, axis: Any,
@@ -504,17 +522,30 @@ _INPLACE = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np
             "pow": np.power}
 
 
+def _tracked(t: Tensor, other: Any) -> bool:
+    """Whether an in-place change of ``t`` by ``other`` is recorded (views made current)."""
+    if not grad_mode._enabled.get():
+        return False
+    if t._base is not None:
+        sync(t)
+    if isinstance(other, Tensor):
+        if other._base is not None:
+            sync(other)
+        if other._requires_grad:
+            return True
+    return t._requires_grad
+
+
 def inplace(t: Tensor, op: str, other: Any) -> Tensor:
     """``t <op>= other`` in place: same Tensor, same memory, version bumped.
 
     When the change must be recorded (grad mode on and a Tensor that requires grad involved),
     the operation runs out of place on a copy of ``t``'s old value, and ``t`` takes the result
-    and its node, as PyTorch rebases a Tensor changed in place. A leaf that requires grad
-    cannot be changed in place while grad mode is on.
+    and its node, as PyTorch rebases a Tensor changed in place (through its base when ``t`` is
+    a view: see ``_commit``). A leaf that requires grad, or a view of one, cannot be changed in
+    place while grad mode is on.
     """
-    tracked = grad_mode._enabled.get() and (
-        t._requires_grad or (isinstance(other, Tensor) and other._requires_grad))
-    if not tracked:
+    if not _tracked(t, other):
         value = _data(other)
         if op in ("fill", "copy"):
             np.copyto(t._data, value)
@@ -522,44 +553,198 @@ def inplace(t: Tensor, op: str, other: Any) -> Tensor:
             _INPLACE[op](t._data, value, out=t._data)
         t._version.value += 1
         return t
-    if t.grad_fn is None and t._requires_grad:
-        raise RuntimeError(LEAF_INPLACE)
-    old = _make(t._data.copy(), t.grad_fn, t._out)  # the forward may save the old value
+    _check_writable(t)
+    old = _make(t._data.copy(), t._grad_fn, t._out)  # the forward may save the old value
     old._requires_grad = t._requires_grad
     result = binary(op, old, other, None if op in _INPLACE else _NAMES[op])
     if result is NotImplemented:
         raise TypeError(f"unsupported operand for in-place {op}: {type(other).__name__}")
-    np.copyto(t._data, result._data)
-    t._version.value += 1
-    t.grad_fn, t._out, t._requires_grad = result.grad_fn, result._out, result._requires_grad
-    if t._retains and t.grad_fn is not None:
-        t.grad_fn.retain(t._out, t)
+    _commit(t, result)
     return t
 
 
 def setitem(t: Tensor, index: Any, value: Any) -> None:
     """``t[index] = value``, in place."""
     index = _index(index)
-    tracked = grad_mode._enabled.get() and (
-        t._requires_grad or (isinstance(value, Tensor) and value._requires_grad))
-    if not tracked:
+    if not _tracked(t, value):
         t._data[index] = _data(value)
         t._version.value += 1
         return
-    if t.grad_fn is None and t._requires_grad:
-        raise RuntimeError(LEAF_INPLACE)
+    _check_writable(t)
     # Recorded like PyTorch's CopySlices: the write runs, compiled, on a copy of t's old
     # value, and t takes the result and its node.
+    old = _make(t._data.copy(), t._grad_fn, t._out)
+    old._requires_grad = t._requires_grad
+    name = "IndexPutBackward0" if _index_name(index) == "IndexBackward0" else "CopySlices"
+    _commit(t, _graph.call_function(_setitem_function(), (old, index, value), {}, name))
+
+
+def _setitem_function() -> Op:
     function = _functions.get("setitem")
     if function is None:
         function = _functions["setitem"] = define(
             "setitem", ["x", "index", "value"], "y", ("y = x.copy()", "y[index] = value"))
-    old = _make(t._data.copy(), t.grad_fn, t._out)
-    old._requires_grad = t._requires_grad
-    name = "IndexPutBackward0" if _index_name(index) == "IndexBackward0" else "CopySlices"
-    result = _graph.call_function(function, (old, index, value), {}, name)
+    return function
+
+
+def _getitem_function() -> Op:
+    function = _functions.get("getitem")
+    if function is None:
+        function = _functions["getitem"] = define("getitem", ["x", "index"], "x[index]")
+    return function
+
+
+def _check_writable(t: Tensor) -> None:
+    """Refuse, as PyTorch does, a recorded in-place change that would lose a gradient."""
+    if t._grad_fn is None and t._requires_grad:
+        raise RuntimeError(LEAF_INPLACE)
+    base = t._base
+    if base is not None:
+        if t._nograd_view:
+            raise RuntimeError(NOGRAD_VIEW_INPLACE)
+        if base._grad_fn is None and base._requires_grad:
+            raise RuntimeError(VIEW_OF_LEAF_INPLACE)
+
+
+def _commit(t: Tensor, result: Tensor) -> None:
+    """Make ``t`` hold ``result``'s value and history, after a recorded in-place change.
+
+    When ``t`` views a base, the base's history is rewritten as PyTorch's ``CopySlices``
+    does: the base's old value with ``t``'s elements replaced by ``result``; and ``t``'s
+    history becomes the gather of those elements from the base's new history. The base's
+    other views see that the base's history changed and derive theirs again (``sync``).
+    """
+    base = t._base
+    if base is not None and not np.may_share_memory(base._data, t._data):
+        t._base = t._seen = base = None  # its .data was replaced: no longer a view
+    if base is None:
+        np.copyto(t._data, result._data)
+        t._version.value += 1
+        _take_history(t, result)
+        return
+    index = _view_index(base, t)
+    old = _make(base._data.copy(), base._grad_fn, base._out)
+    old._requires_grad = base._requires_grad
     np.copyto(t._data, result._data)
     t._version.value += 1
-    t.grad_fn, t._out, t._requires_grad = result.grad_fn, result._out, result._requires_grad
-    if t._retains and t.grad_fn is not None:
-        t.grad_fn.retain(t._out, t)
+    if index is None:  # a 0-d base: its one element is the view's
+        written = numpy_call(np.reshape, (result, ()), {})
+    else:
+        written = _graph.call_function(_setitem_function(), (old, index, result), {},
+                                       "CopySlices")
+    _take_history(base, written)
+    _derive(t, base, index)
+
+
+def _take_history(t: Tensor, result: Tensor) -> None:
+    t._grad_fn, t._out, t._requires_grad = result._grad_fn, result._out, result._requires_grad
+    if t._retains and t._grad_fn is not None:
+        t._grad_fn.retain(t._out, t)
+
+
+# -- views ------------------------------------------------------------------------------------
+
+NOGRAD_VIEW_INPLACE = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
+    "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
+    "your code by moving both the view and the inplace either both inside the no_grad block "
+    "(if you don't want the inplace to be tracked) or both outside (if you want the inplace "
+    "to be tracked)."
+)
+NOGRAD_VIEW_STALE = (
+    "A view was created in no_grad mode and its base or another view of its base has been "
+    "modified inplace with grad mode enabled. Given that this use case is ambiguous and "
+    "error-prone, it is forbidden. You can clarify your code by moving both the view and the "
+    "inplace either both inside the no_grad block (if you don't want the inplace to be "
+    "tracked) or both outside (if you want the inplace to be tracked)."
+)
+UNMAPPED_VIEW = (
+    "an in-place change reaches a Tensor through a view whose elements cannot be located in "
+    "its base's memory (a view that reinterprets the dtype or repeats elements); its gradient "
+    "cannot be derived. Change a copy (t.clone()) instead."
+)
+
+
+def sync(t: Tensor) -> None:
+    """Derive again the history of the view ``t`` if its base's history changed since.
+
+    A view's value is always a gather of its base's elements, so the gather of the base's
+    current history is right for it; a view made with grad mode off has no history to derive,
+    and its use after a recorded change of its base is refused, as PyTorch refuses it.
+    """
+    base = t._base
+    if base._grad_fn is t._seen:
+        return
+    if t._nograd_view:
+        raise RuntimeError(NOGRAD_VIEW_STALE)
+    if not np.may_share_memory(base._data, t._data):  # the base's .data was replaced
+        t._base = t._seen = None
+        return
+    _derive(t, base, _view_index(base, t))
+
+
+def _derive(t: Tensor, base: Tensor, index: tuple | None) -> None:
+    """Make ``t``'s history the gather of its elements (``index``) from ``base``'s."""
+    t._seen = base._grad_fn
+    if not base._requires_grad:
+        t._grad_fn, t._out, t._requires_grad = None, 0, False
+        return
+    # A stand-in for the base with a version counter of its own: the gather needs only the
+    # base's shape, so later changes of the base must not make it refuse to run backwards.
+    source = _make(base._data, base._grad_fn, base._out)
+    source._requires_grad = True
+    token = grad_mode._enabled.set(True)
+    try:
+        if index is None:
+            view = numpy_call(np.reshape, (source, t._data.shape), {})
+        else:
+            view = _graph.call_function(_getitem_function(), (source, index), {},
+                                        "AsStridedBackward0")
+    finally:
+        grad_mode._enabled.reset(token)
+    _take_history(t, view)
+
+
+def _view_index(base: Tensor, t: Tensor) -> tuple | None:
+    """An index that gathers ``t``'s elements from ``base``: integer arrays, one per axis;
+    None for a 0-d base (``t`` then holds its one element)."""
+    positions = positions_in(base._data, t._data)
+    if positions is None:
+        raise RuntimeError(UNMAPPED_VIEW)
+    if base._data.ndim == 0:
+        return None
+    return np.unravel_index(positions, base._data.shape)
+
+
+def _offsets(a: np.ndarray) -> np.ndarray:
+    """The byte offset of each element of ``a`` from its first element's address."""
+    offsets = np.zeros((), dtype=np.intp)
+    for n, stride in zip(a.shape, a.strides, strict=True):
+        offsets = np.add.outer(offsets, np.arange(n, dtype=np.intp) * stride)
+    return offsets
+
+
+def positions_in(base: np.ndarray, view: np.ndarray) -> np.ndarray | None:
+    """For each element of ``view``, the flat (C order) position in ``base`` of the element at
+    the same address; None when ``view`` is not made of ``base``'s elements."""
+    if view.dtype != base.dtype:
+        return None
+    if view.size == 0:
+        return np.zeros(view.shape, dtype=np.intp)
+    start = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    wanted = start + _offsets(view)
+    if base.flags.c_contiguous:
+        item = base.itemsize
+        positions, rest = np.divmod(wanted, item)
+        if rest.any() or positions.min() < 0 or positions.max() >= base.size:
+            return None
+        return positions
+    offsets = np.ravel(_offsets(base))
+    order = np.argsort(offsets, kind="stable")
+    ordered = offsets[order]
+    if ordered.size > 1 and not np.all(ordered[1:] != ordered[:-1]):
+        return None  # the base repeats an element (a broadcast)
+    k = np.minimum(np.searchsorted(ordered, wanted), ordered.size - 1)
+    if not np.array_equal(ordered[k], wanted):
+        return None
+    return order[k]

@@ -9,6 +9,12 @@ A Tensor also carries a version counter, bumped by every in-place operation (``+
 ``zero_()``, ``t[i] = v``...) and shared with the Tensors that alias its memory (``detach()``,
 views). A node remembers the versions it saw, so that ``backward()`` can refuse to use a value
 that was changed after it was saved, instead of returning a wrong gradient.
+
+A Tensor whose data is a view of another Tensor's memory (``y[1:]``, ``y.T``, ``y.reshape``,
+the result of a ``@grad`` function returning a slice of its argument) knows that Tensor, its
+``_base``, as in PyTorch. A recorded in-place change through a view rewrites the base's history
+(a ``CopySlices`` node), and a view whose base's history changed since the view took its own
+is re-derived from the base before its next use (see ``ops.py``, views).
 """
 
 from __future__ import annotations
@@ -27,6 +33,10 @@ if TYPE_CHECKING:
 REQUIRES_FLOAT = "Only Tensors of floating point and complex dtype can require gradients"
 REQUIRES_FLOAT_INPLACE = "only Tensors of floating point dtype can require gradients"
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+VIEW_OF_LEAF_INPLACE = (
+    "a view of a leaf Variable that requires grad is being used in an in-place operation."
+)
+DETACH_VIEW = "Can't detach views in-place. Use detach() instead."
 NONLEAF_FLAG = (
     "you can only change requires_grad flags of leaf variables. If you want to use a computed "
     "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
@@ -112,7 +122,10 @@ class Tensor:
         "_requires_grad",
         "_retains",
         "_version",
-        "grad_fn",
+        "_grad_fn",
+        "_base",  # the Tensor whose memory this one views, or None
+        "_seen",  # for a view: the base's grad_fn when the view's own history was derived
+        "_nograd_view",  # a view made with grad mode off
     )
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None) -> None:
@@ -136,8 +149,21 @@ class Tensor:
     # -- autograd state ---------------------------------------------------------------------
 
     @property
+    def grad_fn(self) -> Any:
+        """The node that computed this Tensor, or None for a leaf."""
+        if self._base is not None:
+            _ops.sync(self)
+        return self._grad_fn
+
+    @grad_fn.setter
+    def grad_fn(self, node: Any) -> None:
+        self._grad_fn = node
+
+    @property
     def requires_grad(self) -> bool:
         """Whether gradients flow to this Tensor (set on leaves, inherited by results)."""
+        if self._base is not None:
+            _ops.sync(self)
         return self._requires_grad
 
     @requires_grad.setter
@@ -194,7 +220,7 @@ class Tensor:
 
     def retain_grad(self) -> None:
         """Make ``backward()`` fill ``.grad`` of this non-leaf Tensor too."""
-        if not self._requires_grad:
+        if not self.requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self.grad_fn is not None and not self._retains:
             self.grad_fn.retain(self._out, self)
@@ -218,7 +244,9 @@ class Tensor:
 
     def detach_(self) -> Tensor:
         """Detach this Tensor from the graph in place; it becomes a leaf."""
-        self.grad_fn = None
+        if self._base is not None:
+            raise RuntimeError(DETACH_VIEW)
+        self._grad_fn = None
         self._out = 0
         self._requires_grad = False
         return self
@@ -261,7 +289,8 @@ class Tensor:
 
     def numpy(self) -> np.ndarray:
         """The data as an ndarray, sharing memory (refused if the Tensor requires grad)."""
-        if self._requires_grad:
+        if self._requires_grad or (self._base is not None and not self._nograd_view
+                                   and self.requires_grad):
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. "
                 "Use tensor.detach().numpy() instead."
@@ -302,8 +331,9 @@ class Tensor:
         return id(self)
 
     def __repr__(self) -> str:
-        if self.grad_fn is not None:
-            suffix = [f"grad_fn=<{self.grad_fn.name}>"]
+        node = self._grad_fn if self._nograd_view else self.grad_fn  # printing never refuses
+        if node is not None:
+            suffix = [f"grad_fn=<{node.name}>"]
         else:
             suffix = ["requires_grad=True"] if self._requires_grad else []
         return format_tensor(self._data, suffix)
@@ -561,7 +591,9 @@ class Tensor:
 def _init(t: Tensor, data: np.ndarray, grad_fn: Any, out: int, requires_grad: bool,
           version: Version) -> None:
     t._data = data
-    t.grad_fn = grad_fn
+    t._grad_fn = grad_fn
+    t._base = t._seen = None
+    t._nograd_view = False
     t._out = out
     t._requires_grad = requires_grad
     t._grad = None
@@ -573,7 +605,9 @@ def _make(data: Any, grad_fn: Any = None, out: int = 0, version: Version | None 
     """A Tensor around ``data`` without copying (the fast path used by the runtime)."""
     t = Tensor.__new__(Tensor)  # _init, inlined: this runs for every recorded operation
     t._data = data if type(data) is np.ndarray else np.asarray(data)
-    t.grad_fn = grad_fn
+    t._grad_fn = grad_fn
+    t._base = t._seen = None
+    t._nograd_view = False
     t._out = out
     t._requires_grad = grad_fn is not None
     t._grad = None
