@@ -216,6 +216,9 @@ class Analysis:
     shape_class: dict[str, int]
     active: frozenset[str]
     result: gast.expr  # the returned atom
+    # the code depends on the value of a string argument (a dict of functions read by a
+    # name passed in, a dtype named by a string): the pair is specialised on strings' values
+    by_string_value: bool = False
 
     @property
     def body(self) -> list[gast.stmt]:
@@ -255,6 +258,7 @@ class _Analyzer:
         self.varied: set[str] = set(self.wrt)
         self.static_alias: dict[str, gast.expr] = {}
         self.dtype_kinds: dict[str, str] = {}  # names holding x.dtype: 'f', 'c' or 'i'
+        self.by_string_value = False  # see Analysis.by_string_value
         self._classes = 0
 
     def run(self) -> Analysis:
@@ -268,7 +272,7 @@ class _Analyzer:
         useful = {result.id} if isinstance(result, gast.Name) else set()
         active = self.useful_block(body, useful) & self.varied
         return Analysis(self.normalized, self.wrt, self.ops, self.values, self.shape_class,
-                        frozenset(active), result)
+                        frozenset(active), result, self.by_string_value)
 
     def forward_block(self, stmts: list[gast.stmt]) -> None:
         for stmt in stmts:
@@ -610,6 +614,7 @@ class _Analyzer:
         key = syntax.const_value(node.slice) if (syntax.is_const(node.slice)) else None
         if isinstance(node.slice, gast.Name) and node.slice.id in self.values:
             key = self.values[node.slice.id].value  # a string passed in: specialised on
+            self.by_string_value |= isinstance(key, str)
         held = self.parsed.resolve(node.value)
         if held is not MISSING and key is not None and isinstance(held, (dict, list, tuple)):
             try:  # an item of a global dict or list: recompile if it is replaced
@@ -934,6 +939,7 @@ class _Analyzer:
         if isinstance(atom, gast.Name) and atom.id in self.values:
             value = self.values[atom.id]
             if value.value is not None:  # a dtype passed in as an argument
+                self.by_string_value |= isinstance(value.value, str)
                 try:
                     return np.dtype(value.value)
                 except TypeError:

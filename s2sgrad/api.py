@@ -27,7 +27,11 @@ from .rules import registry
 Wrt = int | Sequence[int]
 
 
-def _fast_key(args: tuple, kwargs: dict) -> tuple:
+def _fast_key(args: tuple, kwargs: dict, strings: bool = False) -> tuple:
+    """What a compiled pair is specialised on, quickly: shapes and dtypes of arrays, types
+    of numbers, abstract values of the rest. A string counts by its type only, unless
+    ``strings``: most code does not depend on a string's value (a label, a mode compared at
+    run time), and the pairs that do are looked up again with it (see BY_STRING_VALUE)."""
     key = []
     for a in args:
         t = type(a)
@@ -35,11 +39,19 @@ def _fast_key(args: tuple, kwargs: dict) -> tuple:
             key.append((a.shape, a.dtype.char))
         elif t is float or t is int or t is bool:
             key.append(t)
+        elif t is str:
+            key.append((str, a) if strings else str)
         else:
             key.append(abstract_of(a))
     if kwargs:
-        key.append(tuple((k, abstract_of(v)) for k, v in sorted(kwargs.items())))
+        key.append(tuple((k, (str, v) if strings else str) if type(v) is str else (
+            k, abstract_of(v)) for k, v in sorted(kwargs.items())))
     return tuple(key)
+
+
+# In a _Specialiser's cache under a key with strings by type: the pairs of these arguments
+# depend on the strings' values, and are under the key with strings by value.
+BY_STRING_VALUE = object()
 
 
 class _Specialiser:
@@ -82,18 +94,24 @@ class _Specialiser:
         """``lifted`` maps paths the function reads (``'self.W'``) to the keyword-only
         parameters that replace them; their values are in ``kwargs``, and ``lifted_wrt``
         names those to differentiate."""
-        key = (wrt, _fast_key(args, kwargs))
-        if lifted:
-            key += (tuple(lifted.items()), lifted_wrt)
+        extra = (tuple(lifted.items()), lifted_wrt) if lifted else ()
+        key = (wrt, _fast_key(args, kwargs)) + extra
         found = self.cache.get(key)
+        by_type = found is not BY_STRING_VALUE
+        if not by_type:
+            key = (wrt, _fast_key(args, kwargs, strings=True)) + extra
+            found = self.cache.get(key)
         if found is not None and (found.version is not registry.version or (
                 found.dependencies and not found.valid())):
             found = None  # a function it calls was redefined: compile again
         if found is None:
             if len(self.cache) > 4096:  # many distinct shapes: keep the look-up table small
                 self.cache.clear()
-            found = self.cache[key] = self._compile(wrt, args, kwargs, lifted or {},
-                                                    lifted_wrt)
+            found = self._compile(wrt, args, kwargs, lifted or {}, lifted_wrt)
+            if found.by_string_value and by_type:
+                self.cache[key] = BY_STRING_VALUE
+                key = (wrt, _fast_key(args, kwargs, strings=True)) + extra
+            self.cache[key] = found
         self.last = found
         return found
 

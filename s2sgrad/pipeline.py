@@ -52,6 +52,7 @@ class Compiled:
     result_aliases: frozenset[str] = frozenset()  # parameters the output may share memory with
     dependencies: tuple = ()  # what non-local names resolved to (see parse.still_valid)
     version: object = None  # the rule table's version it was compiled with (registry.version)
+    by_string_value: bool = False  # specialised on the values of string arguments
 
     def valid(self) -> bool:
         """Still what compiling now would give: the same rules, the same resolved names."""
@@ -149,7 +150,10 @@ def _run_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
                     generated.forward, generated.backward, generated.forward_source,
                     generated.adjoint_source, optimized.saved, _result_value(analysis),
                     generated.filename, reversed_.result_aliases,
-                    _dependencies(parsed, analysis), version)
+                    _dependencies(parsed, analysis), version,
+                    analysis.by_string_value or any(
+                        getattr(op.callee, "by_string_value", False)
+                        for op in analysis.ops.values() if op.kind == "call"))
 
 
 def _spread_of(fn: Callable, signature: dict[str, Abstract]) -> tuple:

@@ -495,3 +495,17 @@ def test_changed_defaults_recompile():
     np.testing.assert_allclose(g, np.full(4, 11.0))
     scaled.__defaults__ = (3.0,)
     np.testing.assert_allclose(s2sgrad.gradient(scaled)(X), np.full(4, 3.0))
+
+
+def test_strings_specialise_only_code_that_reads_their_value():
+    spec = s2sgrad.api._specialiser(cases.activation_by_name)
+    for name in ("tanh", "sin", "tanh", "softplus"):
+        check(cases.activation_by_name, X, name, wrt=[0])
+    assert sum(1 for c in spec.cache.values() if c is not s2sgrad.api.BY_STRING_VALUE) == 3
+
+    def labelled(x, label):
+        return np.sum(x ** 2) if label != "skip" else 0.0 * np.sum(x)
+    for k in range(5):
+        np.testing.assert_allclose(s2sgrad.gradient(labelled)(X, f"step {k}"), 2 * X)
+    np.testing.assert_allclose(s2sgrad.gradient(labelled)(X, "skip"), 0 * X)
+    assert len(s2sgrad.api._specialiser(labelled).cache) == 1  # one pair for every label
