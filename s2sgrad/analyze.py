@@ -259,12 +259,21 @@ class _Analyzer:
         self.static_alias: dict[str, gast.expr] = {}
         self.dtype_kinds: dict[str, str] = {}  # names holding x.dtype: 'f', 'c' or 'i'
         self.by_string_value = False  # see Analysis.by_string_value
+        # Arrays known to hold integers or booleans: writing a float into one truncates it,
+        # so nothing differentiable flows through the write. A name is one if every
+        # assignment to it makes one (``_int_result`` says whether the current one does).
+        self.int_arrays: set[str] = set()
+        self.not_int: set[str] = set()
+        self._int_result = False
         self._classes = 0
 
     def run(self) -> Analysis:
         for p in self.parsed.params:
             self.values.setdefault(p, Abstract("object", None, False, object))
             self.shape_class[p] = self.new_class()
+            value = self.values[p]
+            if value.kind == "array" and not value.float and not value.complex:
+                self.int_arrays.add(p)
         body = self.normalized.node.body
         self.ops: dict[int, Op] = {}
         self.forward_block(body)
@@ -293,9 +302,9 @@ class _Analyzer:
                 if isinstance(stmt, gast.For):
                     self.set_value(stmt.target.id, Abstract("scalar", (), False))
                 for _ in range(50):  # to a fixpoint: values flow around the loop
-                    before = (dict(self.values), set(self.varied))
+                    before = (dict(self.values), set(self.varied), len(self.not_int))
                     self.forward_block(stmt.body)
-                    if (self.values, self.varied) == before:
+                    if (self.values, self.varied, len(self.not_int)) == before:
                         break
                 else:
                     raise syntax.unexpected("analyze", stmt, "a loop without a fixpoint")
@@ -382,7 +391,9 @@ class _Analyzer:
     def forward(self, stmt: gast.stmt) -> Op:
         if isinstance(stmt, gast.Assign):
             target = stmt.targets[0].id
+            self._int_result = False
             op = self.operation(stmt.value, target)
+            (self.int_arrays if self._int_result else self.not_int).add(target)
         elif isinstance(stmt, gast.Expr):
             self.check_effect(stmt.value)
             op = self.operation(stmt.value, None)
@@ -494,6 +505,7 @@ class _Analyzer:
             self.static_alias[target] = node  # f = np.tanh: calls of f resolve to np.tanh
         self.set_value(target, self.value(node),
                        self.shape_class.get(node.id) if isinstance(node, gast.Name) else None)
+        self._int_result = isinstance(node, gast.Name) and self.is_int_array(node.id)
         if self.is_varied(node) and target is not None:
             self.varied.add(target)
         return Op("copy", target, bindings={"x": node})
@@ -656,10 +668,18 @@ class _Analyzer:
         region, value = node.args
         base = region.value
         self.set_value(target, self.value(base), self.shape_class.get(base.id))
+        if self.is_int_array(base.id):  # the value is truncated: piecewise constant
+            self._int_result = True
+            return Op("setitem", target, bindings={"a": base, "index": region.slice,
+                                                   "v": value},
+                      what="element assignment", diff_params=())
         if (self.is_varied(base) or self.is_varied(value)) and target is not None:
             self.varied.add(target)
         return Op("setitem", target, bindings={"a": base, "index": region.slice, "v": value},
                   what="element assignment", diff_params=("a", "v"))
+
+    def is_int_array(self, name: str) -> bool:
+        return name in self.int_arrays and name not in self.not_int
 
     def check_write(self, stmt: gast.stmt, name: str, previous: str, origin: str) -> None:
         """``y[i] = v`` updates y in place: refuse it where another name sees y."""
@@ -863,8 +883,9 @@ class _Analyzer:
                   node: gast.AST) -> Op:
         what = registry.primitive_name(prim)
         atoms = args + list(keywords.values())
+        self.refuse_out(prim, args, keywords, node)
         if registry.is_nondifferentiable(prim):
-            self.infer_nondiff(prim, args, target)
+            self.infer_nondiff(prim, args, target, keywords)
             return Op("nondiff", target, what=what, primitive=prim)
         rule = registry.lookup(prim)
         if rule is None:
@@ -887,6 +908,11 @@ class _Analyzer:
         diff_params = tuple(p for p, given in zip(rule.params, template.outputs) if given)
         self.check_array_operands(rule, bindings, diff_params, what, node)
         self.infer(rule, bindings, target)
+        first = bindings.get(rule.params[0]) if rule.params else None
+        if isinstance(first, gast.Name) and self.is_int_array(first.id) and (
+                rule.shape in ("same", "transpose", "permute") or rule.primitive in (
+                    operator.getitem, *_RESHAPES)) and "dtype" not in bindings:
+            self._int_result = True  # a copy, view or part of an integer array
         varied = any(self.is_varied(bindings.get(p)) for p in diff_params)
         if "dtype" in bindings and not (syntax.is_const(bindings["dtype"])
                                         and bindings["dtype"].value is None):
@@ -899,6 +925,7 @@ class _Analyzer:
                     "an argument.")
             if cast is not None and target is not None and cast.kind not in "fc":
                 # a cast to integers or booleans is piecewise constant: no gradient through it
+                self._int_result = True
                 value = self.values[target]
                 self.values[target] = Abstract(value.kind, value.dims, False, value.type)
                 return Op("nondiff", target, what=what, primitive=prim)
@@ -913,6 +940,28 @@ class _Analyzer:
             self.varied.add(target)
         return Op("rule", target, rule=rule, bindings=bindings, what=what,
                   diff_params=diff_params, primitive=prim)
+
+    def refuse_out(self, prim: Any, args: list, keywords: dict, node: gast.AST) -> None:
+        """An output array passed by position (np.clip(y, 0, 1, y), np.floor(y, y)) is
+        written in place, as ``out=`` is: refused the same way."""
+        out = None
+        if isinstance(prim, np.ufunc):
+            out = args[prim.nin] if len(args) > prim.nin else None
+        else:
+            rule = registry.lookup(prim)
+            try:
+                signature = inspect.signature(rule.template if rule is not None else prim)
+                params = list(signature.parameters)[2:] if rule is not None else None
+                bound = (inspect.Signature([signature.parameters[p] for p in params])
+                         if params is not None else signature).bind_partial(*args, **keywords)
+                out = bound.arguments.get("out")
+            except (TypeError, ValueError):
+                return
+        if out is not None and not (syntax.is_const(out) and out.value is None):
+            raise self.parsed.error(
+                "an output array passed by position: it is written in place, which the "
+                "gradient cannot follow", out, "Assign the result instead: "
+                "`y = np.clip(y, lo, hi)`.")
 
     def check_array_operands(self, rule: Rule, bindings: dict, diff_params: tuple,
                              what: str, node: gast.AST) -> None:
@@ -1202,9 +1251,11 @@ class _Analyzer:
         self.set_value(target, Abstract(kind, dims, is_float, complex=any(
             v.complex for v in values)), cls)
 
-    def infer_nondiff(self, prim: Any, args: list, target: str | None) -> None:
+    def infer_nondiff(self, prim: Any, args: list, target: str | None,
+                      keywords: dict | None = None) -> None:
         if target is None:
             return
+        self._int_result = self.makes_integers(prim, args, keywords or {})
         if isinstance(prim, np.ufunc) or prim in _CMP_PRIMITIVES.values():
             self.elementwise(args, [self.value(a) for a in args], target)
             self.values[target] = Abstract(self.values[target].kind, self.values[target].dims,
@@ -1228,6 +1279,23 @@ class _Analyzer:
             self.set_value(target, Abstract("array", None, False))
         else:
             self.set_value(target, Abstract("object", None, False, object))
+
+    def makes_integers(self, prim: Any, args: list, keywords: dict) -> bool:
+        """Does this call, without a gradient, certainly make integers or booleans?"""
+        if prim in _CMP_PRIMITIVES.values() or prim in _BOOLEAN_UFUNCS:
+            return True
+        if prim in _LIKE + _FROM_SHAPE + (np.full, np.full_like):
+            dtype = keywords.get("dtype")
+            if dtype is None and len(args) > (2 if prim in (np.full, np.full_like) else 1):
+                dtype = args[-1]
+            cast = self.dtype_named(dtype) if dtype is not None else None
+            if cast is None and dtype is None and prim in _LIKE:
+                return isinstance(args[0], gast.Name) and self.is_int_array(args[0].id)
+            return cast is not None and cast.kind in "biu"
+        if prim is np.arange and "dtype" not in keywords:
+            return all((syntax.is_const(a) and type(a.value) is int) or (
+                self.value(a).kind == "scalar" and not self.value(a).float) for a in args)
+        return False
 
     # --- backward: which varied values does the output depend on ---------------------------
 
@@ -1366,6 +1434,10 @@ _CREATES = frozenset({
     np.random.rand, np.random.randn, np.random.random, np.random.normal, np.random.uniform,
     np.random.randint, np.random.permutation, np.random.choice, np.ndarray.flatten,
     np.ndarray.tolist, len, float, int, sum, abs, max, min, round, range})
+
+_BOOLEAN_UFUNCS = frozenset({np.greater, np.greater_equal, np.less, np.less_equal, np.equal,
+                             np.not_equal, np.logical_and, np.logical_or, np.logical_not,
+                             np.logical_xor, np.isnan, np.isinf, np.isfinite, np.signbit})
 
 _RESHAPES = (np.reshape, np.ndarray.reshape)
 _LIKE = (np.zeros_like, np.ones_like, np.empty_like)

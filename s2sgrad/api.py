@@ -102,7 +102,9 @@ class _Specialiser:
             key = (wrt, _fast_key(args, kwargs, strings=True)) + extra
             found = self.cache.get(key)
         if found is not None and (found.version is not registry.version or (
-                found.dependencies and not found.valid())):
+                found.fn.__code__ is not found.code) or (found.fn.__defaults__ is not
+                                                         found.defaults) or (
+                found.walk and not found.valid())):
             found = None  # a function it calls was redefined: compile again
         if found is None:
             if len(self.cache) > 4096:  # many distinct shapes: keep the look-up table small
@@ -201,8 +203,8 @@ class _Specialiser:
         lifted = lifted or {}
         extra = {k: kwargs[k] for k in lifted.values() if k in kwargs}
         kwargs = {k: v for k, v in kwargs.items() if k not in extra}
-        try:
-            bound = self.signature.bind(*args, **kwargs)
+        try:  # the signature now: the defaults may have been rebound since
+            bound = inspect.signature(self.fn, follow_wrapped=False).bind(*args, **kwargs)
         except TypeError as exc:
             raise TypeError(f"{name}(): {exc}") from None
         bound.apply_defaults()

@@ -99,6 +99,18 @@ def _identity(value: Any) -> tuple[str, Any]:
     return "type", type(value)
 
 
+def own_state(fn: Callable) -> tuple:
+    """The parts of a function object compiled into its pair besides its source: its code
+    (a reload may replace it) and its defaults (they may be rebound, or changed in place
+    for keyword-only ones). As dependencies, in the form ``still_valid`` checks."""
+    state = [(fn, "__code__", "is", fn.__code__), (fn, "__defaults__", "is", fn.__defaults__)]
+    kwdefaults = fn.__kwdefaults__
+    if kwdefaults:
+        state += [(kwdefaults, k, "item", v) for k, v in kwdefaults.items()]
+        state.append((fn, "__kwdefaults__", "is", kwdefaults))
+    return tuple(state)
+
+
 def still_valid(dependencies: tuple) -> bool:
     """Do the names a compile resolved still refer to what they did?"""
     for where, name, kind, value in dependencies:
@@ -372,8 +384,4 @@ def parse(fn: Callable, lifted: dict[str, str] | None = None,
         n.id for n in gast.walk(node)
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store))
     closure = dict(zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True))
-    # defaults are bound into the compiled forward: rebinding them recompiles
-    dependencies = [(fn, attr, "is", getattr(fn, attr)) for attr in (
-        "__defaults__", "__kwdefaults__") if getattr(fn, attr) is not None]
-    return Parsed(fn, node, filename, params, local_names, closure, fn.__globals__,
-                  dependencies)
+    return Parsed(fn, node, filename, params, local_names, closure, fn.__globals__)

@@ -29,7 +29,7 @@ from .codegen import codegen
 from .fence import fence
 from .normalize import normalize
 from .optimize import optimize
-from .parse import Parsed, parse, still_valid, unwrap
+from .parse import Parsed, own_state, parse, still_valid, unwrap
 from .reverse import reverse
 from .rules import registry
 
@@ -54,9 +54,19 @@ class Compiled:
     version: object = None  # the rule table's version it was compiled with (registry.version)
     by_string_value: bool = False  # specialised on the values of string arguments
 
+    # the function's code, defaults and keyword defaults when compiled (see parse.own_state)
+    code: Any = None
+    defaults: Any = None
+    own: tuple = ()
+    # whether a call must walk ``dependencies`` (and keyword defaults) to know it is valid;
+    # the code and the defaults are checked by identity on every call (api)
+    walk: bool = True
+
     def valid(self) -> bool:
-        """Still what compiling now would give: the same rules, the same resolved names."""
-        return self.version is registry.version and still_valid(self.dependencies)
+        """Still what compiling now would give: the same rules, the same code and defaults,
+        the same resolved names."""
+        return self.version is registry.version and still_valid(self.own) and \
+            still_valid(self.dependencies)
 
     @property
     def source(self) -> str:
@@ -126,6 +136,7 @@ def _run_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
                 lifted: dict[str, str] | None = None) -> Compiled:
     debug = _debug_level()
     version = registry.version
+    own = own_state(fn)  # before reading the source: a change during the compile shows
     parsed = fence(parse(fn, lifted, _spread_of(fn, signature)))
     unknown = [w for w in wrt if w not in parsed.params]
     if unknown:
@@ -146,14 +157,16 @@ def _run_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
     if debug >= 1:
         print(f"[s2sgrad] {fn.__qualname__} wrt {wrt}:\n{generated.forward_source}\n"
               f"{generated.adjoint_source}", file=sys.stderr)
+    dependencies = _dependencies(parsed, analysis)
     return Compiled(fn, parsed.name, wrt, tuple(sorted(signature.items())),
                     generated.forward, generated.backward, generated.forward_source,
                     generated.adjoint_source, optimized.saved, _result_value(analysis),
                     generated.filename, reversed_.result_aliases,
-                    _dependencies(parsed, analysis), version,
+                    dependencies, version,
                     analysis.by_string_value or any(
                         getattr(op.callee, "by_string_value", False)
-                        for op in analysis.ops.values() if op.kind == "call"))
+                        for op in analysis.ops.values() if op.kind == "call"),
+                    own[0][3], own[1][3], own, len(own) > 2 or bool(dependencies))
 
 
 def _spread_of(fn: Callable, signature: dict[str, Abstract]) -> tuple:
@@ -177,7 +190,7 @@ def _dependencies(parsed: Parsed, analysis: Analysis) -> tuple:
              for where, name, kind, value in parsed.dependencies}
     for op in analysis.ops.values():
         if op.kind == "call":
-            for dep in op.callee.dependencies:
+            for dep in op.callee.dependencies + getattr(op.callee, "own", ()):
                 found.setdefault((id(dep[0]), dep[1]), dep)
     return tuple(found.values())
 

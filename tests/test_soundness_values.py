@@ -509,3 +509,87 @@ def test_strings_specialise_only_code_that_reads_their_value():
         np.testing.assert_allclose(s2sgrad.gradient(labelled)(X, f"step {k}"), 2 * X)
     np.testing.assert_allclose(s2sgrad.gradient(labelled)(X, "skip"), 0 * X)
     assert len(s2sgrad.api._specialiser(labelled).cache) == 1  # one pair for every label
+
+
+# --- output arrays by position, writes into integer arrays, conventions -----------------
+
+
+@pytest.mark.parametrize("fn,token", [(cases.clips_into_itself, "y)"),
+                                      (cases.floors_into_itself, "y)"),
+                                      (cases.sums_into, "o)")])
+def test_output_arrays_by_position_are_refused(fn, token):
+    refused(fn, (X,), token, "output array passed by position")
+
+
+def test_output_array_by_position_on_tensors():
+    y = s2sgrad.tensor(X.copy(), requires_grad=True) * 2.0
+    with pytest.raises(RuntimeError, match="out=... arguments don't support automatic"):
+        np.clip(y, 0.0, 1.0, y)
+
+
+@pytest.mark.parametrize("fn", [cases.writes_into_int_zeros, cases.writes_into_arange,
+                                cases.adds_into_bool, cases.writes_into_float_zeros])
+def test_writes_into_integer_arrays_truncate(fn):
+    x = np.array([0.7, -1.3, 2.2, 1.6])  # away from integers: the truncation is flat there
+    check(fn, x)
+
+
+def test_write_into_a_copy_of_an_integer_argument():
+    x = np.array([0.7, -1.3, 2.2, 1.6])
+    g = s2sgrad.gradient(cases.writes_into_int_argument_copy)(x, np.zeros(4, dtype=int))
+    np.testing.assert_allclose(g, x.astype(int))
+
+
+def test_changed_keyword_defaults_and_code_recompile():
+    def loss(x, *, act=np.sin):
+        return np.sum(act(x))
+
+    def caller(x):
+        return loss(x)
+
+    np.testing.assert_allclose(s2sgrad.gradient(caller)(X), np.cos(X))
+    np.testing.assert_allclose(s2sgrad.gradient(loss)(X), np.cos(X))
+    loss.__kwdefaults__["act"] = np.cos  # changed in place
+    np.testing.assert_allclose(s2sgrad.gradient(caller)(X), -np.sin(X))
+    np.testing.assert_allclose(s2sgrad.gradient(loss)(X), -np.sin(X))
+
+    def helper(x):
+        return np.sin(x)
+
+    def uses_helper(x):
+        return np.sum(helper(x))
+
+    def replacement(x):
+        return 3.0 * np.cos(x)
+
+    np.testing.assert_allclose(s2sgrad.gradient(uses_helper)(X), np.cos(X))
+    helper.__code__ = replacement.__code__  # what a module reloader may do
+    value, g = s2sgrad.value_and_grad(uses_helper)(X)
+    assert np.isclose(value, np.sum(3.0 * np.cos(X)))
+    np.testing.assert_allclose(g, -3.0 * np.sin(X))
+
+
+def test_positional_default_function_rebound_at_the_top():
+    def dflt(x, act=np.sin):
+        return np.sum(act(x))
+
+    np.testing.assert_allclose(s2sgrad.gradient(dflt)(X), np.cos(X))
+    dflt.__defaults__ = (np.cos,)
+    np.testing.assert_allclose(s2sgrad.gradient(dflt)(X), -np.sin(X))
+
+
+def test_infinite_cotangent_through_maximum_and_clip_is_not_nan():
+    # PyTorch's convention: the side maximum/clamp did not select gets 0, even where the
+    # cotangent is inf (sqrt at 0); finite differences do not apply at the kink.
+    x = np.array([0.7, -1.3, 0.0, 2.2])
+    g = s2sgrad.gradient(cases.sqrt_of_relu)(x)
+    assert not np.any(np.isnan(g))
+    np.testing.assert_allclose(g[[0, 1, 3]], [1 / np.sqrt(0.7), 0.0, 1 / np.sqrt(2.2)])
+    check(cases.sqrt_of_relu, np.array([0.7, -1.3, 0.4, 2.2]))
+
+
+@pytest.mark.parametrize("a,b,expected", [(1.0, float("nan"), (3.0, 0.0)),
+                                          (2.0, 1.0, (2.0, 1.0)), (1.0, 1.0, (3.0, 0.0))])
+def test_builtin_max_and_min_follow_python(a, b, expected):
+    # max(a, b) is a unless b > a, min(a, b) is a unless b < a: with a nan or a tie, a
+    assert s2sgrad.gradient(cases.builtin_max_min, (0, 1))(a, b) == expected

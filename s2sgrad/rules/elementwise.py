@@ -173,15 +173,16 @@ def logaddexp2(g, ans, a, b):
 
 @vjp_rule(np.maximum, shape="elementwise")
 def maximum(g, ans, a, b):
-    # Ties split the gradient half and half, so maximum(x, x) has gradient 1 in x.
-    g_a = np.where(a == b, 0.5 * g, g * (a > b))
-    return g_a, g - g_a
+    # Ties split the gradient half and half, so maximum(x, x) has gradient 1 in x. np.where
+    # rather than products with masks: an inf in g stays out of the side not selected.
+    tie = np.where(a == b, 0.5 * g, 0.0)
+    return np.where(a > b, g, tie), np.where(b > a, g, tie)
 
 
 @vjp_rule(np.minimum, shape="elementwise")
 def minimum(g, ans, a, b):
-    g_a = np.where(a == b, 0.5 * g, g * (a < b))
-    return g_a, g - g_a
+    tie = np.where(a == b, 0.5 * g, 0.0)
+    return np.where(a < b, g, tie), np.where(b < a, g, tie)
 
 
 @vjp_rule(np.where, shape="elementwise")
@@ -195,11 +196,11 @@ def clip(g, ans, a, a_min=None, a_max=None, out=None, min=None, max=None):
     # Comparing with the output needs no case for a missing (None) bound: the input passes
     # where it came through unchanged, and a bound gets the gradient where it replaced it.
     # NumPy 2 also takes the bounds as min=/max=; they get the same contributions.
-    low = g * (ans > a)
-    high = g * (ans < a)
-    return g * (ans == a), low, high, None, low, high
+    low = np.where(ans > a, g, 0.0)
+    high = np.where(ans < a, g, 0.0)
+    return np.where(ans == a, g, 0.0), low, high, None, low, high
 
 
 @vjp_rule(np.ndarray.clip, shape="elementwise")
 def clip_method(g, ans, a, min=None, max=None, out=None):
-    return g * (ans == a), g * (ans > a), g * (ans < a)
+    return np.where(ans == a, g, 0.0), np.where(ans > a, g, 0.0), np.where(ans < a, g, 0.0)

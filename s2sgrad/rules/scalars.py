@@ -183,12 +183,13 @@ if hasattr(math, "cbrt"):  # Python 3.11+
 
 @vjp_rule(max, shape="elementwise")
 def builtin_max(g, ans, a, b):
-    # max(a, b) is a unless b > a: on a tie Python returns a, so a takes the gradient.
-    g_a = g * (a >= b)
+    # max(a, b) is a unless b > a: on a tie (or a nan) Python returns a, which takes the
+    # gradient.
+    g_a = g * (1.0 - (b > a))
     return g_a, g - g_a
 
 
 @vjp_rule(min, shape="elementwise")
 def builtin_min(g, ans, a, b):
-    g_a = g * (a <= b)
+    g_a = g * (1.0 - (b < a))
     return g_a, g - g_a

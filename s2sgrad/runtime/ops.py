@@ -406,6 +406,10 @@ def _numpy_function(func: Any, layout: int | str, n: int, args: tuple, kwargs: d
     _PLAIN if nothing is to be recorded."""
     if rules.is_nondifferentiable(func):
         return _PLAIN
+    if _output_argument(func, args, kwargs) is not None:
+        name = getattr(func, "__name__", "function")
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support "
+                           "automatic differentiation, but one of the arguments requires grad.")
     if rules.lookup(func) is None and not _floating(func(*_unwrap(args), **_unwrap(kwargs))):
         return _PLAIN  # np.shape, np.allclose...: no rule needed, nothing to differentiate
     params = [f"x{i}" for i in range(n)]
@@ -413,6 +417,17 @@ def _numpy_function(func: Any, layout: int | str, n: int, args: tuple, kwargs: d
     text = f"{_bound(func, bindings)}({', '.join(params) if isinstance(layout, int) else layout})"
     return define(_identifier(getattr(func, "__name__", None), "function"), params, text, (),
                   bindings)
+
+
+def _output_argument(func: Any, args: tuple, kwargs: dict) -> Any:
+    """The array a call writes its result into (``out=``, or that position), or None."""
+    if kwargs.get("out") is not None:
+        return kwargs["out"]
+    try:
+        bound = inspect.signature(func).bind_partial(*args, **kwargs)
+    except (TypeError, ValueError):
+        return None
+    return bound.arguments.get("out")
 
 
 def _floating(result: Any) -> bool:

@@ -569,3 +569,64 @@ def nested_def_in_loop(x):
             return t * i
         s = s + np.sum(g(x))
     return s
+
+
+# --- output arrays by position, writes into integer arrays -------------------------------
+
+
+def clips_into_itself(x):
+    y = x * 2.0
+    z = np.clip(y, 0.0, 1.0, y)  # <- refused
+    return np.sum(y * x) + np.sum(z)
+
+
+def floors_into_itself(x):
+    y = x * 2.0
+    z = np.floor(y, y)  # <- refused
+    return np.sum(y * x) + np.sum(z)
+
+
+def sums_into(x):
+    y = x * 2.0
+    o = np.zeros(())
+    z = y.sum(0, None, o)  # <- refused
+    return np.sum(o * 3.0) + z
+
+
+def writes_into_int_zeros(x):
+    y = np.zeros(4, dtype=int)
+    y[:] = x
+    return np.sum(y * x)
+
+
+def writes_into_arange(x):
+    y = np.arange(4)
+    for i in range(4):
+        y[i] = x[i]
+    return np.sum(y * x)
+
+
+def adds_into_bool(x):
+    y = np.zeros_like(x, dtype=bool)
+    y[1] += x[1]
+    return np.sum(y * x)
+
+
+def writes_into_int_argument_copy(x, idx):
+    y = idx.copy()
+    y[:] = x
+    return np.sum(y * x)
+
+
+def writes_into_float_zeros(x):
+    y = np.zeros(4)
+    y[:] = x
+    return np.sum(y * x)
+
+
+def sqrt_of_relu(x):
+    return np.sum(np.sqrt(np.maximum(x, 0.0))) + np.sum(np.sqrt(np.clip(x, 0.0, None)))
+
+
+def builtin_max_min(a, b):
+    return max(a, b) * 2.0 + min(a, b)
