@@ -16,6 +16,7 @@ After:  a frozen ``Analysis``: for every statement, the operation it performs (a
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import math
@@ -51,6 +52,7 @@ class Abstract:
     # functions and other callables, dtypes, strings. Calls through it resolve to it.
     value: Any = None
     complex: bool = False  # a complex number or array (not differentiated)
+    none: bool = False  # None on some path (see join): `is None` tests are not folded
 
     @property
     def ndim(self) -> int | None:
@@ -77,13 +79,15 @@ SCALAR = Abstract("scalar", (), True)
 def join(a: Abstract, b: Abstract) -> Abstract:
     """What is known of a value that is ``a`` on one path and ``b`` on another.
 
-    ``None`` joins to the other side: a value that is None on one path (``best = None``
-    before a loop that sets it) can only be used as what the other path makes it, since
-    Python raises on every arithmetic, call or index of None."""
+    ``None`` joins to the other side, marked as maybe None: a value that is None on one path
+    (``best = None`` before a loop that sets it) is used as what the other path makes it,
+    since Python raises on arithmetic, calls and indexing of None; a test ``v is None``
+    (``axis=None if flag else 0``) is left to run time."""
     if a == b:
         return a
     if a.kind == "none" or b.kind == "none":
-        return b if a.kind == "none" else a
+        other = b if a.kind == "none" else a
+        return other if other.kind == "none" else dataclasses.replace(other, none=True)
     if a.complex or b.complex:
         joined = join(Abstract(a.kind, a.dims, a.float, a.type, a.items),
                       Abstract(b.kind, b.dims, b.float, b.type, b.items))
@@ -287,6 +291,7 @@ class _Analyzer:
         for stmt in stmts:
             if id(stmt) in self.normalized.placeholders:  # no value: the loop assigns it
                 self.ops[id(stmt)] = Op("nondiff", stmt.targets[0].id)
+                self.set_value(stmt.targets[0].id, Abstract("none", None, False))
             elif isinstance(stmt, (gast.Assign, gast.Expr)):
                 if id(stmt) in self.normalized.augmented:
                     self.check_in_place(stmt, *self.normalized.augmented[id(stmt)])

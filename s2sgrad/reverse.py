@@ -115,10 +115,16 @@ class _Reverser:
         return self.a.ndim(name)
 
     def _is_none(self, name: str) -> bool | None:
+        """True or False where certain; None leaves an ``is None`` test to run time."""
         value = self.a.values.get(name)
-        if value is None:
+        if value is None or value.none:
             return None
-        return value.kind == "none"
+        if value.kind == "none":
+            return True
+        if value.kind == "scalar" or is_container(value) or (
+                value.kind == "array" and value.dims is not None):
+            return False
+        return None  # a value of unknown kind (read from an object, returned by a call)
 
     def run(self) -> Reversed:
         body = self.a.body
@@ -751,8 +757,8 @@ class _Writes:
                         inside):
                     raise self.parsed.error(
                         f"this updates, in place, an array that was put into a tuple, list or "
-                        f"dict ('{inside[0]}'): it would change there too, which the gradient "
-                        "cannot follow", stmt, "Copy it before the update, or update a new "
+                        f"dict ('{self._user(inside[0])}'): it would change there too, which the "
+                        "gradient cannot follow", stmt, "Copy it before the update, or update a new "
                         "name (`h = h + x`).")
                 shared = [m for m in members if m in params]
                 if shared:
@@ -764,11 +770,19 @@ class _Writes:
                     if member != target and self._stale_read(member, position):
                         read = self._stale_read(member, position)
                         raise self.parsed.error(
-                            f"'{member}' shares memory with an array updated in place before "
-                            "this use: NumPy shows the new values here, which the gradient "
-                            "cannot follow", read,
+                            f"'{self._user(member)}' shares memory with an array updated in place "
+                            "before this use: NumPy shows the new values here, which the "
+                            "gradient cannot follow", read,
                             "Copy the array before the update (`k = h.copy()`), or use a new "
                             "name for the result (`h = h + x`).")
+
+    def _user(self, name: str) -> str:
+        """The name the user wrote for a version of it (``h_2`` -> ``h``)."""
+        base, _, suffix = name.rpartition("_")
+        if name not in self.parsed.local_names and suffix.isdigit() and \
+                base in self.parsed.local_names:
+            return base
+        return name if name in self.parsed.local_names else "a value computed here"
 
     def _stale_read(self, name: str, write: int) -> gast.stmt | None:
         """A read of ``name`` that runs after the update at ``write`` with no new assignment

@@ -287,7 +287,8 @@ CASES: dict = {
     np.roll: [case(normal(5), 2), case(normal(3, 4), -1, axis=1), case(normal(3, 4), (1, 2),
                                                                        axis=(0, 1))],
     np.stack: [case([normal(3), normal(3)]), case([normal(2, 3), normal(2, 3)], axis=1)],
-    np.concatenate: [case([normal(3), normal(2)]), case([normal(2, 3), normal(2, 1)], axis=1)],
+    np.concatenate: [case([normal(3), normal(2)]), case([normal(2, 3), normal(2, 1)], axis=1),
+                     case([normal(2, 2), normal(3)], axis=None)],
     sum: [case([normal(3), normal(3), normal(3)]), case([normal(2, 3), normal(3)])],
     containers.concat: [case([normal(3), normal(3)], [normal(3)]), case([], [normal(2, 2)])],
     containers.repeat: [case([normal(3), normal(3)], 3), case([normal(2)], 1)],
@@ -549,7 +550,8 @@ from s2sgrad.runtime import containers as _containers
 ALLOWED_GLOBALS = {"np": np, "math": math, "split_points": _containers.split_points,
                    "unbroadcast_each": _containers.unbroadcast_each,
                    "leading": _containers.leading, "trailing": _containers.trailing,
-                   "sum_repeats": _containers.sum_repeats}
+                   "sum_repeats": _containers.sum_repeats,
+                   "flat_pieces": _containers.flat_pieces}
 FORBIDDEN = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
              ast.NamedExpr, ast.IfExp, ast.Yield, ast.YieldFrom, ast.Await, ast.Starred)
 

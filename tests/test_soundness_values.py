@@ -593,3 +593,31 @@ def test_infinite_cotangent_through_maximum_and_clip_is_not_nan():
 def test_builtin_max_and_min_follow_python(a, b, expected):
     # max(a, b) is a unless b > a, min(a, b) is a unless b < a: with a nan or a tie, a
     assert s2sgrad.gradient(cases.builtin_max_min, (0, 1))(a, b) == expected
+
+
+# --- values that may be None, swaps in loops, retstep ----------------------------------
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_axis_read_from_an_object(axis):
+    check(cases.reduces_over_attribute_axis, M, cases.AxisHolder(axis), wrt=[0])
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_axis_none_on_one_path(flag):
+    check(cases.reduces_over_axis_or_none, M, flag, wrt=[0])
+
+
+def test_swaps_inside_nested_loops():
+    x = np.array([3.0, 1.0, 4.0, 2.0])
+    np.testing.assert_allclose(s2sgrad.gradient(cases.bubble_sort_weighted)(x), [2, 0, 3, 1])
+    check(cases.bubble_sort_weighted, x)
+
+
+def test_linspace_with_step_is_refused():
+    refused(cases.linspace_with_step, (2.0,), "np.linspace(0.0, a, 5, retstep=True)",
+            "retstep=True")
+
+
+def test_concatenate_flattening():
+    check(cases.concatenates_flat, X, M)

@@ -6,8 +6,8 @@ Their contribution to a list is a list, one cotangent per item.
 
 import numpy as np
 
-from ..runtime.containers import (concat, leading, repeat, split_points, sum_repeats,
-                                  trailing, unbroadcast_each)
+from ..runtime.containers import (concat, flat_pieces, leading, repeat, split_points,
+                                  sum_repeats, trailing, unbroadcast_each)
 from .registry import vjp_rule
 
 
@@ -19,7 +19,11 @@ def stack(g, ans, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
 
 @vjp_rule(np.concatenate, shape=None)
 def concatenate(g, ans, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
-    return np.split(g, split_points(arrays, axis), axis=axis)
+    if axis is None:  # the arrays were flattened first
+        pieces = flat_pieces(g, arrays)
+    else:
+        pieces = np.split(g, split_points(arrays, axis), axis=axis)
+    return pieces
 
 
 @vjp_rule(sum, shape=None)

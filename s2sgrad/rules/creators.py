@@ -22,7 +22,14 @@ def full_like(g, ans, a, fill_value, dtype=None, order="K", subok=True, shape=No
     return None, np.reshape(np.sum(g), np.shape(fill_value))
 
 
-@vjp_rule(np.linspace, shape=None)
+def _without_step(static, ndim):
+    if static.get("retstep", False) is not False:
+        return ("np.linspace(..., retstep=True) returns the step too; only the samples are "
+                "differentiated")
+    return None
+
+
+@vjp_rule(np.linspace, shape=None, requires=_without_step)
 def linspace(g, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
     # Entry i is start + (stop - start) * t_i, with t the same points on [0, 1].
     t = np.linspace(0.0, 1.0, num, endpoint)

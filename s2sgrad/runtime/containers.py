@@ -62,6 +62,17 @@ def split_points(arrays: Any, axis: int) -> list[int]:
     return points
 
 
+def flat_pieces(g: Any, arrays: Any) -> list:
+    """The cotangent of ``np.concatenate(arrays, axis=None)`` for each array: its run of
+    the flat ``g``, in the array's shape."""
+    out, start = [], 0
+    for a in arrays:
+        size = int(np.size(a))
+        out.append(np.reshape(g[start:start + size], np.shape(a)))
+        start += size
+    return out
+
+
 def unbroadcast_each(g: Any, items: Any) -> list:
     """``g`` reduced to the shape of each item (the cotangent of sum(items))."""
     from .unbroadcast import unbroadcast

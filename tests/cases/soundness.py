@@ -630,3 +630,41 @@ def sqrt_of_relu(x):
 
 def builtin_max_min(a, b):
     return max(a, b) * 2.0 + min(a, b)
+
+
+# --- values that may be None, swaps in loops, retstep ----------------------------------
+
+
+class AxisHolder:
+    def __init__(self, axis):
+        self.axis = axis
+
+
+def reduces_over_attribute_axis(x, holder):
+    return np.sum(np.max(x, axis=holder.axis) ** 2)
+
+
+def reduces_over_axis_or_none(x, flag):
+    axis = None if flag else 0
+    return np.sum(np.max(x, axis=axis) ** 2)
+
+
+def bubble_sort_weighted(x):
+    y = x * 1.0
+    n = 4
+    for i in range(n):
+        for j in range(n - 1 - i):
+            if y[j] > y[j + 1]:
+                t = y[j]
+                y[j] = y[j + 1]
+                y[j + 1] = t
+    return np.sum(y * np.arange(4))
+
+
+def linspace_with_step(a):
+    samples, step = np.linspace(0.0, a, 5, retstep=True)  # <- refused
+    return np.sum(samples) * step
+
+
+def concatenates_flat(x, m):
+    return np.sum(np.concatenate([x, m], axis=None) ** 2)
