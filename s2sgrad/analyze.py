@@ -12,6 +12,29 @@ After:  a frozen ``Analysis``: for every statement, the operation it performs (a
     _t1 = x @ w          rule matmul(x, w)     rank 2   active
     n = x.shape          non-differentiable    object   inactive
     h = np.tanh(_t1)     rule tanh(_t1)        rank 2   active, same shape as _t1
+
+A closed world: a derivative is picked only for what is known. Every value has a kind
+(``Abstract``): a Python number, an array (rank, which axes have size 1, float or not,
+complex), None, a tuple/list/dict (its items), an object of a known class, or a value the
+compiled pair is specialised on by identity (a function, a dtype, a module, a string
+whose value the code reads; see ``identified``). The meaning of an operation comes from
+its operands' kinds:
+
+    a + b      numbers/arrays: the rule of +; tuples/lists: concatenation; a user class:
+               its __add__ / __radd__, differentiated through; anything else: refused
+    a[i]       an array: indexing; a tuple/list/dict: its item; a user class: __getitem__;
+               np.r_ and other objects that define []: refused where differentiated
+    f(x)       a rule; a user function (a decorator's own code, a function passed in, one
+               stored on an object, a default argument): compiled and differentiated
+               through; a function chosen at run time or made from a differentiated
+               value: refused; a call without a rule that receives a differentiated value:
+               refused, even where its result is unused (it may mutate its arguments)
+    for v in s arrays, tuples, lists: read by position; dicts, sets, objects: refused
+
+Values that change kind join soundly (``join``: None on one path keeps ``is None``
+tests at run time; a number and an array join to an array of unknown rank). A cast to a
+dtype that is not known is refused; writes into arrays that certainly hold integers carry
+no gradient. Each refusal is a TransformError at the user's file:line:col with a hint.
 """
 
 from __future__ import annotations
