@@ -719,6 +719,9 @@ class _Writes:
             return [] if target_value is not None and target_value.ndim == 0 else [
                 value.value.id]
         if isinstance(value, gast.Attribute) and isinstance(value.value, gast.Name):
+            owner = self.values.get(value.value.id)
+            if owner is None or owner.kind == "object":  # an array held by an object (or a
+                return [value.value.id]                   # module): the object's memory
             return [value.value.id] if value.attr in _VIEWS else []
         if isinstance(value, gast.Call):
             func = value.func
@@ -748,8 +751,8 @@ class _Writes:
         params = set(self.parsed.params)
         for target, updates in self.writes.items():
             group = self._find(target)
-            members = [n for n in set(self.group) | set(self.defs) | params
-                       if self._find(n) == group]
+            names = set(self.group) | set(self.group.values()) | set(self.defs) | params
+            members = [n for n in names if self._find(n) == group]
             for position, stmt in updates:
                 inside = [m for m in members if m in self.contained]
                 if inside and stmt.value.func.id != "__append__" if isinstance(
@@ -766,6 +769,14 @@ class _Writes:
                         f"this updates, in place, memory that the argument '{shared[0]}' "
                         "shares: NumPy would change the caller's array", stmt,
                         "Copy the array first, e.g. `y = x.copy()`.")
+                outside = [m for m in members if m not in self.defs and m not in params
+                           and self.parsed.lookup(m) is not MISSING]
+                if outside:
+                    raise self.parsed.error(
+                        f"this updates, in place, memory of '{outside[0]}', a variable from "
+                        "outside the function: NumPy would change it there, which the "
+                        "gradient cannot follow", stmt,
+                        "Copy the array first (`w = WORK.copy()`), or return the new values.")
                 for member in members:
                     if member != target and self._stale_read(member, position):
                         read = self._stale_read(member, position)

@@ -621,3 +621,26 @@ def test_linspace_with_step_is_refused():
 
 def test_concatenate_flattening():
     check(cases.concatenates_flat, X, M)
+
+
+# --- writes into arrays from outside the function -----------------------------------------
+
+
+@pytest.mark.parametrize("fn,token,words", [
+    (cases.writes_into_global, "w[0]", "memory of 'WORKSPACE'"),
+    (cases.writes_into_global_row, "r[1]", "memory of 'GRID'"),
+])
+def test_writes_into_globals_through_a_local_name_are_refused(fn, token, words):
+    refused(fn, (X,), token, words)
+
+
+@pytest.mark.parametrize("fn,token", [(cases.writes_into_attribute, "out[0]"),
+                                      (cases.accumulates_into_object, "t[0]")])
+def test_writes_into_an_objects_arrays_are_refused(fn, token):
+    with pytest.raises(TransformError, match="memory that the argument") as info:
+        s2sgrad.gradient(fn)(X, cases.Buffer())
+    assert info.value.filename == cases.__file__ and info.value.hint
+
+
+def test_writes_into_a_copy_of_an_objects_array():
+    check(cases.writes_into_copy_of_attribute, X, cases.Buffer(), wrt=[0])

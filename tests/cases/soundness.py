@@ -668,3 +668,49 @@ def linspace_with_step(a):
 
 def concatenates_flat(x, m):
     return np.sum(np.concatenate([x, m], axis=None) ** 2)
+
+
+# --- writes into arrays from outside the function -----------------------------------------
+
+WORKSPACE = np.zeros(4)
+GRID = np.zeros((2, 4))
+
+
+class Buffer:
+    def __init__(self):
+        self.out = np.zeros(4)
+
+    def add(self, v):
+        t = self.out
+        t[0] = t[0] + v[0]  # <- refused
+        return v
+
+
+def writes_into_global(x):
+    w = WORKSPACE
+    w[0] = x[0] * x[1]  # <- refused
+    return WORKSPACE[0]
+
+
+def writes_into_global_row(x):
+    r = GRID[0]
+    r[1] = x[0] * x[0]  # <- refused
+    return GRID[0, 1] + r[1]
+
+
+def writes_into_attribute(x, buf):
+    out = buf.out
+    out[0] = x[0] * x[0]  # <- refused
+    return buf.out[0]
+
+
+def accumulates_into_object(x, buf):
+    for i in range(3):
+        u = buf.add(x * i)
+    return buf.out[0]
+
+
+def writes_into_copy_of_attribute(x, buf):
+    out = buf.out.copy()
+    out[0] = x[0] * x[0]
+    return np.sum(out)
