@@ -390,6 +390,7 @@ def vjp(fn: Callable, *args: Any, **kwargs: Any) -> tuple[Any, Callable]:
                       if _differentiable(abstract_of(a), a))
     compiled = spec.compiled(positions, args, kwargs)
     out, saved = compiled.forward(*args, **kwargs)
+    saved = compiled.own_saved(saved)  # the pullback may run after the arguments change
     out_shape = None if isinstance(out, (tuple, list, dict)) else np.shape(out)
 
     def pullback(seed: Any) -> tuple:

@@ -14,12 +14,16 @@ After:  ``Optimized``: the adjoint with constants folded and identities removed 
 from __future__ import annotations
 
 import operator
+import types
 from dataclasses import dataclass
+from typing import Any
 
 import gast
 import numpy as np
 
 from . import syntax
+from .analyze import returns_new_array
+from .parse import MISSING
 from .reverse import POP, PUSH, Reversed
 
 _FOLD = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
@@ -32,6 +36,7 @@ class Optimized:
     forward: list[gast.stmt]
     adjoint: list[gast.stmt]
     saved: tuple[str, ...]
+    external: tuple = ()  # saved values that may share outside memory (see _external)
 
 
 def optimize(rev: Reversed) -> Optimized:
@@ -61,11 +66,41 @@ def optimize(rev: Reversed) -> Optimized:
     written = {n for s in syntax.in_order(adjoint) if isinstance(s, gast.Assign)
                and not stack.is_pop(s) for n in _writes([s])} - {stack.name}
     needed = stack.reads_outside_pops(adjoint)
-    saved = tuple(n for n in dict.fromkeys(list(params) + _definitely_assigned(forward))
+    assigned = _definitely_assigned(forward)
+    saved = tuple(n for n in dict.fromkeys(list(params) + assigned)
                   if n in needed and n not in written)
+    # Data read from outside the function (a global array, a closure's number) is saved as
+    # the forward saw it: the backward may run later, after the name is rebound.
+    parsed = rev.analysis.normalized.parsed
+    saved += tuple(n for n in sorted(needed) if n not in saved and n not in written
+                   and n not in assigned and n not in rev.bindings
+                   and _is_data(parsed.lookup(n)))
     out = syntax.tuple_([syntax.clone(rev.result), syntax.tuple_(syntax.name(n) for n in saved)])
     forward.append(syntax.ret(out))
-    return Optimized(rev, forward, adjoint, saved)
+    return Optimized(rev, forward, adjoint, saved, _external(rev, saved, params))
+
+
+def _is_data(value: Any) -> bool:
+    """A value (an array, a number, a container), not a module, a class or a function."""
+    return value is not MISSING and not callable(value) and not isinstance(
+        value, types.ModuleType)
+
+
+def _external(rev: Reversed, saved: tuple[str, ...], params: tuple[str, ...]) -> tuple:
+    """The saved values that may share memory with the caller's or the module's arrays,
+    as (index in saved, the parameter's name or None): a backward that runs later
+    (a Tensor's, a vjp pullback) must not see them changed in place since. Results of
+    operations that return new arrays are the forward's own."""
+    made = {op.target: op for op in rev.analysis.ops.values() if op.target is not None}
+    out = []
+    for i, name in enumerate(saved):
+        if name in params:
+            out.append((i, name))
+            continue
+        op = made.get(name)
+        if op is None or not (op.kind == "rule" and returns_new_array(op)):
+            out.append((i, None))
+    return tuple(out)
 
 
 class _Stack:

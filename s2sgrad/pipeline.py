@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import gast
+import numpy as np
 
 from . import syntax
 from .analyze import Abstract, Analysis, abstract_of, analyze
@@ -61,6 +62,21 @@ class Compiled:
     # whether a call must walk ``dependencies`` (and keyword defaults) to know it is valid;
     # the code and the defaults are checked by identity on every call (api)
     walk: bool = True
+    # saved values that may share memory with arrays outside: (index, parameter or None); a
+    # backward that runs later copies them when the forward runs (own_saved)
+    external: tuple = ()
+
+    def own_saved(self, saved: tuple, protected: set | frozenset = frozenset()) -> tuple:
+        """``saved`` with the arrays it may share with the outside copied, so that a
+        backward run later sees the values of the forward; the parameters in ``protected``
+        are guarded another way (a Tensor's version counter)."""
+        if not self.external:
+            return saved
+        own = list(saved)
+        for i, param in self.external:
+            if isinstance(own[i], np.ndarray) and param not in protected:
+                own[i] = own[i].copy()
+        return tuple(own)
 
     def valid(self) -> bool:
         """Still what compiling now would give: the same rules, the same code and defaults,
@@ -166,7 +182,8 @@ def _run_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
                     analysis.by_string_value or any(
                         getattr(op.callee, "by_string_value", False)
                         for op in analysis.ops.values() if op.kind == "call"),
-                    own[0][3], own[1][3], own, len(own) > 2 or bool(dependencies))
+                    own[0][3], own[1][3], own, len(own) > 2 or bool(dependencies),
+                    optimized.external)
 
 
 def _spread_of(fn: Callable, signature: dict[str, Abstract]) -> tuple:

@@ -644,3 +644,79 @@ def test_writes_into_an_objects_arrays_are_refused(fn, token):
 
 def test_writes_into_a_copy_of_an_objects_array():
     check(cases.writes_into_copy_of_attribute, X, cases.Buffer(), wrt=[0])
+
+
+# --- a backward that runs later: what the forward read stays what it was -------------------
+
+
+def _grad_of(t):
+    return t.grad.data if hasattr(t.grad, "data") else t.grad
+
+
+def test_global_array_changed_before_backward():
+    w = s2sgrad.tensor(X.copy(), requires_grad=True)
+    loss = cases.weighted_by_global(w)
+    saved = cases.WEIGHTS.copy()
+    cases.WEIGHTS[:] = 100.0
+    try:
+        loss.backward()
+    finally:
+        cases.WEIGHTS[:] = saved
+    np.testing.assert_allclose(_grad_of(w), 2 * saved * X)
+
+
+def test_global_number_rebound_before_backward():
+    w = s2sgrad.tensor(X.copy(), requires_grad=True)
+    loss = cases.scaled_by_global(w)
+    cases.COEFFICIENT = 10.0
+    try:
+        loss.backward()
+    finally:
+        cases.COEFFICIENT = 2.0
+    np.testing.assert_allclose(_grad_of(w), 4 * X)
+
+
+def test_reused_input_buffer_with_one_backward():
+    rng = np.random.default_rng(0)
+    xs, ys = rng.standard_normal((32, 4)), rng.standard_normal(32)
+    w = s2sgrad.tensor(X.copy(), requires_grad=True)
+    xbuf, ybuf, total = np.empty((8, 4)), np.empty(8), 0.0
+    for k in range(4):  # micro-batches loaded into one buffer, one backward at the end
+        xbuf[:], ybuf[:] = xs[8 * k:8 * k + 8], ys[8 * k:8 * k + 8]
+        total = total + cases.batch_loss(w, xbuf, ybuf) / 4
+    total.backward()
+    expected = s2sgrad.gradient(lambda_free_batch)(X, xs, ys)
+    np.testing.assert_allclose(_grad_of(w), expected)
+
+
+def lambda_free_batch(w, xs, ys):
+    total = 0.0
+    for k in range(4):
+        total = total + np.mean((xs[8 * k:8 * k + 8] @ w - ys[8 * k:8 * k + 8]) ** 2) / 4
+    return total
+
+
+def test_module_attribute_changed_before_backward():
+    m = cases.Masked()
+    loss = m(X)
+    m.mask[1] = 1.0
+    loss.backward()
+    np.testing.assert_allclose(_grad_of(m.W), X * [1.0, 0.0, 1.0, 1.0])
+
+
+def test_vjp_pullback_after_its_arguments_change():
+    x, y = X.copy(), X[::-1].copy()
+    _, pullback = s2sgrad.vjp(cases.sin_times, x, y)
+    expected = np.cos(X) * X[::-1]
+    y *= 3.0
+    x += 1.0
+    np.testing.assert_allclose(pullback(1.0)[0], expected)
+
+
+def test_eager_operand_changed_before_backward():
+    c = X[::-1].copy()
+    w = s2sgrad.tensor(X.copy(), requires_grad=True)
+    loss = (w * c).sum()
+    c[:] = 0.0
+    loss.backward()
+    np.testing.assert_allclose(_grad_of(w), X[::-1])

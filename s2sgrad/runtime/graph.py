@@ -186,6 +186,12 @@ def call_function(function: Any, args: tuple, kwargs: dict, name: str | None = N
         compiled = function.compiled_for(tuple(wrt), tuple(raw), kwargs)
         out, saved = compiled.forward(*raw, **kwargs)
         inputs = args
+        extra = {}
+    if compiled.external:  # backward runs later: keep the forward's values of what is shared
+        params = function._spec.params
+        tensors = {params[i] for i, a in enumerate(args)
+                   if i < len(params) and isinstance(a, Tensor)}
+        saved = compiled.own_saved(saved, tensors | set(extra))
     if name is None:
         name = node_name(compiled.name)
     return record(name, compiled, saved, out, inputs, wrt)

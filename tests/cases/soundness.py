@@ -714,3 +714,38 @@ def writes_into_copy_of_attribute(x, buf):
     out = buf.out.copy()
     out[0] = x[0] * x[0]
     return np.sum(out)
+
+
+# --- a backward that runs later: what the forward read stays what it was -------------------
+
+WEIGHTS = np.array([1.0, 2.0, 3.0, 4.0])
+COEFFICIENT = 2.0
+
+
+@s2sgrad.grad
+def weighted_by_global(w):
+    return np.sum(WEIGHTS * w ** 2)
+
+
+@s2sgrad.grad
+def scaled_by_global(w):
+    return np.sum(w ** 2) * COEFFICIENT
+
+
+@s2sgrad.grad
+def batch_loss(w, x, y):
+    return np.mean((x @ w - y) ** 2)
+
+
+def sin_times(x, y):
+    return np.sum(np.sin(x) * y)
+
+
+class Masked(s2sgrad.nn.Module):
+    def __init__(self):
+        self.W = s2sgrad.nn.Parameter(np.ones(4))
+        self.mask = np.array([1.0, 0.0, 1.0, 1.0])
+
+    @s2sgrad.grad
+    def forward(self, x):
+        return np.sum(self.W * x * self.mask)
