@@ -618,6 +618,7 @@ class _Analyzer:
                            else Abstract("scalar", (), False))
             return Op("nondiff", target, what="shape")
         if base.kind in ("array", "scalar"):
+            self.refuse_boolean_index(node.slice, node)
             return self.primitive(operator.getitem, [node.value, node.slice], {}, target, node)
         index_atoms = [a for a in _index_atoms(node.slice)]
         varied = self.is_varied(node.value) or any(self.is_varied(a) for a in index_atoms)
@@ -695,6 +696,7 @@ class _Analyzer:
         """``y_1 = __setitem__(y[idx], v)``: y_1 is y with the region replaced by v."""
         region, value = node.args
         base = region.value
+        self.refuse_boolean_index(region.slice, node)
         self.set_value(target, self.value(base), self.shape_class.get(base.id))
         if self.is_int_array(base.id):  # the value is truncated: piecewise constant
             self._int_result = True
@@ -705,6 +707,14 @@ class _Analyzer:
             self.varied.add(target)
         return Op("setitem", target, bindings={"a": base, "index": region.slice, "v": value},
                   what="element assignment", diff_params=("a", "v"))
+
+    def refuse_boolean_index(self, index: Any, node: gast.AST) -> None:
+        """``y[True]`` adds an axis of length 1 (or 0), unlike an int: not followed."""
+        if any(syntax.is_const(a) and isinstance(a.value, bool) for a in _index_atoms(index)):
+            raise self.parsed.error(
+                "a scalar True/False as an index (it adds an axis, as None does, and selects "
+                "all or nothing): not differentiated", node,
+                "Index with y[None] or y[np.newaxis], or with a boolean array mask.")
 
     def is_int_array(self, name: str) -> bool:
         return name in self.int_arrays and name not in self.not_int
@@ -1130,7 +1140,13 @@ class _Analyzer:
             self.varied.add(target)
         self.set_value(target, UNKNOWN_ARRAY)
         refusal = None
-        if varied and not _is_pure(prim):
+        if varied and what.startswith("."):  # a method of a value of unknown class
+            refusal = (f"the method {what} of a value whose class is not known when "
+                       "compiling receives a differentiated value: it has no derivative rule, "
+                       "and it may change its arguments in place",
+                       "Call a function with a derivative rule, or a method of an argument's "
+                       "class.")
+        elif varied and not _is_pure(prim):
             short = _short(what)
             refusal = (f"no derivative rule for {what}, which receives a differentiated "
                        "value: it has no gradient, and it may change its arguments in place, "
@@ -1336,6 +1352,12 @@ class _Analyzer:
         if op.kind == "unknown" and op.refusal is not None:
             raise self.parsed.error(op.refusal[0], stmt.value if hasattr(
                 stmt, "value") else stmt, op.refusal[1])
+        if op.kind == "unknown" and op.what.startswith("."):  # a method of an unknown value
+            raise self.parsed.error(
+                f"the method {op.what} of a value whose class is not known when compiling "
+                "(made inside the function, or read from an object), and the result depends "
+                "on a differentiated input", stmt.value if hasattr(stmt, "value") else stmt,
+                "Call a function with a derivative rule, or a method of an argument's class.")
         if op.kind == "unknown":
             raise self.parsed.error(
                 f"no derivative rule for {op.what}, and the result depends on a "

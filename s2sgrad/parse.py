@@ -27,7 +27,14 @@ import gast
 from . import syntax
 from .errors import TransformError
 
-MISSING = object()
+class _Missing:
+    """Nothing: a name that resolves to nothing, a value not known when compiling."""
+
+    def __repr__(self) -> str:
+        return "<a value not known when compiling>"
+
+
+MISSING = _Missing()
 
 
 @dataclass(frozen=True)
@@ -327,7 +334,7 @@ def parse(fn: Callable, lifted: dict[str, str] | None = None,
             f"(it is {type(fn).__name__})",
             hint="Wrap it in a Python function, or register a derivative rule for it with "
                  "@s2sgrad.vjp_rule.")
-    if fn.__name__ == "<lambda>":
+    if fn.__code__.co_name == "<lambda>":  # even a lambda given another __name__
         raise TransformError(
             f"cannot differentiate the lambda {what}: lambdas are not supported yet",
             inspect.getsourcefile(fn) or "<unknown>", fn.__code__.co_firstlineno, 0,

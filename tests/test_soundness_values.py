@@ -720,3 +720,21 @@ def test_eager_operand_changed_before_backward():
     c[:] = 0.0
     loss.backward()
     np.testing.assert_allclose(_grad_of(w), X[::-1])
+
+
+def test_boolean_scalar_index_is_refused():
+    refused(cases.boolean_scalar_index, (X,), "y[True] * 3.0", "scalar True/False as an index")
+
+
+def test_renamed_lambda_is_refused_as_a_lambda():
+    with pytest.raises(TransformError, match="lambda"):
+        s2sgrad.gradient(cases.RENAMED)(X)
+
+
+def test_messages_name_what_the_user_wrote():
+    with pytest.raises(TransformError) as info:
+        s2sgrad.gradient(cases.method_of_object_made_inside)(X)
+    assert "vjp_rule(." not in str(info.value) and info.value.hint
+    with pytest.raises(TransformError) as info:
+        s2sgrad.gradient(cases.norm_of_unknown_order)(X, np.inf)
+    assert "object at 0x" not in str(info.value) and info.value.hint

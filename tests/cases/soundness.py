@@ -749,3 +749,29 @@ class Masked(s2sgrad.nn.Module):
     @s2sgrad.grad
     def forward(self, x):
         return np.sum(self.W * x * self.mask)
+
+
+def boolean_scalar_index(x):
+    y = x * 1.0
+    y[True] = y[True] * 3.0  # <- refused
+    return np.sum(y ** 2)
+
+
+RENAMED = (lambda a: np.sum(a ** 2), 1)[0]
+RENAMED.__name__ = "renamed"
+
+
+class Point:
+    def __init__(self, v):
+        self.v = v
+
+    def norm(self):
+        return np.sqrt(np.sum(self.v ** 2))
+
+
+def method_of_object_made_inside(x):
+    return Point(x).norm()  # <- refused
+
+
+def norm_of_unknown_order(x, order):
+    return np.linalg.norm(x, ord=order)  # <- refused
