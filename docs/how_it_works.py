@@ -12,6 +12,7 @@ produces, and checks its claims as it goes (the test suite runs it).
 import numpy as np
 
 import s2sgrad
+from s2sgrad.aliasing import aliasing
 from s2sgrad.analyze import abstract_of, analyze
 from s2sgrad.codegen import codegen
 from s2sgrad.fence import fence
@@ -68,12 +69,19 @@ print("active:", sorted(analysis.active))
 print()
 assert "x" not in analysis.active and "h" in analysis.active
 
+# 4b. aliasing: group the names by the memory they may share (copies, views, an array read
+#    from an object), find the in-place updates (y[i] = v, h += x), and refuse those the
+#    gradient cannot follow (an update of the caller's array, a read through another name
+#    after an update). Reverse reads the groups to copy values a later update overwrites.
+aliases = aliasing(analysis)
+assert not aliases.writes  # this function updates nothing in place
+
 # 5. reverse: walk the statements backwards; for each active one, inline its derivative rule.
 #    Rules are plain Python functions (see s2sgrad/rules/), e.g. for tanh:
 #        def tanh(g, ans, x): return g * (1.0 - ans * ans)
 #    Their parameters are replaced by the names at the call site, and tests on static facts
 #    (the rank of an operand, `axis is None`) are folded away.
-reversed_ = reverse(analysis)
+reversed_ = reverse(analysis, aliases)
 show("adjoint after reverse", function("adjoint", [], reversed_.adjoint))
 
 # 6. optimize: fold constants, propagate copies, drop dead code, then decide what the

@@ -1449,42 +1449,6 @@ def _index_atoms(index: Any) -> list:
     return [index]
 
 
-def returns_new_array(op: Op) -> bool:
-    """Does this call return memory of its own (never a view of an argument)? Ufuncs,
-    arithmetic-shaped rules and functions that create arrays do; anything not known to is
-    assumed to return a view (np.fliplr, np.split, np.asarray, a function without a rule)."""
-    prim = op.primitive
-    if prim is None:
-        return False
-    try:
-        if prim in _MAY_VIEW:
-            return False
-        if prim in _CREATES:
-            return True
-    except TypeError:  # unhashable
-        return False
-    if isinstance(prim, np.ufunc):
-        return True
-    return op.rule is not None and op.rule.shape in (
-        "elementwise", "reduce", "matmul", "dot", "outer", "scalar")
-
-
-# Functions whose result may share memory with an argument even though their rule's shape
-# is that of arithmetic (np.real of a real array is the array itself).
-_MAY_VIEW = frozenset({np.real, np.imag, np.asarray, np.asanyarray, np.ascontiguousarray,
-                       np.asfortranarray, np.require, np.nan_to_num, np.real_if_close})
-_CREATES = frozenset({
-    np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
-    np.full_like, np.arange, np.linspace, np.logspace, np.geomspace, np.eye, np.identity,
-    np.copy, np.ndarray.copy, np.concatenate, np.stack, np.hstack, np.vstack, np.dstack,
-    np.column_stack, np.where, np.clip, np.ndarray.clip, np.cumsum, np.ndarray.cumsum,
-    np.cumprod, np.sort, np.diff, np.tile, np.repeat, np.pad, np.outer, np.kron, np.einsum,
-    np.tensordot, np.roll, np.tril, np.triu, np.meshgrid, np.indices, np.argsort, np.argmax,
-    np.argmin, np.nonzero, np.flatnonzero, np.unique, np.bincount, np.histogram,
-    np.random.rand, np.random.randn, np.random.random, np.random.normal, np.random.uniform,
-    np.random.randint, np.random.permutation, np.random.choice, np.ndarray.flatten,
-    np.ndarray.tolist, len, float, int, sum, abs, max, min, round, range})
-
 _BOOLEAN_UFUNCS = frozenset({np.greater, np.greater_equal, np.less, np.less_equal, np.equal,
                              np.not_equal, np.logical_and, np.logical_or, np.logical_not,
                              np.logical_xor, np.isnan, np.isinf, np.isfinite, np.signbit})

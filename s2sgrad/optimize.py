@@ -22,7 +22,7 @@ import gast
 import numpy as np
 
 from . import syntax
-from .analyze import returns_new_array
+from .aliasing import returns_new_array
 from .parse import MISSING
 from .reverse import POP, PUSH, Reversed
 

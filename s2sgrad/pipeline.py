@@ -1,6 +1,6 @@
 """The compiler: the list of passes, run in order, with debugging output between them.
 
-    parse -> fence -> normalize -> analyze -> reverse -> optimize -> codegen
+    parse -> fence -> normalize -> analyze -> aliasing -> reverse -> optimize -> codegen
 
 ``compile_vjp(fn, wrt, signature)`` returns a ``Compiled`` pair ``forward(*args) -> (out,
 saved)`` and ``backward(saved, out_bar) -> (cotangent per wrt input)``, cached per function,
@@ -25,6 +25,7 @@ import gast
 import numpy as np
 
 from . import syntax
+from .aliasing import aliasing
 from .analyze import Abstract, Analysis, abstract_of, analyze
 from .codegen import codegen
 from .fence import fence
@@ -166,7 +167,8 @@ def _run_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
     analysis = analyze(normalized, wrt, signature, compile_callee)
     if debug >= 2:
         print(f"[s2sgrad] after analyze: active = {sorted(analysis.active)}", file=sys.stderr)
-    reversed_ = reverse(analysis)
+    aliases = aliasing(analysis)  # refuses in-place updates the gradient cannot follow
+    reversed_ = reverse(analysis, aliases)
     _show(debug, "reverse (adjoint)", syntax.function("adjoint", [], reversed_.adjoint))
     optimized = optimize(reversed_)
     generated = codegen(optimized)

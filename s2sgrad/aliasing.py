@@ -1,0 +1,310 @@
+"""Pass 4b, aliasing: which values share memory, and which in-place updates are refused.
+
+Before: an ``Analysis`` (the operation and abstract value of every ANF statement).
+After:  ``Aliasing``: names grouped by the memory they may share, the in-place updates
+        (``y[i] = v``, ``h += x`` on arrays, ``xs += [v]`` on lists) and, for reverse, which
+        values a later update would overwrite (``at_risk``) and which parameters the
+        result may share (``result_aliases``). The updates the gradient cannot follow are
+        refused here, as TransformErrors at the user's line; reverse raises none of its own.
+
+Memory is shared by copies (``k = h``), views (slices, reshapes, transposes, ``x.T``, and
+any call not known to return new memory: np.fliplr, np.split, a function without a rule),
+an array read from an object (``out = self.buf``) and the versions an update makes. So:
+
+    y = x[0:2]; y[0] = v          refused: x is the caller's array
+    y = x * 1.0; y[0] = v         fine: x * 1.0 is new memory
+    h = h + x                     fine: a new array, the old h is unchanged
+    h += x  (h a view of x)       refused: it changes x
+    w = WORKSPACE; w[0] = v       refused: a global's memory
+    k = h; h[0] = v; use(k)       refused: k would show the new value, its gradient not
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gast
+import numpy as np
+
+from . import syntax
+from .analyze import Analysis, Op
+from .normalize import _VIEWS
+from .parse import MISSING
+
+
+def aliasing(analysis: Analysis) -> Aliasing:
+    return Aliasing(analysis)
+
+
+def returns_new_array(op: Op) -> bool:
+    """Does this call return memory of its own (never a view of an argument)? Ufuncs,
+    arithmetic-shaped rules and functions that create arrays do; anything not known to is
+    assumed to return a view (np.fliplr, np.split, np.asarray, a function without a rule)."""
+    prim = op.primitive
+    if prim is None:
+        return False
+    try:
+        if prim in _MAY_VIEW:
+            return False
+        if prim in _CREATES:
+            return True
+    except TypeError:  # unhashable
+        return False
+    if isinstance(prim, np.ufunc):
+        return True
+    return op.rule is not None and op.rule.shape in (
+        "elementwise", "reduce", "matmul", "dot", "outer", "scalar")
+
+
+# Functions whose result may share memory with an argument even though their rule's shape
+# is that of arithmetic (np.real of a real array is the array itself).
+_MAY_VIEW = frozenset({np.real, np.imag, np.asarray, np.asanyarray, np.ascontiguousarray,
+                       np.asfortranarray, np.require, np.nan_to_num, np.real_if_close})
+_CREATES = frozenset({
+    np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
+    np.full_like, np.arange, np.linspace, np.logspace, np.geomspace, np.eye, np.identity,
+    np.copy, np.ndarray.copy, np.concatenate, np.stack, np.hstack, np.vstack, np.dstack,
+    np.column_stack, np.where, np.clip, np.ndarray.clip, np.cumsum, np.ndarray.cumsum,
+    np.cumprod, np.sort, np.diff, np.tile, np.repeat, np.pad, np.outer, np.kron, np.einsum,
+    np.tensordot, np.roll, np.tril, np.triu, np.meshgrid, np.indices, np.argsort, np.argmax,
+    np.argmin, np.nonzero, np.flatnonzero, np.unique, np.bincount, np.histogram,
+    np.random.rand, np.random.randn, np.random.random, np.random.normal, np.random.uniform,
+    np.random.randint, np.random.permutation, np.random.choice, np.ndarray.flatten,
+    np.ndarray.tolist, len, float, int, sum, abs, max, min, round, range})
+
+def _names_read_here(stmt: gast.stmt) -> set[str]:
+    """Names a statement reads itself (for an if or a loop: its test or range only)."""
+    if isinstance(stmt, gast.If):
+        return syntax.names_read(stmt.test)
+    if isinstance(stmt, gast.For):
+        return syntax.names_read(stmt.iter)
+    if isinstance(stmt, gast.While):
+        return set()
+    return syntax.names_read(stmt)
+
+
+def _may_hold_array(value: Any) -> bool:
+    """An array, or a value that may be one or hold one (unknown, a container)."""
+    return value is None or value.kind in ("array", "object")
+
+
+class Aliasing:
+    """Which values may be changed by an in-place update that runs after a statement.
+
+    In-place updates are element assignments (``y[i] = v``) and augmented assignments to
+    arrays (``h += x``), which NumPy performs in the array's memory. Names are grouped by
+    the memory they may share: copies, views (indexing, reshapes, transposes, a user
+    function's result and its arguments) and the versions an update makes are one group.
+    A name is at risk after statement S when its group is updated after S in program order,
+    or anywhere in a loop that contains S (a later iteration). Updates of a group that
+    holds an argument, and reads through another name of a group after an update (NumPy
+    would show the new values, the gradient would not), are refused here.
+    """
+
+    def __init__(self, analysis: Analysis):
+        self.group: dict[str, str] = {}
+        self.position: dict[int, int] = {}
+        self.loops: list[tuple[int, int]] = []  # (first, last) positions of each loop body
+        self.writes: dict[str, list[tuple[int, gast.stmt]]] = {}  # new version -> update
+        self.in_place: set[int] = set()  # augmented assignments done in place
+        self.defs: dict[str, list[int]] = {}
+        self.reads: dict[str, list[tuple[int, gast.stmt]]] = {}
+        self.values = analysis.values
+        self.parsed = analysis.normalized.parsed
+        self.augmented = analysis.normalized.augmented
+        self.branch_path: dict[int, tuple] = {}  # position -> ((if position, branch), ...)
+        self.contained: set[str] = set()  # values put into a tuple, list or dict
+        self._walk(analysis.body[:-1], analysis)
+        self._check()
+
+    def _find(self, name: str) -> str:
+        while self.group.get(name, name) != name:
+            name = self.group[name]
+        return name
+
+    def _union(self, a: str, b: str) -> None:
+        self.group[self._find(a)] = self._find(b)
+
+    def _walk(self, stmts: list[gast.stmt], analysis: Analysis, path: tuple = ()) -> None:
+        for stmt in stmts:
+            here = self.position[id(stmt)] = len(self.position)
+            self.branch_path[here] = path
+            for name in _names_read_here(stmt):
+                self.reads.setdefault(name, []).append((here, stmt))
+            if isinstance(stmt, (gast.For, gast.While)):
+                if isinstance(stmt, gast.For):
+                    self.defs.setdefault(stmt.target.id, []).append(here)
+                first = len(self.position)
+                self._walk(stmt.body, analysis, path)
+                self.loops.append((first, len(self.position) - 1))
+            elif isinstance(stmt, gast.If):
+                self._walk(stmt.body, analysis, path + ((here, True),))
+                self._walk(stmt.orelse, analysis, path + ((here, False),))
+            elif isinstance(stmt, gast.Assign):
+                op = analysis.ops.get(id(stmt))
+                target = op.target if op is not None else None
+                if target is None:
+                    continue
+                self.defs.setdefault(target, []).append(here)
+                for name in self._shares_memory_with(stmt, op):
+                    self._union(target, name)
+                if op.kind in ("setitem", "append") or id(stmt) in self.in_place:
+                    self.writes.setdefault(target, []).append((here, stmt))
+
+    def _shares_memory_with(self, stmt: gast.Assign, op: Any) -> list[str]:
+        value = stmt.value
+        if op.kind == "setitem":
+            return [op.bindings["a"].id]
+        if op.kind == "append":  # the same list; its new item is remembered as contained
+            self.contained |= {a.id for a in [op.bindings["v"]] if isinstance(a, gast.Name)}
+            return [op.bindings["xs"].id]
+        if op.kind == "pack":
+            self.contained |= {a.id for a in op.bindings.values() if isinstance(a, gast.Name)}
+            return []
+        if op.kind == "item":  # an array inside a container: not to be updated in place
+            self.contained.add(op.target)
+            return []
+        augmented = self.augmented.get(id(stmt))
+        target_value = self.values.get(op.target)
+        if augmented is not None and target_value is not None and (
+                target_value.kind == "array" or target_value.type is list):  # xs += [v] too
+            self.in_place.add(id(stmt))
+            return [augmented[1]]  # x += y updates x's memory
+        if isinstance(value, gast.Name):
+            return [value.id]
+        if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
+            return [] if target_value is not None and target_value.ndim == 0 else [
+                value.value.id]
+        if isinstance(value, gast.Attribute) and isinstance(value.value, gast.Name):
+            owner = self.values.get(value.value.id)
+            if owner is None or owner.kind == "object":  # an array held by an object (or a
+                return [value.value.id]                   # module): the object's memory
+            return [value.value.id] if value.attr in _VIEWS else []
+        if isinstance(value, gast.Call):
+            func = value.func
+            if op.kind == "call":  # the callee knows which arguments its result may share
+                aliased = getattr(op.callee, "result_aliases", None)
+                return [a.id for p, atom in op.bindings.items()
+                        for a in (atom if isinstance(atom, tuple) else (atom,))
+                        if isinstance(a, gast.Name) and (aliased is None or p in aliased)]
+            if op.kind in ("rule", "nondiff", "unknown") and returns_new_array(op):
+                return []
+            # Anything else may return a view of its array arguments (np.fliplr, np.split,
+            # np.asarray, a function without a rule): assume it shares their memory.
+            receiver = func.value if isinstance(func, gast.Attribute) and isinstance(
+                func.value, gast.Name) and func.value.id in self.values else None
+            atoms = ([receiver] if receiver is not None else []) + list(value.args) + [
+                k.value for k in value.keywords]
+            return [a.id for a in atoms if isinstance(a, gast.Name) and _may_hold_array(
+                self.values.get(a.id))]
+        return []
+
+    def _loop_of(self, position: int) -> tuple[int, int] | None:
+        inner = [(f, last) for f, last in self.loops if f <= position <= last]
+        return min(inner, key=lambda r: r[1] - r[0]) if inner else None
+
+    def _check(self) -> None:
+        params = set(self.parsed.params)
+        for target, updates in self.writes.items():
+            group = self._find(target)
+            names = set(self.group) | set(self.group.values()) | set(self.defs) | params
+            members = [n for n in names if self._find(n) == group]
+            for position, stmt in updates:
+                inside = [m for m in members if m in self.contained]
+                if inside and stmt.value.func.id != "__append__" if isinstance(
+                        stmt.value, gast.Call) and isinstance(stmt.value.func, gast.Name) else (
+                        inside):
+                    raise self.parsed.error(
+                        f"this updates, in place, an array that was put into a tuple, list or "
+                        f"dict ('{self._user(inside[0])}'): it would change there too, which the "
+                        "gradient cannot follow", stmt,
+                        "Copy it before the update, or update a new name (`h = h + x`).")
+                shared = [m for m in members if m in params]
+                if shared:
+                    raise self.parsed.error(
+                        f"this updates, in place, memory that the argument '{shared[0]}' "
+                        "shares: NumPy would change the caller's array", stmt,
+                        "Copy the array first, e.g. `y = x.copy()`.")
+                outside = [m for m in members if m not in self.defs and m not in params
+                           and self.parsed.lookup(m) is not MISSING]
+                if outside:
+                    raise self.parsed.error(
+                        f"this updates, in place, memory of '{outside[0]}', a variable from "
+                        "outside the function: NumPy would change it there, which the "
+                        "gradient cannot follow", stmt,
+                        "Copy the array first (`w = WORK.copy()`), or return the new values.")
+                for member in members:
+                    if member != target and self._stale_read(member, position):
+                        read = self._stale_read(member, position)
+                        raise self.parsed.error(
+                            f"'{self._user(member)}' shares memory with an array updated in place "
+                            "before this use: NumPy shows the new values here, which the "
+                            "gradient cannot follow", read,
+                            "Copy the array before the update (`k = h.copy()`), or use a new "
+                            "name for the result (`h = h + x`).")
+
+    def _user(self, name: str) -> str:
+        """The name the user wrote for a version of it (``h_2`` -> ``h``)."""
+        base, _, suffix = name.rpartition("_")
+        if name not in self.parsed.local_names and suffix.isdigit() and \
+                base in self.parsed.local_names:
+            return base
+        return name if name in self.parsed.local_names else "a value computed here"
+
+    def _stale_read(self, name: str, write: int) -> gast.stmt | None:
+        """A read of ``name`` that runs after the update at ``write`` with no new assignment
+        to ``name`` in between (counting the way around a loop that holds both)."""
+        defs = self.defs.get(name, [])
+        loop = self._loop_of(write)
+        for read, stmt in self.reads.get(name, []):
+            if read == write or self._exclusive(read, write):
+                continue
+            if read > write:
+                if not any(write < d < read for d in defs):
+                    return stmt
+            elif loop is not None and loop[0] <= read <= loop[1] and not any(
+                    write < d <= loop[1] or loop[0] <= d < read for d in defs):
+                return stmt  # read in a later iteration, with no assignment between
+        return None
+
+    def _exclusive(self, a: int, b: int) -> bool:
+        """Are two positions in different branches of one if (never both in one run)?"""
+        branches = dict(self.branch_path.get(a, ()))
+        return any(branches.get(at, side) != side for at, side in self.branch_path.get(b, ()))
+
+    def result_aliases(self, result: gast.expr) -> frozenset[str]:
+        """The parameters whose memory the returned value may share."""
+        if not isinstance(result, gast.Name):
+            return frozenset()
+        group = self._find(result.id)
+        return frozenset(p for p in self.parsed.params if self._find(p) == group)
+
+    def is_in_place(self, stmt: gast.stmt) -> bool:
+        return id(stmt) in self.in_place
+
+    def overwrites(self, stmt: gast.stmt, name: str) -> bool:
+        """Does ``stmt`` itself update the memory ``name`` refers to?"""
+        if id(stmt) not in self.in_place:
+            return False
+        target = stmt.targets[0].id
+        return self._find(name) == self._find(target) and name != target
+
+    def at_risk(self, name: str, stmt: gast.stmt) -> bool:
+        if not self.writes:
+            return False
+        group = self._find(name)
+        where = self.position.get(id(stmt))
+        if where is None:
+            return False
+        if self.overwrites(stmt, name):
+            return True
+        for target, updates in self.writes.items():
+            if self._find(target) != group:
+                continue
+            for write, _ in updates:
+                if write > where:
+                    return True
+                if any(first <= where <= last and first <= write <= last
+                       for first, last in self.loops):
+                    return True
+        return False
