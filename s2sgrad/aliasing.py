@@ -36,6 +36,13 @@ def aliasing(analysis: Analysis) -> Aliasing:
     return Aliasing(analysis)
 
 
+def _symbol(stmt: gast.Assign) -> str:
+    """The operator of an augmented assignment's ANF form, for a message."""
+    ops = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**",
+           gast.MatMult: "@"}
+    return ops.get(type(getattr(stmt.value, "op", None)), "+")
+
+
 def returns_new_array(op: Op) -> bool:
     """Does this call return memory of its own (never a view of an argument)? Ufuncs,
     arithmetic-shaped rules and functions that create arrays do; anything not known to is
@@ -114,8 +121,41 @@ class Aliasing:
         self.augmented = analysis.normalized.augmented
         self.branch_path: dict[int, tuple] = {}  # position -> ((if position, branch), ...)
         self.contained: set[str] = set()  # values put into a tuple, list or dict
+        for stmt in syntax.in_order(analysis.body):  # updates of the caller's values
+            if id(stmt) in self.augmented:
+                self._check_augmented(stmt, *self.augmented[id(stmt)])
+            if id(stmt) in analysis.normalized.writes:
+                self._check_element_write(stmt, *analysis.normalized.writes[id(stmt)])
         self._walk(analysis.body[:-1], analysis)
         self._check()
+
+    def _check_augmented(self, stmt: gast.stmt, name: str, previous: str, origin: str) -> None:
+        """``x += y`` on an array (or a list) updates it in place: refused on an argument
+        (other names that share it are checked with the groups, in _check)."""
+        value = self.values.get(previous)
+        if origin != "param" or value is None or (value.kind != "array" and value.type
+                                                  is not list):
+            return
+        what, who = ("list", "Python") if value.type is list else ("array", "NumPy")
+        raise self.parsed.error(
+            f"in-place update of the argument '{name}': {who} would change the caller's "
+            f"{what}", stmt, f"Write `{name} = {name} {_symbol(stmt)} ...` to make a new {what}.")
+
+    def _check_element_write(self, stmt: gast.stmt, name: str, previous: str,
+                             origin: str) -> None:
+        """``y[i] = v``: into an array only, and not into an argument's."""
+        value = self.values.get(previous)
+        if value is None:
+            return
+        if value.kind != "array" and origin == "fresh":
+            raise self.parsed.error(
+                f"assignment to an element of '{name}', which is not a NumPy array here "
+                f"({value!r})", stmt, "Lists and dicts of values are not supported yet; "
+                "build the values with np.zeros(...) and assign into the array.")
+        if origin == "param":
+            raise self.parsed.error(
+                f"assignment to an element of '{name}', the caller's array: NumPy would change "
+                "both", stmt, f"Copy it first: `{name} = {name}.copy()`.")
 
     def _find(self, name: str) -> str:
         while self.group.get(name, name) != name:

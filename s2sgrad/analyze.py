@@ -316,10 +316,6 @@ class _Analyzer:
                 self.ops[id(stmt)] = Op("nondiff", stmt.targets[0].id)
                 self.set_value(stmt.targets[0].id, Abstract("none", None, False))
             elif isinstance(stmt, (gast.Assign, gast.Expr)):
-                if id(stmt) in self.normalized.augmented:
-                    self.check_in_place(stmt, *self.normalized.augmented[id(stmt)])
-                if id(stmt) in self.normalized.writes:
-                    self.check_write(stmt, *self.normalized.writes[id(stmt)])
                 if id(stmt) in self.normalized.iterations:
                     self.check_iterable(stmt.value.args[0], stmt)
                 self.ops[id(stmt)] = self.forward(stmt)
@@ -378,20 +374,6 @@ class _Analyzer:
                 "place, which the gradient cannot follow", call,
                 "Assign the result to a name (e.g. `x = np.sort(x)`), or move the call "
                 "outside the differentiated function.")
-
-    def check_in_place(self, stmt: gast.stmt, name: str, previous: str, origin: str) -> None:
-        """`x += y` on an array updates it in place: refuse it where another name sees it."""
-        value = self.values.get(previous)
-        if origin == "fresh" or value is None or (value.kind != "array" and value.type
-                                                  is not list):
-            return
-        what, who = ("list", "Python") if value.type is list else ("array", "NumPy")
-        rewrite = f"Write `{name} = {name} {_op(stmt)} ...` to make a new {what}"
-        if origin == "param":
-            raise self.parsed.error(
-                f"in-place update of the argument '{name}': {who} would change the caller's "
-                f"{what}", stmt, rewrite + ".")
-        # Other aliases are checked by reverse, which knows which arrays share memory.
 
     def check_iterable(self, atom: gast.expr, stmt: gast.stmt) -> None:
         """A loop over the items of ``atom`` is compiled as reads of atom[0], atom[1], ...:
@@ -718,21 +700,6 @@ class _Analyzer:
 
     def is_int_array(self, name: str) -> bool:
         return name in self.int_arrays and name not in self.not_int
-
-    def check_write(self, stmt: gast.stmt, name: str, previous: str, origin: str) -> None:
-        """``y[i] = v`` updates y in place: refuse it where another name sees y."""
-        value = self.values.get(previous)
-        if value is None or value.kind != "array" and origin == "fresh":
-            if value is not None and value.kind != "array":
-                raise self.parsed.error(
-                    f"assignment to an element of '{name}', which is not a NumPy array here "
-                    f"({value!r})", stmt, "Lists and dicts of values are not supported yet; "
-                    "build the values with np.zeros(...) and assign into the array.")
-            return
-        if origin == "param":
-            raise self.parsed.error(
-                f"assignment to an element of '{name}', the caller's array: NumPy would change "
-                "both", stmt, f"Copy it first: `{name} = {name}.copy()`.")
 
     def call(self, node: gast.Call, target: str | None) -> Op:
         func = node.func
@@ -1475,12 +1442,6 @@ def _static(atom: Any) -> Any:
     if syntax.is_const(atom) or syntax.is_static_tuple(atom):
         return syntax.const_value(atom)
     return MISSING
-
-
-def _op(stmt: gast.Assign) -> str:
-    ops = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**",
-           gast.MatMult: "@"}
-    return ops.get(type(getattr(stmt.value, "op", None)), "+")
 
 
 def _short(what: str) -> str:

@@ -901,11 +901,15 @@ def _analysis(fn, *args):
 
 
 def test_reverse_names_itself_on_an_unknown_statement():
+    from s2sgrad.aliasing import aliasing
     from s2sgrad.reverse import reverse
     analysis = _analysis(minus_x_squared, X)
+    aliases = aliasing(analysis)
     analysis.body.insert(0, _unfenced(refuses_with).node.body[0])
     with pytest.raises(syntax.InternalError, match="reverse has no case for With"):
-        reverse(analysis)
+        reverse(analysis, aliases)
+    with pytest.raises(syntax.InternalError, match="has no case for With"):
+        aliasing(analysis)  # the aliasing pass, walking the same statements, raises too
 
 
 def test_internal_error_is_an_assertion_error_not_a_user_error():
