@@ -4,7 +4,6 @@ Each case names the token the caret must sit under on the line marked `# <- refu
 words the message must contain. An error must also say what to do instead (its hint).
 """
 
-import inspect
 import traceback
 
 import numpy as np
@@ -13,6 +12,7 @@ import pytest
 import s2sgrad
 from s2sgrad.errors import TransformError
 from tests.cases import refused
+from tests.located import assert_points_at, marked_line
 
 X = np.linspace(0.5, 1.5, 3)
 
@@ -47,14 +47,6 @@ def _function(name):
     return fn
 
 
-def _marked_line(fn):
-    lines, first = inspect.getsourcelines(fn)
-    for offset, line in enumerate(lines):
-        if "# <- refused" in line:
-            return first + offset, line
-    raise AssertionError(f"{fn.__name__} has no marked line")
-
-
 def _call(name):
     fn = _function(name)
     args = {"uses_attribute_store": (X, object()), "uses_starred": (X, (X, X)),
@@ -68,21 +60,15 @@ def _call(name):
 def test_refused_with_location(name, token, words):
     with pytest.raises(TransformError) as info:
         _call(name)
-    error = info.value
-    lineno, line = _marked_line(_function(name))
-    assert words in error.reason
-    assert error.filename == refused.__file__
-    assert error.lineno == lineno
-    assert error.offset - 1 == line.index(token), (error.offset, line)
-    assert error.hint, "every refusal says what to do instead"
-    assert f"{refused.__file__}:{lineno}:{error.offset}" in str(error)
+    assert words in info.value.reason
+    assert_points_at(info.value, _function(name), token, refused.__file__)
 
 
 def test_traceback_shows_line_and_caret():
     with pytest.raises(TransformError) as info:
         _call("uses_with")
     text = "".join(traceback.format_exception_only(info.value))
-    _, line = _marked_line(refused.uses_with)
+    _, line = marked_line(refused.uses_with)
     assert line.strip() in text
     caret_line = text.splitlines()[text.splitlines().index(next(
         t for t in text.splitlines() if line.strip() in t)) + 1]

@@ -21,7 +21,6 @@ directions (``s2sgrad.testing.check_grads``).
 from __future__ import annotations
 
 import ast
-import inspect
 import math
 import random
 import sys
@@ -35,6 +34,7 @@ import s2sgrad
 from s2sgrad import syntax
 from s2sgrad.errors import TransformError
 from s2sgrad.testing import check_grads
+from tests.located import assert_points_at
 
 X = np.array([0.3, 0.7, 1.1, 1.3, 0.9])
 Y = np.array([0.5, -0.4, 0.8, 1.2])
@@ -543,7 +543,7 @@ def appends_to_iterated(x):
 def test_appending_to_the_iterated_list_is_refused():
     with pytest.raises(TransformError, match="appends to 'xs', the list it loops over") as info:
         s2sgrad.value_and_grad(appends_to_iterated)(X)
-    _assert_points_at(info.value, appends_to_iterated, "xs:")
+    assert_points_at(info.value, appends_to_iterated, "xs:")
 
 
 # --- 4. element writes with mixed indices -----------------------------------------------------
@@ -659,23 +659,6 @@ def test_nested_writes_compile_through_gradient():
 
 
 # --- 5. refusals and internal errors ---------------------------------------------------------
-
-
-def _marked(fn):
-    lines, first = inspect.getsourcelines(fn)
-    for offset, line in enumerate(lines):
-        if "# <- refused" in line:
-            return first + offset, line
-    raise AssertionError(f"{fn.__name__} has no marked line")
-
-
-def _assert_points_at(error: TransformError, fn, token: str) -> None:
-    lineno, line = _marked(fn)
-    assert error.filename == __file__
-    assert error.lineno == lineno, (error.lineno, lineno)
-    assert error.offset - 1 == line.index(token), (error.offset, line)
-    assert error.hint, "a refusal says what to do instead"
-    assert f"{__file__}:{lineno}:{error.offset}" in str(error)
 
 
 def refuses_match(x):
@@ -813,7 +796,7 @@ def test_refused_with_location_and_hint(fn, token, words, args):
     with pytest.raises(TransformError) as info:
         s2sgrad.value_and_grad(fn)(*args)
     assert words in info.value.reason, info.value.reason
-    _assert_points_at(info.value, fn, token)
+    assert_points_at(info.value, fn, token)
 
 
 _TRY_STAR = '''

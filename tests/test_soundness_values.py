@@ -9,7 +9,6 @@ refused at transform time with the file, line and column of the user's code and 
 """
 
 import functools
-import inspect
 import math
 
 import numpy as np
@@ -18,6 +17,7 @@ import pytest
 import s2sgrad
 from s2sgrad.errors import TransformError
 from tests.cases import soundness as cases
+from tests.located import assert_points_at
 
 rng = np.random.default_rng(7)
 X = rng.standard_normal(4)
@@ -41,16 +41,8 @@ def refused(fn, args, token, words, wrt=0):
     user's code (never at s2sgrad's), with a message and a hint."""
     with pytest.raises(TransformError) as info:
         s2sgrad.gradient(fn, wrt)(*args)
-    e = info.value
-    assert words in str(e), str(e)
-    lines, first = inspect.getsourcelines(getattr(fn, "__code__", fn))
-    marked = [k for k, line in enumerate(lines) if "# <- refused" in line]
-    assert marked, f"{fn.__name__} has no marked line"
-    line = lines[marked[0]]
-    assert e.filename == cases.__file__
-    assert e.lineno == first + marked[0]
-    assert e.offset - 1 == line.index(token), (e.offset, line)
-    assert e.hint
+    assert words in str(info.value), str(info.value)
+    assert_points_at(info.value, fn, token, cases.__file__)
 
 
 # --- decorators -------------------------------------------------------------------------
