@@ -50,6 +50,9 @@ def returns_new_array(op: Op) -> bool:
     prim = op.primitive
     if prim is None:
         return False
+    copy = op.bindings.get("copy")  # np.array(x, copy=False), x.astype(t, copy=False)
+    if copy is not None and not (syntax.is_const(copy) and copy.value is True):
+        return False
     try:
         if prim in _MAY_VIEW:
             return False
@@ -70,7 +73,7 @@ _MAY_VIEW = frozenset({np.real, np.imag, np.asarray, np.asanyarray, np.ascontigu
 _CREATES = frozenset({
     np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
     np.full_like, np.arange, np.linspace, np.logspace, np.geomspace, np.eye, np.identity,
-    np.copy, np.ndarray.copy, np.concatenate, np.stack, np.hstack, np.vstack, np.dstack,
+    np.array, np.copy, np.ndarray.copy, np.concatenate, np.stack, np.hstack, np.vstack, np.dstack,
     np.column_stack, np.where, np.clip, np.ndarray.clip, np.cumsum, np.ndarray.cumsum,
     np.cumprod, np.sort, np.diff, np.tile, np.repeat, np.pad, np.outer, np.kron, np.einsum,
     np.tensordot, np.roll, np.tril, np.triu, np.meshgrid, np.indices, np.argsort, np.argmax,

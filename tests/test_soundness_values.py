@@ -730,3 +730,9 @@ def test_messages_name_what_the_user_wrote():
     with pytest.raises(TransformError) as info:
         s2sgrad.gradient(cases.norm_of_unknown_order)(X, np.inf)
     assert "object at 0x" not in str(info.value) and info.value.hint
+
+
+def test_np_array_without_copy_is_a_view():
+    with pytest.raises(TransformError, match="shares memory"):
+        s2sgrad.gradient(cases.writes_into_array_without_copy)(X)
+    check(cases.writes_into_array_copy, X)

@@ -775,3 +775,17 @@ def method_of_object_made_inside(x):
 
 def norm_of_unknown_order(x, order):
     return np.linalg.norm(x, ord=order)  # <- refused
+
+
+def writes_into_array_without_copy(x):
+    y = x * 1.0
+    z = np.array(y, copy=False)
+    z[0] = 0.0  # <- refused
+    return np.sum(y ** 2)
+
+
+def writes_into_array_copy(x):
+    y = x * 1.0
+    z = np.array(y)
+    z[0] = 0.0
+    return np.sum(y ** 2) + np.sum(z)
