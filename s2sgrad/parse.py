@@ -203,10 +203,12 @@ def _is_running_code(code: types.CodeType, lines: list[str]) -> bool:
     after import is read anew while Python still runs the old function. The whole file is
     compiled (the bytecode of a def depends on its module: imported names, future flags)
     and the function that starts on the same line is compared; a file that no longer
-    compiles cannot be checked and is let through (its def is parsed on its own next)."""
+    compiles cannot be checked and is let through (its def is parsed on its own next), and
+    so is source that is not a file (linecache holds it without a modification time)."""
     text = "".join(linecache.getlines(code.co_filename))
-    if not text:
-        return True
+    entry = linecache.cache.get(code.co_filename)
+    if not text or (entry is not None and entry[1] is None):
+        return True  # source registered by whoever made the code (a notebook cell, our ops)
     key = (code.co_filename, hash(text), code.co_flags & _FUTURE_FLAGS)
     module = _compiled_files.get(key)
     if module is None:
