@@ -277,8 +277,8 @@ def _only_read(node: gast.FunctionDef, name: str | None) -> bool:
     for n in gast.walk(node):
         if isinstance(n, gast.Starred) or (isinstance(n, gast.keyword) and n.arg is None):
             allowed.add(id(n.value))
-        elif isinstance(n, gast.Subscript):
-            allowed.add(id(n.value))
+        elif isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Load):
+            allowed.add(id(n.value))  # read an item (kwargs[k] = v changes the dict)
         elif isinstance(n, gast.Call) and syntax.is_name(n.func, "len") and len(n.args) == 1:
             allowed.add(id(n.args[0]))
     return all(id(n) in allowed for n in gast.walk(node)

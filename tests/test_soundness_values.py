@@ -426,6 +426,7 @@ def test_function_as_a_default_argument():
 def test_kwargs_changed_before_passing_on_are_refused():
     refused(cases.scaled_sum, (X,), "kwargs)", "passes its own **kwargs on unchanged")
     refused(cases.updates_kwargs, (X,), "kw)", "passes its own **kwargs on unchanged")
+    refused(cases.sets_kwargs_item, (X,), "kw)", "passes its own **kwargs on unchanged")
 
 
 def test_kwargs_passed_on_unchanged():

@@ -789,3 +789,8 @@ def writes_into_array_copy(x):
     z = np.array(y)
     z[0] = 0.0
     return np.sum(y ** 2) + np.sum(z)
+
+
+def sets_kwargs_item(x, **kw):
+    kw["s"] = 5.0
+    return inner_scaled(x, **kw)  # <- refused
