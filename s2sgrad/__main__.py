@@ -1,6 +1,6 @@
 """``python -m s2sgrad``: show the code s2sgrad generates for a function.
 
-    python -m s2sgrad examples/mlp.py:loss --args "(128,784) (784,256)"
+    python -m s2sgrad examples/mlp.py:cross_entropy --args "(64,32) (32,) (32,10) (10,) (8,64) (8,10)"
 """
 
 from __future__ import annotations
