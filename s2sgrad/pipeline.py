@@ -77,6 +77,8 @@ class Compiled:
         for i, param in self.external:
             if isinstance(own[i], np.ndarray) and param not in protected:
                 own[i] = own[i].copy()
+            elif type(own[i]) is list:  # a loop's stack: the views in it (rows of an argument)
+                own[i] = [_own_views(v) for v in own[i]]
         return tuple(own)
 
     def valid(self) -> bool:
@@ -201,6 +203,16 @@ def _spread_of(fn: Callable, signature: dict[str, Abstract]) -> tuple:
         elif p.kind == p.VAR_KEYWORD:
             keys = tuple(k for k, _ in items)
     return count, keys
+
+
+def _own_views(value: Any) -> Any:
+    """A value pushed on a loop's stack, with the arrays in it that view another array's
+    memory copied (what the loop made itself owns its memory)."""
+    if isinstance(value, np.ndarray):
+        return value.copy() if value.base is not None else value
+    if type(value) is tuple:
+        return tuple(_own_views(v) for v in value)
+    return value
 
 
 def _dependencies(parsed: Parsed, analysis: Analysis) -> tuple:

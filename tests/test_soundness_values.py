@@ -737,3 +737,17 @@ def test_np_array_without_copy_is_a_view():
     with pytest.raises(TransformError, match="shares memory"):
         s2sgrad.gradient(cases.writes_into_array_without_copy)(X)
     check(cases.writes_into_array_copy, X)
+
+
+def test_rows_saved_by_a_loop_are_the_forwards():
+    w, rows = np.array([0.5, 1.0]), np.arange(6.0).reshape(3, 2) * 0.3
+    expected = s2sgrad.gradient(cases.sums_rows_in_a_loop)(w, rows.copy())
+    _, pullback = s2sgrad.vjp(cases.sums_rows_in_a_loop, w, rows)
+    rows[:] = 7.0  # the argument refilled before the pullback runs
+    np.testing.assert_allclose(pullback(1.0)[0], expected)
+    rows = np.arange(6.0).reshape(3, 2) * 0.3
+    t = s2sgrad.tensor(w.copy(), requires_grad=True)
+    loss = s2sgrad.grad(cases.sums_rows_in_a_loop)(t, rows)
+    rows[:] = 7.0
+    loss.backward()
+    np.testing.assert_allclose(_grad_of(t), expected)

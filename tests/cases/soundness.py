@@ -794,3 +794,11 @@ def writes_into_array_copy(x):
 def sets_kwargs_item(x, **kw):
     kw["s"] = 5.0
     return inner_scaled(x, **kw)  # <- refused
+
+
+def sums_rows_in_a_loop(w, rows):
+    s = 0.0
+    for i in range(3):
+        row = rows[i]
+        s = s + np.sum(np.sin(row * w))
+    return s
