@@ -1,0 +1,374 @@
+"""Which function a call runs, and what it means for the gradient.
+
+``Calls.call`` resolves a call's function atom to one known object per compiled pair and
+picks what the call is:
+
+    np.tanh(h)          a rule (``primitive``): its parameters bound to the call's atoms
+    helper(x, w)        a user function: compiled for these arguments and differentiated
+                        through (``user_call``); so are methods, a callable object's
+                        __call__, a decorator's own code and functions passed in
+    x.shape             a call without a gradient (``rules.nondifferentiable``)
+    fn(x)               fn chosen at run time or made from a differentiated value: refused
+    lib(x)              no rule: fine while nothing differentiated flows in (``opaque``)
+
+A function value known by identity (``Abstract.value``) resolves like a global name: the
+compiled pair is specialised on it.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import operator
+import types
+from collections.abc import Callable
+from typing import Any
+
+import gast
+import numpy as np
+
+from .. import syntax
+from ..errors import TransformError
+from ..parse import MISSING, unwrap
+from ..rules import registry
+from ..rules.registry import Rule
+from ..templates import template_of
+from . import checks, inference
+from .facts import Facts, Op
+from .values import (
+    UNKNOWN_ARRAY,
+    Abstract,
+    abstract_of,
+    identified,
+    is_container,
+    is_library,
+    is_sequence,
+    user_method,
+)
+
+
+class Calls:
+    def __init__(self, facts: Facts, compile_callee: Callable[..., Any]):
+        self.facts = facts
+        self.parsed = facts.parsed
+        self.value, self.is_varied, self.set_value = facts.value, facts.is_varied, facts.set_value
+        self.compile_callee = compile_callee
+
+    def call(self, node: gast.Call, target: str | None) -> Op:
+        func = node.func
+        for keyword in node.keywords:
+            if keyword.arg == "out":
+                raise self.parsed.error(
+                    "'out=' writes the result into an existing array, which the gradient "
+                    "cannot follow", keyword.value, "Assign the result instead: "
+                    "`y = np.clip(x, lo, hi)`.")
+        args = list(node.args)
+        keywords = {k.arg: k.value for k in node.keywords}
+        if None in keywords:
+            raise self.parsed.error(
+                "**kwargs in a call is followed only where a function passes its own "
+                "**kwargs on unchanged (not after kwargs.update(...) or kwargs[k] = v)",
+                keywords[None], "Pass the arguments by name: `fn(x, scale=7.0)`.")
+        if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
+                and func.value.id in self.facts.values and self.facts.values[func.value.id].value is None:
+            return self.method_call(func, args, keywords, target, node)
+        if isinstance(func, gast.Name) and func.id in self.facts.static_alias:
+            func = self.facts.static_alias[func.id]
+        resolved = self.callee_of(func)
+        if resolved is MISSING:
+            if self.is_varied(func):
+                raise self.parsed.error(
+                    "this calls a function value that depends on a differentiated input (a "
+                    "function made or chosen inside the differentiated code); the compiler "
+                    "differentiates only calls to functions it can identify", node,
+                    "Call a function defined with def (or passed in as an argument), and pass "
+                    "the values it would close over as arguments.")
+            if isinstance(func, gast.Name) and func.id in self.facts.values:
+                call = user_method(self.facts.values[func.id], "__call__")
+                if call is not None:  # an object passed in, called: its class's __call__
+                    self.parsed.dependencies.append((self.facts.values[func.id].type, "__call__",
+                                                     "static", call))
+                    return self.user_call(call, [func] + args, keywords, target, node)
+            name = self.user_name(func)
+            op = self.opaque(target, args + list(keywords.values()),
+                             name or "a function computed here")
+            if name is None or isinstance(func, gast.Name):
+                shown = f"'{name}'" if name else "a function value"
+                return Op(op.kind, op.target, what=op.what, refusal=(
+                    f"this calls {shown}, a function that is not known when the code is "
+                    "compiled (it is chosen at run time: a loop over functions, a branch "
+                    "between functions, an item at a computed key), so its derivative "
+                    "cannot be chosen",
+                    "Call each function directly (unroll the loop, or branch around the "
+                    "calls), or pass the function in as an argument."))
+            return op
+        return self.call_resolved(resolved, func, args, keywords, target, node)
+
+    def user_name(self, func: gast.expr) -> str | None:
+        """The name the user wrote for a function atom (a version of a local name counts),
+        or None for the compiler's own temporaries."""
+        name = syntax.dotted_name(func)
+        if name is None:
+            return None
+        head = name.split(".")[0]
+        base = head.rsplit("_", 1)[0] if head.rsplit("_", 1)[-1].isdigit() else head
+        if head in self.parsed.local_names:
+            return name
+        if base in self.parsed.local_names:  # a version of it: fn_1
+            return base + name[len(head):]
+        return name if head not in self.facts.values else None
+
+    def call_resolved(self, resolved: Any, func: gast.expr, args: list, keywords: dict,
+                      target: str | None, node: gast.AST) -> Op:
+        """A call of a known object: a rule, a user function, a method, a callable object."""
+        if resolved in (eval, exec, compile, globals, locals, vars):
+            raise self.parsed.error(f"{resolved.__name__}() is not supported", node,
+                                    "Write the code out directly.")
+        checks.refuse_transform(self.facts, resolved, node)
+        if isinstance(resolved, functools.partial) and any(
+                self.is_varied(a) for a in args + list(keywords.values())):
+            raise self.parsed.error(
+                "a call of a functools.partial object: the arguments it holds are not "
+                "differentiated through", node,
+                "Pass the function and its extra arguments separately, and call "
+                "fn(x, *extra) inside.")
+        if resolved is sum and len(args) == 2 and is_sequence(self.value(args[1])):
+            raise self.parsed.error(
+                "sum(..., start) of lists or tuples concatenates them: this is not "
+                "differentiated yet", node,
+                "Write the concatenation with +, or build one list with a comprehension.")
+        if resolved in (max, min) and len(args) == 1 and not keywords and \
+                self.value(args[0]).kind == "array":  # max(x) of an array: its largest item
+            resolved = np.max if resolved is max else np.min
+        if resolved is sum and len(args) == 1 and not keywords and \
+                self.value(args[0]).kind == "array":  # sum(x) of an array: over its first axis
+            return self.primitive(np.sum, args, {"axis": syntax.const(0)}, target, node)
+        if registry.lookup(resolved) is not None or registry.is_nondifferentiable(resolved):
+            return self.primitive(resolved, args, keywords, target, node)
+        if inspect.ismethod(resolved) and isinstance(func, gast.Attribute) and isinstance(
+                resolved.__func__, types.FunctionType) and not is_library(resolved.__func__):
+            return self.user_call(resolved.__func__, [func.value] + args, keywords, target, node)
+        unwrapped = unwrap(resolved)
+        if isinstance(unwrapped, types.FunctionType) and not is_library(unwrapped):
+            if not inspect.ismethod(resolved):
+                return self.user_call(unwrapped, args, keywords, target, node)
+        call = getattr(type(resolved), "__call__", None)
+        if not isinstance(resolved, (type, types.BuiltinFunctionType, np.ufunc)) and isinstance(
+                call, types.FunctionType) and not is_library(call):  # an object's __call__
+            return self.user_call(call, [func] + args, keywords, target, node)
+        return self.primitive(resolved, args, keywords, target, node)
+
+    def callee_of(self, func: gast.expr) -> Any:
+        """The object a call's function atom refers to: a non-local name, or a local name
+        whose value the compiled code is specialised on (a function passed as an
+        argument, or picked from a dict of functions by a key known here). MISSING if
+        unknown."""
+        resolved = self.parsed.resolve(func)
+        if resolved is MISSING and isinstance(func, gast.Name) and func.id in self.facts.values:
+            value = self.facts.values[func.id]
+            if value.value is not None:
+                return value.value
+        if resolved is MISSING and isinstance(func, gast.Attribute) and isinstance(
+                func.value, gast.Name) and func.value.id in self.facts.values:
+            owner = self.facts.values[func.value.id].value  # a module passed in: xp.sum
+            if owner is not None:
+                return getattr(owner, func.attr, MISSING)
+        return resolved
+
+    def method_call(self, func: gast.Attribute, args: list, keywords: dict,
+                    target: str | None, node: gast.AST) -> Op:
+        """``v.name(...)``: a method of the value's known kind, resolved on its class."""
+        owner = self.facts.values[func.value.id]
+        held = dict(owner.items or ()) if not is_container(owner) else {}
+        if func.attr in held and held[func.attr].value is not None:
+            # a function stored on the object (self.act = np.tanh): specialised on
+            return self.call_resolved(held[func.attr].value, func, args, keywords, target, node)
+        method = self.method_of(owner, func.attr)
+        if owner.kind == "object" and owner.type is not None and owner.type.__module__ not in (
+                "builtins",) and method is not MISSING:
+            # the class may be changed between calls: recompile if this attribute is
+            self.parsed.dependencies.append((owner.type, func.attr, "static", method))
+        if is_container(owner) and any(self.is_varied(a) for a in [func.value, *args,
+                                                                   *keywords.values()]):
+            checks.refuse_container_method(self.facts, owner, func.attr, node)
+        if method is MISSING:
+            return self.opaque(target, args + [func.value], f".{func.attr}()")
+        if owner.kind == "object" and isinstance(method, staticmethod) and isinstance(
+                method.__func__, types.FunctionType):
+            return self.user_call(method.__func__, args, keywords, target, node)
+        if owner.kind == "object" and isinstance(method, types.FunctionType):
+            return self.user_call(method, [func.value] + args, keywords, target, node)
+        if owner.kind == "object" and isinstance(method, classmethod) and any(
+                self.is_varied(a) for a in args + list(keywords.values())):
+            raise self.parsed.error(
+                f"a classmethod called on an instance ({func.value.id}.{func.attr}): not "
+                "differentiated through yet", node,
+                f"Call it on the class: `{owner.type.__name__}.{func.attr}(...)`.")
+        return self.primitive(method, [func.value] + args, keywords, target, node)
+
+    def method_of(self, owner: Abstract, attr: str) -> Any:
+        if owner.kind == "array":
+            return getattr(np.ndarray, attr, MISSING)
+        if owner.kind == "scalar":
+            return getattr(float, attr, MISSING)
+        if owner.kind == "object" and owner.type is not None:
+            return inspect.getattr_static(owner.type, attr, MISSING)
+        return MISSING
+
+    def primitive(self, prim: Any, args: list, keywords: dict, target: str | None,
+                  node: gast.AST) -> Op:
+        what = registry.primitive_name(prim)
+        atoms = args + list(keywords.values())
+        checks.refuse_out(self.facts, prim, args, keywords, node)
+        if registry.is_nondifferentiable(prim):
+            inference.infer_nondiff(self.facts, prim, args, target, keywords)
+            return Op("nondiff", target, what=what, primitive=prim)
+        rule = registry.lookup(prim)
+        if rule is None:
+            return self.opaque(target, atoms, what, node, prim)
+        if not any(self.is_varied(a) for a in atoms):  # a constant: no rule needed
+            try:
+                bindings = self.bind(rule, args, keywords, node, what)
+            except TransformError:
+                self.set_value(target, UNKNOWN_ARRAY)
+                return Op("nondiff", target, what=what, primitive=prim)
+        else:
+            bindings = self.bind(rule, args, keywords, node, what)
+        if rule.requires is not None and any(self.is_varied(a) for a in atoms):
+            static = {p: inference.static(a) for p, a in bindings.items()}
+            why = rule.requires(static, lambda p: self.value(bindings[p]).ndim)
+            if why:
+                raise self.parsed.error(why, node, "Write the function out, or register a "
+                                        "rule that covers this call with @s2sgrad.vjp_rule.")
+        template = template_of(rule)
+        diff_params = tuple(p for p, given in zip(rule.params, template.outputs) if given)
+        checks.check_array_operands(self.facts, rule, bindings, diff_params, what, node)
+        inference.infer(self.facts, rule, bindings, target)
+        first = bindings.get(rule.params[0]) if rule.params else None
+        if isinstance(first, gast.Name) and self.facts.is_int_array(first.id) and (
+                rule.shape in ("same", "transpose", "permute") or rule.primitive in (
+                    operator.getitem, *inference.RESHAPES)) and "dtype" not in bindings:
+            self.facts.int_result = True  # a copy, view or part of an integer array
+        varied = any(self.is_varied(bindings.get(p)) for p in diff_params)
+        if "dtype" in bindings and not (syntax.is_const(bindings["dtype"])
+                                        and bindings["dtype"].value is None):
+            cast = inference.dtype_named(self.facts, bindings["dtype"])
+            if cast is None and varied:
+                raise self.parsed.error(
+                    f"{what}() casts to a dtype that is not known when the function is "
+                    "compiled, so whether the result is differentiable cannot be told", node,
+                    "Name the dtype directly (np.float64, 'float32', int), or pass it in as "
+                    "an argument.")
+            if cast is not None and target is not None and cast.kind not in "fc":
+                # a cast to integers or booleans is piecewise constant: no gradient through it
+                self.facts.int_result = True
+                value = self.facts.values[target]
+                self.facts.values[target] = Abstract(value.kind, value.dims, False, value.type)
+                return Op("nondiff", target, what=what, primitive=prim)
+        if varied and target is not None:
+            operands = [self.value(bindings[p]) for p in rule.params if p in bindings
+                        and not isinstance(bindings[p], (gast.Slice, tuple))]
+            if any(v.complex for v in operands) or (
+                    target in self.facts.values and self.facts.values[target].complex):
+                raise self.parsed.error(
+                    f"{what}() on a complex value: complex numbers are not differentiated",
+                    node, "Work with the real and imaginary parts as separate real arrays.")
+            self.facts.varied.add(target)
+        return Op("rule", target, rule=rule, bindings=bindings, what=what,
+                  diff_params=diff_params, primitive=prim)
+
+    def bind(self, rule: Rule, args: list, keywords: dict, node: gast.AST, what: str) -> dict:
+        """Bind call-site atoms to the rule's parameters, as Python binds the primitive's."""
+        signature = inspect.signature(rule.template)
+        params = list(signature.parameters.values())[2:]
+        positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        star = next((p.name for p in params if p.kind == p.VAR_POSITIONAL), None)
+        bindings: dict[str, Any] = dict(zip((p.name for p in positional), args))
+        extra = args[len(positional):]
+        if star is not None:
+            bindings[star] = syntax.tuple_(extra)
+        elif extra:
+            raise self.parsed.error(
+                f"{what}() is called with {len(args)} positional arguments; its derivative "
+                f"rule takes {len(positional)} ({', '.join(p.name for p in positional)})", node,
+                "Pass the extra arguments by keyword, or extend the rule.")
+        names = {p.name for p in params if p.kind != p.VAR_POSITIONAL}
+        for key, value in keywords.items():
+            if key not in names or key in bindings:
+                raise self.parsed.error(
+                    f"{what}() got the keyword argument '{key}', which its derivative rule "
+                    f"does not accept here ({', '.join(p.name for p in params)})", node,
+                    "Remove the argument, or register a rule that accepts it.")
+            bindings[key] = value
+        for p in params:
+            if p.name in bindings:
+                continue
+            if p.default is inspect.Parameter.empty:
+                raise self.parsed.error(f"{what}() is missing the argument '{p.name}'", node)
+            if not _is_literal(p.default):
+                raise self.parsed.error(
+                    f"the derivative rule of {what} has a default for '{p.name}' that is not "
+                    "a literal; rule defaults must be None, numbers, strings or tuples", node)
+            bindings[p.name] = syntax.const(p.default) if not isinstance(p.default, tuple) \
+                else syntax.tuple_(syntax.const(v) for v in p.default)
+        return bindings
+
+    def user_call(self, fn: Callable, args: list, keywords: dict, target: str | None,
+                  node: gast.AST) -> Op:
+        what = getattr(fn, "__qualname__", fn.__name__)
+        try:
+            bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **keywords)
+        except TypeError as exc:
+            raise self.parsed.error(f"call to {what}(): {exc}", node) from None
+        varied = [name for name, atom in bound.arguments.items() if self.is_varied(atom)]
+        for name, atom in bound.arguments.items():
+            if isinstance(atom, dict) and any(self.is_varied(a) for a in atom.values()):
+                raise self.parsed.error(
+                    f"differentiated values passed to {what}() through **{name} are not "
+                    "supported", node, "Pass them as named parameters of the function.")
+        if not varied:
+            self.set_value(target, UNKNOWN_ARRAY)
+            return Op("nondiff", target, what=what)
+        signature = {name: self.packed_value(atom) for name, atom in bound.arguments.items()}
+        for param in bound.signature.parameters.values():  # defaults the callee will use
+            if param.name not in signature and param.default is not param.empty and \
+                    identified(param.default):
+                signature[param.name] = abstract_of(param.default)
+        compiled = self.compile_callee(fn, tuple(varied), signature, node)
+        self.set_value(target, compiled.result_value)
+        if target is not None:
+            self.facts.varied.add(target)
+        return Op("call", target, callee=compiled, bindings=dict(bound.arguments), what=what,
+                  callee_args=tuple(args), diff_params=tuple(varied))
+
+    def packed_value(self, atom: Any) -> Abstract:
+        """The abstract value of an argument, or of the tuple a callee's *args receives."""
+        if isinstance(atom, tuple):
+            items = tuple((k, self.value(a)) for k, a in enumerate(atom))
+            return Abstract("object", (None,) * len(atom), any(v.float for _, v in items),
+                            tuple, items)
+        if isinstance(atom, dict):  # what a callee's **kwargs receives
+            items = tuple((k, self.value(a)) for k, a in sorted(atom.items()))
+            return Abstract("object", None, any(v.float for _, v in items), dict, items)
+        return self.value(atom)
+
+    def opaque(self, target: str | None, atoms: list, what: str, node: Any = None,
+               prim: Any = None) -> Op:
+        """A call with no rule: fine while no differentiated value flows through it. One
+        that receives a differentiated value is refused where its result is used (no
+        derivative), and also where it is not, unless it is known not to change its
+        arguments (print, np.isfinite): x.sort(), np.copyto(y, v), xs.reverse() would
+        change values the gradient depends on without it knowing."""
+        varied = any(self.is_varied(a) for a in atoms)
+        if varied and target is not None:
+            self.facts.varied.add(target)
+        self.set_value(target, UNKNOWN_ARRAY)
+        refusal = checks.unsupported_call(what, prim) if varied else None
+        return Op("unknown", target, what=what, primitive=prim, refusal=refusal,
+                  always=refusal is not None)
+
+
+def _is_literal(value: Any) -> bool:
+    if isinstance(value, tuple):
+        return all(_is_literal(v) for v in value)
+    return value is None or isinstance(value, (bool, int, float, str, complex))

@@ -1,0 +1,101 @@
+"""What the analysis knows at a point of its walk: each name's abstract value and shape
+class, which names are *varied* (depend on a differentiated input), and what each statement
+does (``Op``).
+
+    facts.set_value("h", Abstract("array", (False, False)), cls)   h: rank 2, shape class cls
+    facts.value(atom)       the abstract value of a name, a literal or a non-local name
+    facts.is_varied(atom)   whether a differentiated input flows into it
+
+A name assigned on several paths holds the ``join`` of what each assignment gives it; the
+statement walk (``analyze``) runs loops to a fixpoint of these facts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import gast
+
+from .. import syntax
+from ..parse import MISSING, Parsed
+from ..rules.registry import Rule
+from .values import Abstract, abstract_of, join
+
+
+@dataclass(frozen=True)
+class Op:
+    """The operation of one ANF statement."""
+
+    kind: str  # 'rule' | 'call' | 'copy' | 'nondiff' | 'unknown' | 'effect' | container ops
+    target: str | None
+    rule: Rule | None = None
+    bindings: dict[str, gast.expr] = field(default_factory=dict)  # rule parameter -> atom
+    callee: Any = None  # for 'call': the compiled callee
+    callee_args: tuple[gast.expr, ...] = ()
+    what: str = ""  # a readable name of the callee, for messages
+    diff_params: tuple[str, ...] = ()  # parameters that can receive a contribution
+    primitive: Any = None  # for 'rule', 'nondiff' and 'unknown' calls: the function called
+    refusal: tuple[str, str] | None = None  # for 'unknown': why, and what to write instead
+    always: bool = False  # refused even where the result is not used (it may mutate)
+
+
+class Facts:
+    def __init__(self, parsed: Parsed, wrt: tuple[str, ...], signature: dict[str, Abstract]):
+        self.parsed = parsed
+        self.values: dict[str, Abstract] = dict(signature)
+        self.shape_class: dict[str, int] = {}
+        self.varied: set[str] = set(wrt)
+        self.static_alias: dict[str, gast.expr] = {}  # f = np.tanh: calls of f are np.tanh
+        self.dtype_kinds: dict[str, str] = {}  # names holding x.dtype: 'f', 'c' or 'i'
+        self.by_string_value = False  # see Analysis.by_string_value
+        # Arrays known to hold integers or booleans: writing a float into one truncates it,
+        # so nothing differentiable flows through the write. A name is one if every
+        # assignment to it makes one (``int_result`` says whether the current one does).
+        self.int_arrays: set[str] = set()
+        self.not_int: set[str] = set()
+        self.int_result = False
+        self._classes = 0
+
+    def value(self, atom: gast.expr) -> Abstract:
+        if isinstance(atom, gast.Name) and atom.id in self.values:
+            return self.values[atom.id]
+        if syntax.is_const(atom):
+            return abstract_of(atom.value)
+        if syntax.is_static_tuple(atom):
+            return abstract_of(syntax.const_value(atom))
+        resolved = self.parsed.resolve(atom)
+        if resolved is MISSING:
+            return Abstract("object", None, False, object)
+        v = abstract_of(resolved)
+        # A global array may be rebound to another shape later: do not specialise on it.
+        return v if v.kind != "array" else Abstract("array", None, v.float)
+
+    def is_varied(self, atom: Any) -> bool:
+        if isinstance(atom, tuple):  # the atoms a callee's *args receives
+            return any(self.is_varied(a) for a in atom)
+        return isinstance(atom, gast.Name) and atom.id in self.varied
+
+    def set_value(self, target: str | None, value: Abstract, cls: int | None = None) -> None:
+        """Record what ``target`` holds; a name assigned on several paths (a merge, a loop
+        version) holds the join of what each assignment gives it."""
+        if target is None:
+            return
+        cls = cls if cls is not None else self.new_class()
+        if target in self.values and target not in self.parsed.params:
+            value = join(self.values[target], value)
+            if self.shape_class.get(target) != cls:
+                cls = self.new_class()
+        self.values[target] = value
+        self.shape_class[target] = cls
+
+    def new_class(self) -> int:
+        self._classes += 1
+        return self._classes
+
+    def is_int_array(self, name: str) -> bool:
+        return name in self.int_arrays and name not in self.not_int
+
+    def class_of(self, atom: Any) -> int | None:
+        """The shape class of a name (None for other atoms)."""
+        return self.shape_class.get(atom.id) if isinstance(atom, gast.Name) else None

@@ -1,0 +1,299 @@
+"""What an operation means, from its operands' kinds.
+
+    a + b      numbers/arrays: the rule of +; tuples/lists: concatenation; a user class:
+               its __add__ / __radd__, differentiated through; anything else: refused
+    a[i]       an array: indexing; a tuple/list/dict: its item; a user class: __getitem__;
+               np.r_ and other objects that define []: refused where differentiated
+    x.attr     a property's getter, differentiated through; x.dtype; a value read
+    (a, b)     a container of its items (``pack``)
+    __setitem__, __append__   the element writes and appends normalize made explicit
+
+``Operations.operation(node, target)`` returns the ``Op`` of one assigned value and records
+what the target holds; calls go to ``Calls``.
+"""
+
+from __future__ import annotations
+
+import operator
+import types
+from typing import Any
+
+import gast
+import numpy as np
+
+from .. import syntax
+from ..normalize import APPEND, SETITEM
+from ..parse import MISSING
+from ..runtime import containers
+from . import checks
+from .calls import Calls
+from .facts import Facts, Op
+from .values import (
+    UNKNOWN_ARRAY,
+    Abstract,
+    ShapeTuple,
+    abstract_of,
+    described,
+    is_container,
+    is_sequence,
+    join,
+    user_method,
+)
+
+
+class Operations:
+    def __init__(self, facts: Facts, calls: Calls):
+        self.facts = facts
+        self.parsed = facts.parsed
+        self.calls = calls
+        self.value, self.is_varied, self.set_value = facts.value, facts.is_varied, facts.set_value
+
+    def operation(self, node: gast.expr, target: str | None) -> Op:
+        if isinstance(node, gast.BinOp):
+            return self.binary(node, target)
+        if isinstance(node, gast.UnaryOp):
+            return self.calls.primitive(_UNARY_PRIMITIVES[type(node.op)], [node.operand], {},
+                                  target, node)
+        if isinstance(node, gast.Compare):
+            prim = _CMP_PRIMITIVES.get(type(node.ops[0])) or operator.eq
+            return self.calls.primitive(prim, [node.left, node.comparators[0]], {}, target, node)
+        if isinstance(node, gast.Call):
+            if syntax.is_name(node.func, SETITEM):
+                return self.setitem(node, target)
+            if syntax.is_name(node.func, APPEND):
+                return self.append(node, target)
+            return self.calls.call(node, target)
+        if isinstance(node, gast.Attribute) and not (isinstance(node.value, gast.Name)
+                                                     and node.value.id in self.facts.values):
+            if self.parsed.resolve(node) is not MISSING and target is not None:
+                self.facts.static_alias[target] = node  # f = np.tanh: calls of f resolve to np.tanh
+            self.set_value(target, self.value(node))
+            return Op("nondiff", target)
+        if isinstance(node, gast.Attribute) and node.attr == "dtype" and \
+                self.value(node.value).kind in ("array", "scalar"):
+            owner = self.value(node.value)  # x.dtype: its kind is known here, not its size
+            self.set_value(target, Abstract("object", None, False, np.dtype))
+            if target is not None:
+                self.facts.dtype_kinds[target] = "c" if owner.complex else "f" if owner.float else "i"
+            return Op("nondiff", target, what="dtype")
+        if isinstance(node, gast.Attribute) and self.value(node.value).value is not None:
+            held = getattr(self.value(node.value).value, node.attr, MISSING)  # cls.scale
+            value = abstract_of(held) if held is not MISSING else UNKNOWN_ARRAY
+            self.set_value(target, value if value.kind != "array" else UNKNOWN_ARRAY)
+            return Op("nondiff", target)
+        if isinstance(node, gast.Attribute):
+            owner = self.value(node.value)
+            descriptor = self.calls.method_of(owner, node.attr)
+            if owner.kind == "object" and not is_container(owner):
+                # an attribute of an object: a property runs its getter; anything else is
+                # a value read from the object, of unknown kind
+                if isinstance(descriptor, property) and isinstance(descriptor.fget,
+                                                                    types.FunctionType):
+                    self.parsed.dependencies.append((owner.type, node.attr, "static",
+                                                     descriptor))
+                    return self.calls.user_call(descriptor.fget, [node.value], {}, target, node)
+                return self.calls.opaque(target, [node.value], f".{node.attr}")
+            if descriptor is MISSING:
+                return self.calls.opaque(target, [node.value], f".{node.attr}")
+            return self.calls.primitive(descriptor, [node.value], {}, target, node)
+        if isinstance(node, gast.Subscript):
+            return self.subscript(node, target)
+        if isinstance(node, (gast.Tuple, gast.List, gast.Dict)):
+            if isinstance(node, gast.Dict):
+                keys = [syntax.const_value(k) for k in node.keys]
+                elements, kind = list(node.values), dict
+            else:
+                keys = list(range(len(node.elts)))
+                elements = list(node.elts)
+                kind = tuple if isinstance(node, gast.Tuple) else list
+            items = tuple((k, self.value(e)) for k, e in zip(keys, elements, strict=True))
+            self.set_value(target, Abstract(
+                "object", None if kind is dict else (None,) * len(elements),
+                any(a.float for _, a in items), kind, items))
+            if any(self.is_varied(e) for e in elements) and target is not None:
+                self.facts.varied.add(target)
+                return Op("pack", target, bindings=dict(zip(keys, elements, strict=True)),
+                          diff_params=tuple(keys), what="a container")
+            return Op("nondiff", target)
+        if not isinstance(node, (gast.Name, gast.Constant, gast.Attribute)):
+            raise syntax.unexpected("analyze", node, "an assigned value")
+        # a copy of an atom
+        if target is not None and not isinstance(node, gast.Name) and \
+                self.parsed.resolve(node) is not MISSING:
+            self.facts.static_alias[target] = node  # f = np.tanh: calls of f resolve to np.tanh
+        self.set_value(target, self.value(node),
+                       self.facts.shape_class.get(node.id) if isinstance(node, gast.Name) else None)
+        self.facts.int_result = isinstance(node, gast.Name) and self.facts.is_int_array(node.id)
+        if self.is_varied(node) and target is not None:
+            self.facts.varied.add(target)
+        return Op("copy", target, bindings={"x": node})
+
+    def binary(self, node: gast.BinOp, target: str | None) -> Op:
+        """``a op b``: the operator's meaning comes from the operands' kinds. Numbers and
+        arrays: arithmetic; tuples and lists: concatenation (+) and repetition (*); objects
+        of a class that defines the operator: that method, differentiated through."""
+        prim = _BINOP_PRIMITIVES[type(node.op)]
+        left, right = self.value(node.left), self.value(node.right)
+        operands = [node.left, node.right]
+        # None has no operators: a None operand is a path on which Python raises (or one the
+        # analysis has not yet seen the value of), so the other operand gives the meaning
+        if left.kind == "none" and right.kind != "none":
+            left = Abstract(right.kind, None, right.float, right.type)
+        elif right.kind == "none" and left.kind != "none":
+            right = Abstract(left.kind, None, left.float, left.type)
+        if (is_sequence(left) or is_sequence(right)) and "array" not in (left.kind,
+                                                                         right.kind):
+            return self.sequence_op(node, prim, left, right, target)
+        for value, atoms, name in ((left, operands, _DUNDER.get(prim)),
+                                   (right, operands[::-1], _REFLECTED.get(prim))):
+            method = user_method(value, name)
+            if method is None:
+                continue
+            if value is right and left.kind == "array":
+                if self.is_varied(node.left) or self.is_varied(node.right):
+                    raise self.parsed.error(
+                        f"an array {checks.SYMBOLS[prim]} an object of class "
+                        f"{value.type.__name__}: NumPy decides whether {name} runs", node,
+                        f"Call the method explicitly: `b.{name}(a)`.")
+                break
+            self.parsed.dependencies.append((value.type, name, "static", method))
+            return self.calls.user_call(method, atoms, {}, target, node)
+        return self.calls.primitive(prim, operands, {}, target, node)
+
+    def sequence_op(self, node: gast.BinOp, prim: Any, left: Abstract, right: Abstract,
+                    target: str | None) -> Op:
+        """``+`` and ``*`` of tuples and lists, as Python defines them."""
+        varied = self.is_varied(node.left) or self.is_varied(node.right)
+        if prim is operator.add and is_sequence(left) and is_sequence(right):
+            items = None
+            if left.items is not None and right.items is not None:
+                items = tuple(enumerate([v for _, v in left.items] + [v for _, v in right.items]))
+            value = Abstract("object", None if items is None else (None,) * len(items),
+                             left.float or right.float, left.type, items)
+            op = self.calls.primitive(containers.concat, [node.left, node.right], {}, target, node)
+        elif prim is operator.mul and (is_sequence(left) != is_sequence(right)):
+            seq, count = (node.left, node.right) if is_sequence(left) else (
+                node.right, node.left)
+            seq_value = left if is_sequence(left) else right
+            times = syntax.const_value(count) if syntax.is_const(count) else None
+            items = None
+            if seq_value.items is not None and isinstance(times, int):
+                items = tuple(enumerate([v for _, v in seq_value.items] * max(times, 0)))
+            value = Abstract("object", None if items is None else (None,) * len(items),
+                             seq_value.float, seq_value.type, items)
+            op = self.calls.primitive(containers.repeat, [seq, count], {}, target, node)
+        else:
+            if not varied:
+                self.set_value(target, Abstract("object", None, False, object))
+                return Op("nondiff", target, what=checks.SYMBOLS.get(prim, "operator"))
+            raise self.parsed.error(
+                f"'{checks.SYMBOLS.get(prim, 'this operator')}' of {described(left)} and "
+                f"{described(right)}: for tuples and lists only + of two of the same type "
+                "and * by an int are defined", node,
+                "Convert the items to an array first (np.array(...)) for arithmetic.")
+        if target is not None:
+            self.facts.values[target] = value
+        return op
+
+    def subscript(self, node: gast.Subscript, target: str | None) -> Op:
+        """``a[i]``: indexing is differentiated only where ``a`` is known to be an array
+        (or a tuple, list or dict); ``np.r_[x, y]`` and other objects that define
+        ``[]`` mean something else."""
+        base = self.value(node.value)
+        if is_container(base):
+            return self.item(node, target)
+        if base.type is ShapeTuple:  # x.shape[0], x.shape[1:]
+            sliced = isinstance(node.slice, gast.Slice)
+            self.set_value(target, Abstract("object", None, False, ShapeTuple) if sliced
+                           else Abstract("scalar", (), False))
+            return Op("nondiff", target, what="shape")
+        if base.kind in ("array", "scalar"):
+            checks.refuse_boolean_index(self.facts, node.slice, node)
+            return self.calls.primitive(operator.getitem, [node.value, node.slice], {}, target, node)
+        index_atoms = [a for a in checks.index_atoms(node.slice)]
+        varied = self.is_varied(node.value) or any(self.is_varied(a) for a in index_atoms)
+        method = user_method(base, "__getitem__")
+        if method is not None and varied and not isinstance(node.slice, (gast.Slice,
+                                                                         gast.Tuple)):
+            self.parsed.dependencies.append((base.type, "__getitem__", "static", method))
+            return self.calls.user_call(method, [node.value, node.slice], {}, target, node)
+        if varied:
+            what = getattr(base.type, "__name__", "object")
+            resolved = self.parsed.resolve(node.value)
+            hint = "Index an array, or call a function." if resolved not in (
+                np.r_, np.c_) else "Write np.concatenate([...]) (with np.atleast_1d for " \
+                "numbers) instead: it is differentiated."
+            name = syntax.dotted_name(node.value)
+            raise self.parsed.error(
+                f"'{name or what}[...]' is not indexing of an array (it is a {what}): what it "
+                "computes is not differentiated", node, hint)
+        self.set_value(target, Abstract("object", None, False, object))
+        return Op("nondiff", target, what="[]")
+
+    def item(self, node: gast.Subscript, target: str | None) -> Op:
+        """``t[k]`` of a tuple, list or dict: the item (a slice of a list is a list)."""
+        container = self.value(node.value)
+        key = syntax.const_value(node.slice) if (syntax.is_const(node.slice)) else None
+        if isinstance(node.slice, gast.Name) and node.slice.id in self.facts.values:
+            key = self.facts.values[node.slice.id].value  # a string passed in: specialised on
+            self.facts.by_string_value |= isinstance(key, str)
+        held = self.parsed.resolve(node.value)
+        if held is not MISSING and key is not None and isinstance(held, (dict, list, tuple)):
+            try:  # an item of a global dict or list: recompile if it is replaced
+                self.parsed.dependencies.append((held, key, "item", held[key]))
+            except (KeyError, IndexError, TypeError):
+                pass
+        items = dict(container.items or ())
+        if isinstance(node.slice, gast.Slice):
+            value = Abstract("object", None, container.float, list, None)
+        elif key in items:
+            value = items[key]
+        elif container.items:
+            value = container.items[0][1]
+            for _, other in container.items[1:]:
+                value = join(value, other)
+        else:
+            value = Abstract("array", None, True) if container.float else UNKNOWN_ARRAY
+        self.set_value(target, value)
+        if self.is_varied(node.value) and target is not None and value.float:
+            self.facts.varied.add(target)
+            return Op("item", target, bindings={"c": node.value, "key": node.slice},
+                      diff_params=("c",), what="an item")
+        return Op("nondiff", target)
+
+    def append(self, node: gast.Call, target: str | None) -> Op:
+        """``xs_1 = __append__(xs, v)``: xs with v at its end."""
+        base, value = node.args
+        before = self.value(base)
+        item = self.value(value)
+        self.set_value(target, Abstract("object", None, before.float or item.float, list,
+                                        None))
+        if (self.is_varied(base) or self.is_varied(value)) and target is not None:
+            self.facts.varied.add(target)
+        return Op("append", target, bindings={"xs": base, "v": value},
+                  diff_params=("xs", "v"), what="append")
+
+    def setitem(self, node: gast.Call, target: str | None) -> Op:
+        """``y_1 = __setitem__(y[idx], v)``: y_1 is y with the region replaced by v."""
+        region, value = node.args
+        base = region.value
+        checks.refuse_boolean_index(self.facts, region.slice, node)
+        self.set_value(target, self.value(base), self.facts.shape_class.get(base.id))
+        if self.facts.is_int_array(base.id):  # the value is truncated: piecewise constant
+            self.facts.int_result = True
+            return Op("setitem", target, bindings={"a": base, "index": region.slice,
+                                                   "v": value},
+                      what="element assignment", diff_params=())
+        if (self.is_varied(base) or self.is_varied(value)) and target is not None:
+            self.facts.varied.add(target)
+        return Op("setitem", target, bindings={"a": base, "index": region.slice, "v": value},
+                  what="element assignment", diff_params=("a", "v"))
+
+
+_BINOP_PRIMITIVES = {cls: getattr(operator, op) for cls, op in syntax.BINOPS.items()}
+_UNARY_PRIMITIVES = {gast.USub: operator.neg, gast.UAdd: operator.pos,
+                     gast.Not: operator.not_, gast.Invert: operator.invert}
+_CMP_PRIMITIVES = {cls: getattr(operator, op, None) for cls, op in syntax.CMPOPS.items()}
+_DUNDER = {prim: f"__{prim.__name__.strip('_')}__" for prim in checks.SYMBOLS}
+_DUNDER[operator.and_], _DUNDER[operator.or_] = "__and__", "__or__"
+_REFLECTED = {prim: "__r" + name[2:] for prim, name in _DUNDER.items()}

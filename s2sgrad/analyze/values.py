@@ -1,0 +1,221 @@
+"""Abstract values: what is known of a value at transform time, and the specialisation key.
+
+Every value the analysis meets has an ``Abstract``: a Python number, an array (rank, which
+axes have size 1, float or not, complex), None, a tuple/list/dict (its items), an object of
+a known class, or a value the compiled pair is specialised on by identity (``identified``:
+a function, a dtype, a module, a string whose value the code reads).
+
+    abstract_of(np.ones((3, 1)))   array[n1]        abstract_of((x, 2.0))   <tuple> of items
+    abstract_of(np.tanh)           <ufunc>, value=np.tanh (calls through it resolve to it)
+
+``abstract_of`` of the arguments is the cache key of a compiled pair; ``join`` is what a
+name assigned on several paths holds. This module only describes values: it imports
+nothing of the compiler.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import shapes
+
+
+@dataclass(frozen=True)
+class Abstract:
+    """What is known of a value at transform time."""
+
+    kind: str  # 'scalar' (Python number), 'array' (ndarray / numpy scalar), 'none', 'object'
+    dims: tuple | None = None  # per axis: size 1 (True), not 1 (False), unknown (None)
+    float: bool = True  # a floating-point value (only those carry gradients)
+    type: type | None = None  # for 'object': the class, to resolve method calls
+    items: tuple | None = None  # for tuples, lists, dicts: (key, Abstract) per item
+    # The object itself, for values the compiled code is specialised on (see ``identified``):
+    # functions and other callables, dtypes, strings. Calls through it resolve to it.
+    value: Any = None
+    complex: bool = False  # a complex number or array (not differentiated)
+    none: bool = False  # None on some path (see join): `is None` tests are not folded
+
+    @property
+    def ndim(self) -> int | None:
+        return None if self.dims is None else len(self.dims)
+
+    def __repr__(self) -> str:
+        if self.kind == "object":
+            return f"<{getattr(self.type, '__name__', 'object')}>"
+        if self.kind == "none":
+            return "None"
+        dims = "?" if self.dims is None else "".join(
+            {True: "1", False: "n", None: "?"}[d] for d in self.dims)
+        return f"{self.kind}[{dims}{'' if self.float else ', int'}]"
+
+
+class ShapeTuple(tuple):
+    """Marks the abstract value of ``x.shape``: a tuple of ints."""
+
+
+UNKNOWN_ARRAY = Abstract("array", None, True)
+SCALAR = Abstract("scalar", (), True)
+
+
+def join(a: Abstract, b: Abstract) -> Abstract:
+    """What is known of a value that is ``a`` on one path and ``b`` on another.
+
+    ``None`` joins to the other side, marked as maybe None: a value that is None on one path
+    (``best = None`` before a loop that sets it) is used as what the other path makes it,
+    since Python raises on arithmetic, calls and indexing of None; a test ``v is None``
+    (``axis=None if flag else 0``) is left to run time."""
+    if a == b:
+        return a
+    if a.kind == "none" or b.kind == "none":
+        other = b if a.kind == "none" else a
+        return other if other.kind == "none" else dataclasses.replace(other, none=True)
+    if a.complex or b.complex:
+        joined = join(Abstract(a.kind, a.dims, a.float, a.type, a.items),
+                      Abstract(b.kind, b.dims, b.float, b.type, b.items))
+        return Abstract(joined.kind, joined.dims, joined.float, joined.type, joined.items,
+                        None, True)
+    if {a.kind, b.kind} <= {"scalar", "array"}:
+        if a.kind != b.kind:  # a Python number on one path, an array on another
+            return Abstract("array", None, a.float or b.float)
+        kind = a.kind
+    elif a.kind == b.kind == "object" and a.type is b.type:
+        if a.type in (tuple, list, dict):  # a container: items joined where they match
+            items = None
+            if a.items is not None and b.items is not None and [k for k, _ in a.items] == [
+                    k for k, _ in b.items]:
+                items = tuple((k, join(x, y)) for (k, x), (_, y) in zip(
+                    a.items, b.items, strict=True))
+            dims = a.dims if a.dims == b.dims else None
+            return Abstract("object", dims, a.float or b.float, a.type, items)
+        kind = "object"
+    else:
+        return Abstract("object", None, False, object)
+    if a.dims is not None and b.dims is not None and len(a.dims) == len(b.dims):
+        dims = tuple(x if x == y else None for x, y in zip(a.dims, b.dims, strict=True))
+    else:
+        dims = None
+    return Abstract(kind, dims, a.float or b.float, a.type if a.type is b.type else None)
+
+
+def identified(value: Any) -> bool:
+    """Values the compiled code is specialised on by identity (or, for strings, equality):
+    what a call, a cast or a lookup through them does depends on which one it is."""
+    return isinstance(value, (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+                              np.ufunc, functools.partial, type, np.dtype, str,
+                              types.ModuleType)) or hasattr(value, "compiled_for")
+
+
+_FUNCTION_TYPES = frozenset({types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+                             np.ufunc, functools.partial})
+_DATA_TYPES = frozenset({np.ndarray, float, int, bool, str, type(None), tuple, list, dict})
+
+
+def _held_functions(value: Any) -> tuple | None:
+    """(name, abstract value) of the functions stored on a user object, sorted by name;
+    quick for objects that hold only data (this runs on every call)."""
+    held = getattr(value, "__dict__", None)
+    if not held or type(held) is not dict or is_library_type(type(value)):
+        return None
+    found = None
+    for k, v in held.items():
+        t = type(v)
+        if t in _DATA_TYPES:
+            continue
+        if t in _FUNCTION_TYPES or hasattr(t, "compiled_for"):
+            found = (found or []) + [(k, abstract_of(v))]
+    return tuple(sorted(found)) if found else None
+
+
+def abstract_of(value: Any) -> Abstract:
+    """The abstract value of a run-time argument (the cache key of a specialisation)."""
+    if isinstance(value, bool):
+        return Abstract("scalar", (), False)
+    if isinstance(value, float):
+        return SCALAR
+    if isinstance(value, int):
+        return Abstract("scalar", (), False)
+    if isinstance(value, complex):
+        return Abstract("scalar", (), True, complex=True)
+    if isinstance(value, (np.ndarray, np.generic)):
+        if isinstance(value, np.ndarray) and type(value) is not np.ndarray and isinstance(
+                value, (np.matrix, np.ma.MaskedArray)):
+            raise TypeError(
+                f"{type(value).__name__} arguments are not supported: their operators differ "
+                "from NumPy arrays' ('*' of np.matrix is a matrix product), which the "
+                "derivative rules do not follow. Pass np.asarray(value) (and use '@' for "
+                "matrix products).")
+        kind = value.dtype.kind
+        return Abstract("array", shapes.of_shape(value.shape), kind in "fc",
+                        complex=kind == "c")
+    if identified(value):
+        return Abstract("object", None, False, type(value), value=value)
+    functions = _held_functions(value)
+    if functions:  # a user object: specialised on the functions it holds (self.act)
+        return Abstract("object", None, False, type(value), functions)
+    if value is None:
+        return Abstract("none", None, False)
+    if isinstance(value, (tuple, list)):
+        items = tuple((k, abstract_of(v)) for k, v in enumerate(value))
+        return Abstract("object", (None,) * len(value), any(a.float for _, a in items),
+                        type(value), items)
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        items = tuple((k, abstract_of(v)) for k, v in sorted(value.items()))
+        return Abstract("object", None, any(a.float for _, a in items), dict, items)
+    cls = type(value)
+    known = _OBJECTS.get(cls)
+    if known is None:
+        known = _OBJECTS[cls] = Abstract("object", None, False, cls)
+    return known
+
+
+_OBJECTS: dict[type, Abstract] = {}  # the abstract value of a plain object, per class
+
+
+def is_container(value: Abstract | None) -> bool:
+    return value is not None and value.kind == "object" and value.type in (tuple, list, dict)
+
+
+def described(value: Abstract) -> str:
+    """'a tuple', 'an array', 'a number': for messages."""
+    if value.kind == "object" and value.type not in (None, object):
+        name = value.type.__name__
+    else:
+        name = {"scalar": "number", "none": "None"}.get(value.kind, value.kind)
+        if value.kind == "object":
+            name = "value of unknown kind"
+    return ("an " if name[0] in "aeiou" else "a ") + name
+
+
+def is_sequence(value: Abstract) -> bool:
+    return value.kind == "object" and value.type in (tuple, list)
+
+
+def user_method(value: Abstract, name: str | None) -> Any:
+    """The Python method ``name`` of a user class, or None (built-in types, NumPy, ours)."""
+    if name is None or value.kind != "object" or value.type in (None, object) or \
+            value.value is not None or is_library_type(value.type):
+        return None
+    method = inspect.getattr_static(value.type, name, None)
+    return method if isinstance(method, types.FunctionType) else None
+
+
+_LIBRARIES = ("numpy", "s2sgrad", "builtins", "math", "operator")
+
+
+def is_library_type(cls: type) -> bool:
+    module = getattr(cls, "__module__", "") or ""
+    return module.split(".")[0] in _LIBRARIES
+
+
+def is_library(fn: Callable) -> bool:
+    """A function of NumPy, Python or ours: called, never differentiated through."""
+    module = getattr(fn, "__module__", "") or ""
+    return module.split(".")[0] in _LIBRARIES
