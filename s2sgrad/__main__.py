@@ -52,14 +52,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="comma-separated positions to differentiate (default 0)")
     options = parser.parse_args(argv)
 
-    from . import api
+    from . import api, function
     fn = _load(options.target)
     if options.args is None:
         api.show(fn)
         return 0
     args = tuple(_example(s) for s in options.args.split())
     wrt = tuple(int(w) for w in options.wrt.split(","))
-    compiled = api._specialiser(fn).compiled(wrt, args, {})
+    compiled = function.specialiser(fn).compiled(wrt, args, {})
     print(compiled.forward_source)
     print(compiled.adjoint_source)
     return 0

@@ -27,8 +27,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from .runtime.printing import format_tensor
-from .runtime.tensor import Tensor
+from .autograd.printing import format_tensor
+from .autograd.tensor import Tensor
 
 
 class Parameter(Tensor):

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from .runtime import grad_mode
-from .runtime.tensor import Tensor
+from .autograd import grad_mode
+from .autograd.tensor import Tensor
 
 
 class Optimizer(ABC):

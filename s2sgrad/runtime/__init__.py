@@ -1,1 +1,4 @@
-"""Run-time support: what generated code and the Tensor layer call at run time."""
+"""Run-time support: the helpers that generated code and derivative rules call.
+
+A leaf of the layering: imports nothing of s2sgrad outside this package.
+"""

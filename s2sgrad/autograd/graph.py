@@ -9,6 +9,10 @@ goes: the node that produced it, or the leaf Tensor that accumulates it.
 ``backward()`` orders the nodes reachable from the roots (reverse topological order), sums the
 cotangents arriving at each node's outputs, calls its compiled backward once, and frees
 ``saved`` unless ``retain_graph=True``.
+
+In the Tensor layer, above tensor.py and below ops.py: imports tensor.py, grad_mode.py and
+the compiler's ``function``, with which it registers ``call_function`` (at the end), so
+that a ``@grad`` Function called with Tensors records its node here.
 """
 
 from __future__ import annotations
@@ -19,8 +23,9 @@ from typing import Any
 
 import numpy as np
 
+from ..function import register_tensor_call
 from . import grad_mode
-from .tensor import Tensor, _make
+from .tensor import Tensor, _make, sync
 
 FREED = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -159,7 +164,7 @@ def call_function(function: Any, args: tuple, kwargs: dict, name: str | None = N
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
             if a._base is not None and enabled and a._base._grad_fn is not a._seen:
-                _ops.sync(a)  # a view whose base was changed in place since
+                sync(a)  # a view whose base was changed in place since
             raw.append(a._data)
             if a._requires_grad:
                 wrt.append(i)
@@ -392,7 +397,7 @@ def _seeds(tensors: list[Tensor], grads: Sequence[Any] | None) -> list[tuple[Ten
     roots = []
     for k, (t, g) in enumerate(zip(tensors, grads, strict=True)):
         if t._base is not None:
-            _ops.sync(t)
+            sync(t)
         if not t._requires_grad:
             raise RuntimeError(
                 f"element {k} of tensors does not require grad and does not have a grad_fn"
@@ -467,7 +472,7 @@ def run(roots: list[tuple[Tensor, Any]], retain_graph: bool,
     found: list = [None] * len(inputs) if inputs is not None else []
     for k, t in enumerate(inputs or ()):
         if t._base is not None:
-            _ops.sync(t)
+            sync(t)
         if t._grad_fn is None:
             leaf_slot[id(t)] = k
         else:
@@ -560,4 +565,5 @@ def _accumulate(leaf: Tensor, g: Any) -> None:
         leaf._grad._version.value += 1
 
 
-from . import ops as _ops  # noqa: E402  (ops imports this module)
+
+register_tensor_call(Tensor, call_function)

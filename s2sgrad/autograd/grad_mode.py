@@ -9,6 +9,8 @@ context managers and as decorators::
 
     @no_grad()            # or @no_grad
     def evaluate(x): ...
+
+In the Tensor layer; imports nothing of s2sgrad.
 """
 
 from __future__ import annotations

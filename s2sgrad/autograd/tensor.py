@@ -15,6 +15,10 @@ the result of a ``@grad`` function returning a slice of its argument) knows that
 ``_base``, as in PyTorch. A recorded in-place change through a view rewrites the base's history
 (a ``CopySlices`` node), and a view whose base's history changed since the view took its own
 is re-derived from the base before its next use (see ``ops.py``, views).
+
+In the Tensor layer, below graph.py and ops.py: imports printing.py only. The operations on
+Tensors use the compiler and make Tensors, so they live above this module, in ops.py and
+graph.py; ops.py hands them to it with ``bind_ops`` when it is imported.
 """
 
 from __future__ import annotations
@@ -29,6 +33,23 @@ from .printing import format_tensor
 
 if TYPE_CHECKING:
     from typing_extensions import Self
+
+
+# The operations on Tensors (ops.py, and graph.py's backward): set by ops.py when imported.
+_ops: Any = None
+
+
+def bind_ops(ops: Any) -> None:
+    """Route Tensor's operators, NumPy calls, in-place changes, view updates and backward()
+    to ``ops``, which has a function of each name that Tensor calls."""
+    global _ops
+    _ops = ops
+
+
+def sync(t: Tensor) -> None:
+    """Derive again the history of the view ``t`` if its base's history changed since."""
+    _ops.sync(t)
+
 
 REQUIRES_FLOAT = "Only Tensors of floating point and complex dtype can require gradients"
 REQUIRES_FLOAT_INPLACE = "only Tensors of floating point dtype can require gradients"
@@ -234,9 +255,7 @@ class Tensor:
         Tensor. The saved values of the graph are freed unless ``retain_graph=True``.
         ``inputs`` restricts accumulation to those leaves.
         """
-        from .graph import backward
-
-        backward([self], [gradient], retain_graph, create_graph, inputs)
+        _ops.backward([self], [gradient], retain_graph, create_graph, inputs)
 
     def detach(self) -> Tensor:
         """A Tensor sharing this one's data (and version counter), outside any graph."""
@@ -662,6 +681,3 @@ def ones(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
 def randn(*size: Any, requires_grad: bool = False) -> Tensor:
     """Standard normal samples from NumPy's global generator: ``randn(5, 3)``."""
     return Tensor(np.random.standard_normal(_shape(size)), requires_grad)
-
-
-from . import ops as _ops

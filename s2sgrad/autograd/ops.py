@@ -3,8 +3,8 @@
 ``x * y`` on Tensors calls ``def mul(x, y): return x * y``, wrapped by ``@grad`` like any user
 function, so operators outside a compiled function use the same rule table and code generator
 as the code inside one: there is one differentiation mechanism, not two. The generated
-sources live in a fake file, ``<s2sgrad ops>``, registered in ``linecache`` so that the
-compiler (and tracebacks) can read them.
+sources live in the compiler's fake file (``sourcefile.py``), where the compiler (and
+tracebacks) can read them.
 
 NumPy functions reach here through ``__array_function__`` / ``__array_ufunc__``:
 ``np.sum(t, axis=0)`` becomes ``def sum_(x0): return np.sum(x0, axis=0)``. Arguments that are
@@ -19,75 +19,46 @@ dtype, a class) is bound to a name in the generated function's own namespace.
 
 Dispatch is one dict look-up for the generated function, then ``graph.call_function``, whose
 own look-up of the compiled pair is one dict access keyed by argument kinds and ranks.
+
+In the Tensor layer, above tensor.py and graph.py: imports them, grad_mode and the compiler
+(``function``, ``rules``, ``sourcefile``). Tensor's methods reach this module through
+``bind_ops`` (at the end), as tensor.py cannot import it.
 """
 
 from __future__ import annotations
 
 import inspect
-import keyword
 import linecache
 import operator
-import threading
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
-from .. import rules
-from ..api import Function
+from .. import rules, sourcefile
+from ..function import Function
 from . import grad_mode
-from . import graph as _graph  # a module reference: graph and tensor import each other
-from .tensor import LEAF_INPLACE, VIEW_OF_LEAF_INPLACE, Tensor, _make
-
-FILENAME = "<s2sgrad ops>"
-_lines: list[str] = []
-_globals: dict[str, Any] = {"np": np, "__name__": __name__}
-_lock = threading.Lock()
+from . import graph as _graph
+from .tensor import LEAF_INPLACE, VIEW_OF_LEAF_INPLACE, Tensor, _make, bind_ops
 
 
 class Op(Function):
     """A generated eager operation. The compiler reads its source from linecache when it
-    specialises it, so the ops file is registered again if something cleared the cache."""
+    specialises it, so the source file is registered again if something cleared the cache."""
 
     def compiled_for(self, wrt: tuple[int, ...], args: tuple, kwargs: dict | None = None):
-        if FILENAME not in linecache.cache:
-            _register()
+        if sourcefile.FILENAME not in linecache.cache:
+            sourcefile.register()
         return super().compiled_for(wrt, args, kwargs)
 
 
 def define(name: str, params: list[str], expression: str, body: tuple[str, ...] = (),
            bindings: dict[str, Any] | None = None) -> Op:
-    """Compile ``def name(params): [body] return expression`` into the ops file, as a
+    """Compile ``def name(params): [body] return expression`` into the source file, as a
     Function. ``bindings`` are the names, besides ``np``, that the source reads as globals:
     the generated function gets its own namespace holding them."""
-    return Op(_define(name, params, expression, body, bindings))
-
-
-def _define(name: str, params: list[str], expression: str, body: tuple[str, ...] = (),
-            bindings: dict[str, Any] | None = None) -> Callable:
-    lines = "".join(f"    {line}\n" for line in body)
-    source = f"def {name}({', '.join(params)}):\n{lines}    return {expression}\n"
-    with _lock:
-        start = len(_lines)
-        _lines.extend(source.splitlines(True))
-        _register()
-    namespace: dict[str, Any] = {}
-    code = compile("\n" * start + source, FILENAME, "exec")
-    exec(code, {**_globals, **(bindings or {})}, namespace)  # noqa: S102 (our own source)
-    return namespace[name]
-
-
-def _identifier(name: Any, default: str) -> str:
-    """``name`` if it can name a generated function, else ``default``."""
-    if isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name):
-        return name
-    return default
-
-
-def _register() -> None:
-    """Register the ops file with linecache (mtime None: checkcache leaves it alone)."""
-    lines = list(_lines)
-    linecache.cache[FILENAME] = (sum(map(len, lines)), None, lines, FILENAME)
+    return Op(sourcefile.define(name, params, expression, body, bindings))
 
 
 def _bound(value: Any, bindings: dict[str, Any]) -> str:
@@ -101,54 +72,6 @@ def _bound(value: Any, bindings: dict[str, Any]) -> str:
                 return prefix + name
     bindings["function_"] = value
     return "function_"
-
-
-# -- functions with a registered rule --------------------------------------------------------
-
-def forwarding(primitive: Any, signature: inspect.Signature) -> Callable:
-    """``def f(x, k=<default>): return <primitive>(x, k)``, with ``signature``'s parameters:
-    a function whose one operation is a call of ``primitive``. The compiler differentiates
-    that call with the rule registered for ``primitive``, as it does a call inside any
-    compiled function; so the transforms of a function that has a rule use the rule."""
-    if FILENAME not in linecache.cache:
-        _register()  # the compiler reads the source from linecache
-    names = set(signature.parameters)
-    callee = "primitive_"
-    while callee in names:  # a parameter would hide the global
-        callee += "_"
-    bindings: dict[str, Any] = {callee: primitive}
-    params: list[str] = []
-    call: list[str] = []
-    previous = None
-    for p in signature.parameters.values():
-        if _identifier(p.name, "") != p.name:
-            raise TypeError(f"{p.name!r} cannot name a parameter")
-        if previous == p.POSITIONAL_ONLY and p.kind != previous:
-            params.append("/")
-        if p.kind == p.KEYWORD_ONLY and previous not in (p.KEYWORD_ONLY, p.VAR_POSITIONAL):
-            params.append("*")
-        previous = p.kind
-        text = p.name
-        if p.default is not p.empty:
-            default = f"default{len(bindings)}_"
-            bindings[default] = p.default  # defaults are evaluated in the global namespace
-            text += f"={default}"
-        if p.kind == p.VAR_POSITIONAL:
-            params.append("*" + p.name)
-            call.append("*" + p.name)
-        elif p.kind == p.VAR_KEYWORD:
-            params.append("**" + p.name)
-            call.append("**" + p.name)
-        elif p.kind == p.KEYWORD_ONLY:
-            params.append(text)
-            call.append(f"{p.name}={p.name}")
-        else:
-            params.append(text)
-            call.append(p.name)
-    if previous == inspect.Parameter.POSITIONAL_ONLY:
-        params.append("/")
-    name = _identifier(getattr(primitive, "__name__", None), "function")
-    return _define(name, params, f"{callee}({', '.join(call)})", (), bindings)
 
 
 # -- operators --------------------------------------------------------------------------------
@@ -415,7 +338,7 @@ def _numpy_function(func: Any, layout: int | str, n: int, args: tuple, kwargs: d
     params = [f"x{i}" for i in range(n)]
     bindings = dict(bindings)
     text = f"{_bound(func, bindings)}({', '.join(params) if isinstance(layout, int) else layout})"
-    return define(_identifier(getattr(func, "__name__", None), "function"), params, text, (),
+    return define(sourcefile.identifier(getattr(func, "__name__", None), "function"), params, text, (),
                   bindings)
 
 
@@ -763,3 +686,10 @@ def positions_in(base: np.ndarray, view: np.ndarray) -> np.ndarray | None:
     if not np.array_equal(ordered[k], wanted):
         return None
     return order[k]
+
+
+# Tensor's methods call these; tensor.py sits below this module, which hands them to it here.
+bind_ops(SimpleNamespace(
+    array_ufunc=array_ufunc, backward=_graph.backward, binary=binary, getitem=getitem,
+    inplace=inplace, numpy_call=numpy_call, plain=plain, reduction=reduction, setitem=setitem,
+    sync=sync, unary=unary))

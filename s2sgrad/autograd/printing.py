@@ -5,6 +5,8 @@ decimals, integers shown as ``2.``, scientific notation when magnitudes spread o
 three decades, summaries with ``...`` past 1000 elements, 80 columns. Data is float64 by
 default here while PyTorch defaults to float32; we treat float64 as *our* default dtype and
 print no ``dtype=`` for it, exactly as PyTorch prints its default dtype.
+
+In the Tensor layer; imports nothing of s2sgrad.
 """
 
 from __future__ import annotations

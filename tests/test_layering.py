@@ -1,0 +1,125 @@
+"""The package's layering: each module imports only from its own layer and those below, and
+no imports form a cycle. The layers are the table in ``s2sgrad/__init__.py``'s docstring.
+
+Imports are read from the source with ``ast``, wherever they stand (inside a function, under
+``if TYPE_CHECKING:``), so a deferred import cannot hide a dependency.
+"""
+
+import ast
+import itertools
+import pathlib
+
+ROOT = pathlib.Path(__file__).parent.parent
+PACKAGE = ROOT / "s2sgrad"
+
+
+def layers() -> list[tuple[str, set[str]]]:
+    """The table, bottom layer first: (label, top-level modules and packages). It is the
+    first indented block of the docstring; a row without a label continues the one above."""
+    doc = ast.get_docstring(ast.parse((PACKAGE / "__init__.py").read_text()))
+    block = next(p for p in doc.split("\n\n") if p.startswith("    "))
+    table: list[tuple[str, set[str]]] = []
+    for row in block.splitlines():
+        label, colon, names = row.strip().rpartition(":")
+        if colon:
+            table.append((label, set()))
+        table[-1][1].update(names.split())
+    return table
+
+
+def modules() -> dict[str, pathlib.Path]:
+    """Dotted name -> file, for every module of the package (a package by its __init__)."""
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def imports(name: str, path: pathlib.Path, known: dict) -> dict[str, int]:
+    """The package's modules that a module imports -> the line of the first such import."""
+    found: dict[str, int] = {}
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                package = name.split(".")
+                if path.name != "__init__.py":
+                    package = package[:-1]
+                package = package[:len(package) - node.level + 1]
+                base = ".".join(package + ([node.module] if node.module else []))
+            # `from package import module` imports package.module; `from module import f`,
+            # the module itself
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base
+                       for a in node.names]
+        else:
+            continue
+        for target in targets:
+            while target not in known and "." in target:
+                target = target.rpartition(".")[0]
+            if target in known and target != name:
+                found.setdefault(target, node.lineno)
+    return found
+
+
+def layer_of(name: str, table: list[tuple[str, set[str]]]) -> int | None:
+    top = name.split(".")[1] if "." in name else "__init__"
+    return next((k for k, (_, names) in enumerate(table) if top in names), None)
+
+
+def edges() -> dict[str, dict[str, int]]:
+    known = modules()
+    return {name: imports(name, path, known) for name, path in known.items()}
+
+
+def where(name: str, line: int) -> str:
+    return f"{modules()[name].relative_to(ROOT)}:{line}"
+
+
+def test_every_module_has_a_layer():
+    table = layers()
+    assert [label for label, _ in table] == ["leaf", "compiler", "tensor", "api"]
+    missing = [name for name in modules() if layer_of(name, table) is None]
+    assert not missing, f"modules in no layer of the table in s2sgrad/__init__.py: {missing}"
+    tops = {name.split(".")[1] if "." in name else "__init__" for name in modules()}
+    stale = [name for _, names in table for name in names - tops]
+    assert not stale, f"the table in s2sgrad/__init__.py names no module: {stale}"
+
+
+def test_no_module_imports_a_higher_layer():
+    table = layers()
+    wrong = []
+    for name, targets in edges().items():
+        here = layer_of(name, table)
+        for target, line in targets.items():
+            there = layer_of(target, table)
+            if here is not None and there is not None and there > here:
+                wrong.append(f"{where(name, line)}: {name} ({table[here][0]}) imports "
+                             f"{target} ({table[there][0]})")
+    assert not wrong, "imports of a higher layer:\n" + "\n".join(wrong)
+
+
+def test_no_import_cycle():
+    graph = edges()
+    done: set[str] = set()
+    path: list[str] = []  # the modules being explored, each importing the next
+
+    def cycle_from(name: str) -> list[str] | None:
+        path.append(name)
+        for target in graph[name]:
+            if target in path:
+                return path[path.index(target):] + [target]
+            if target not in done:
+                cycle = cycle_from(target)
+                if cycle:
+                    return cycle
+        path.pop()
+        done.add(name)
+        return None
+
+    for name in graph:
+        cycle = None if name in done else cycle_from(name)
+        assert not cycle, "an import cycle:\n" + "\n".join(
+            f"{where(a, graph[a][b])}: {a} imports {b}" for a, b in itertools.pairwise(cycle))
