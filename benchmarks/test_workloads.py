@@ -16,18 +16,11 @@ import types
 import numpy as np
 import pytest
 
+from s2sgrad.testing import EPS, central_difference
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import workloads as W
-
-
-def central_difference(f, args, i, direction, eps):
-    """d/dt f(args with args[i] + t * direction) at t = 0."""
-    plus, minus = list(args), list(args)
-    plus[i] = args[i] + eps * direction
-    minus[i] = args[i] - eps * direction
-    return (f(*plus) - f(*minus)) / (2 * eps)
-
 
 # --- scalar -----------------------------------------------------------------------------------
 
@@ -45,7 +38,7 @@ def test_scalar_gradient_matches_finite_differences(point):
     assert value == pytest.approx(W.scalar_fn(*point), rel=1e-13, abs=1e-13)
     assert len(grads) == 4
     for i, g in enumerate(grads):
-        fd = central_difference(W.scalar_fn, point, i, 1.0, 1e-6)
+        fd = central_difference(W.scalar_fn, point, i, 1.0)
         assert g == pytest.approx(fd, rel=1e-6, abs=1e-7), f"d/d arg {i} at {point}"
 
 
@@ -69,7 +62,7 @@ def test_scalar_fn_has_about_a_hundred_operations_and_no_loops():
 # --- logistic and mlp -------------------------------------------------------------------------
 
 
-def check_array_gradient(fn, hand, args, wrt, seed, eps=1e-6):
+def check_array_gradient(fn, hand, args, wrt, seed, eps=EPS):
     value, grads = hand(*args)
     assert value == pytest.approx(fn(*args), rel=1e-12)
     assert len(grads) == len(wrt)
@@ -78,13 +71,13 @@ def check_array_gradient(fn, hand, args, wrt, seed, eps=1e-6):
         assert np.shape(g) == np.shape(args[i])
         for _ in range(3):  # random directions cover every entry at once
             direction = rng.standard_normal(np.shape(args[i]))
-            fd = central_difference(fn, args, i, direction, eps)
+            fd = central_difference(fn, args, i, direction, eps=eps)
             assert np.sum(g * direction) == pytest.approx(fd, rel=1e-6, abs=1e-9)
         flat = np.ravel(g)
         for k in rng.choice(flat.size, size=min(3, flat.size), replace=False):
             unit = np.zeros(flat.size)
             unit[k] = 1.0
-            fd = central_difference(fn, args, i, unit.reshape(np.shape(g)), eps)
+            fd = central_difference(fn, args, i, unit.reshape(np.shape(g)), eps=eps)
             assert flat[k] == pytest.approx(fd, rel=1e-5, abs=1e-9)
 
 

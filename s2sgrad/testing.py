@@ -1,9 +1,25 @@
-"""Gradient checking by central finite differences in random directions.
+"""Gradient checking by central finite differences, in float64.
 
-``check_grads(f, *args)`` compares the compiled vector-Jacobian product of ``f`` with a
-central difference of ``f`` along a random direction, for every floating-point argument
-(or those named by ``wrt``), in float64. It raises AssertionError with the two numbers when
-they disagree, so it can be used directly in tests.
+``check_grads(f, *args)`` compares the compiled vector-Jacobian product of ``f`` with central
+differences of ``f`` along random directions, for every floating-point argument (or those
+named by ``wrt``), and the compiled forward's value with a plain call of ``f``. It raises
+AssertionError with the two numbers when they disagree, so it can be used directly in tests.
+
+The same differences check a gradient that comes from anywhere else (a hand-written formula,
+a derivative rule, a Tensor's ``.grad``):
+
+- ``central_difference(f, args, i, v)``: the derivative of ``f`` at ``args`` along ``v`` in
+  argument ``i``, ``(f(x + eps v) - f(x - eps v)) / (2 eps)``; with ``weight=u``, of
+  ``<u, f>`` (for an array output);
+- ``assert_gradient_matches(f, args, i, grad, rng)``: ``<grad, v>`` against that difference
+  along random directions ``v``;
+- ``numeric_gradient(f, args, i)``: the whole gradient of a scalar ``f``, one difference per
+  entry (for small arguments).
+
+The moved argument is computed in float64, a float32 input included: in float32 most of a
+step of ``EPS`` is lost to rounding. The step is ``EPS`` = 1e-6, and an analytic ``a`` and a
+numeric ``n`` agree when ``|a - n| <= ATOL + RTOL |n|``, with ``RTOL`` = 1e-5 and ``ATOL`` =
+1e-7.
 """
 
 from __future__ import annotations
@@ -15,6 +31,94 @@ import numpy as np
 
 from .api import vjp
 
+# A central difference is off by about EPS**2 / 6 times the third derivative (truncation)
+# plus 1e-16 |f| / EPS (rounding): at EPS = 1e-6, near 1e-10 for values and derivatives of
+# order one, far below RTOL; ATOL covers the rounding where the derivative is near zero.
+EPS = 1e-6
+RTOL = 1e-5
+ATOL = 1e-7
+
+
+def random_direction(value: Any, rng: np.random.Generator) -> Any:
+    """A standard normal direction of ``value``'s shape, in float64 (a float for a scalar
+    that is not an array)."""
+    if isinstance(value, np.ndarray):
+        return rng.standard_normal(value.shape)
+    return float(rng.standard_normal())
+
+
+def _moved(value: Any, step: Any) -> Any:
+    """``value + step`` in float64, of ``value``'s kind: an array, a NumPy scalar, a float."""
+    if isinstance(value, np.ndarray):
+        return np.asarray(value.astype(np.float64) + step)
+    if isinstance(value, np.generic):
+        return np.float64(value) + step
+    return float(value) + step
+
+
+def _weighted(out: Any, weight: Any) -> float:
+    if weight is not None:
+        return float(np.sum(weight * np.asarray(out)))
+    if np.ndim(out) != 0:
+        raise ValueError(f"a central difference of an output of shape {np.shape(out)} needs a "
+                         "weight= of that shape")
+    return float(out)
+
+
+def central_difference(fn: Callable, args: Sequence[Any], i: int, direction: Any, *,
+                       weight: Any = None, eps: float = EPS) -> float:
+    """d/dt of ``fn(*args)`` with ``args[i] + t * direction``, at t = 0, by a central
+    difference of step ``eps``; with ``weight``, of ``<weight, fn(...)>``. The other arguments
+    are passed as they are."""
+    plus, minus = list(args), list(args)
+    plus[i] = _moved(args[i], eps * direction)
+    minus[i] = _moved(args[i], -eps * direction)
+    return (_weighted(fn(*plus), weight) - _weighted(fn(*minus), weight)) / (2 * eps)
+
+
+def numeric_gradient(fn: Callable, args: Sequence[Any], i: int, *, eps: float = EPS) -> Any:
+    """The gradient of the scalar ``fn(*args)`` with respect to ``args[i]``, one central
+    difference per entry: an array of ``args[i]``'s shape, or a float for a scalar."""
+    if not isinstance(args[i], np.ndarray):
+        return central_difference(fn, args, i, 1.0, eps=eps)
+    grad = np.zeros(args[i].shape)
+    for index in np.ndindex(grad.shape):
+        unit = np.zeros(grad.shape)
+        unit[index] = 1.0
+        grad[index] = central_difference(fn, args, i, unit, eps=eps)
+    return grad
+
+
+def _name(fn: Callable) -> str:
+    return getattr(fn, "__name__", type(fn).__name__)
+
+
+def _agrees(fn: Callable, args: Sequence[Any], i: int, grad: Any, direction: Any, weight: Any,
+            eps: float, rtol: float, atol: float) -> None:
+    if np.shape(grad) != np.shape(args[i]):
+        raise AssertionError(
+            f"gradient of {_name(fn)} wrt argument {i} has shape {np.shape(grad)}, but the "
+            f"argument has shape {np.shape(args[i])}")
+    analytic = float(np.sum(grad * direction))
+    numeric = central_difference(fn, args, i, direction, weight=weight, eps=eps)
+    if not np.isclose(analytic, numeric, rtol=rtol, atol=atol):
+        raise AssertionError(
+            f"gradient of {_name(fn)} wrt argument {i} disagrees with finite differences: "
+            f"<grad, v> = {analytic!r}, numeric = {numeric!r}")
+
+
+def assert_gradient_matches(fn: Callable, args: Sequence[Any], i: int, grad: Any,
+                            rng: np.random.Generator | int = 0, *, weight: Any = None,
+                            directions: int = 2, eps: float = EPS, rtol: float = RTOL,
+                            atol: float = ATOL) -> None:
+    """Check ``grad``, claimed to be the gradient of ``fn`` (of ``<weight, fn>`` if given)
+    with respect to ``args[i]``: ``<grad, v>`` against ``central_difference`` along
+    ``directions`` random ``v`` drawn from ``rng`` (a Generator or a seed). Raises
+    AssertionError with the two numbers when they disagree."""
+    rng = np.random.default_rng(rng)
+    for _ in range(directions):
+        _agrees(fn, args, i, grad, random_direction(args[i], rng), weight, eps, rtol, atol)
+
 
 def _is_float(value: Any) -> bool:
     if isinstance(value, bool):
@@ -24,27 +128,24 @@ def _is_float(value: Any) -> bool:
     return isinstance(value, (np.ndarray, np.floating)) and np.asarray(value).dtype.kind == "f"
 
 
-def _random_like(value: Any, rng: np.random.Generator) -> Any:
-    if isinstance(value, float):
-        return float(rng.standard_normal())
-    return rng.standard_normal(np.shape(value)).astype(np.asarray(value).dtype)
-
-
-def _add(value: Any, direction: Any, step: float) -> Any:
-    if isinstance(value, float):
-        return value + step * direction
-    return np.asarray(value) + step * direction
+def _weight_like(out: Any, rng: np.random.Generator) -> Any:
+    """A random cotangent for ``out``, of its type and dtype (what its pullback takes)."""
+    if isinstance(out, np.ndarray):
+        return rng.standard_normal(out.shape).astype(out.dtype)
+    return type(out)(rng.standard_normal())
 
 
 def check_grads(fn: Callable, *args: Any, wrt: int | Sequence[int] | None = None, order: int = 1,
-                eps: float = 1e-6, rtol: float = 1e-5, atol: float = 1e-7, directions: int = 2,
+                eps: float = EPS, rtol: float = RTOL, atol: float = ATOL, directions: int = 2,
                 seed: int = 0) -> None:
     """Check the gradient of ``fn`` at ``args`` against central finite differences, and
     the compiled forward's value against a plain call of ``fn``.
 
     For a random output weighting ``u`` and random input directions ``v``, compares
-    ``<vjp(u), v>`` with ``(<u, f(x + eps v)> - <u, f(x - eps v)>) / (2 eps)``, once per
-    differentiable argument and ``directions`` times. Use float64 inputs.
+    ``<vjp(u), v>`` with ``(<u, f(x + eps v)> - <u, f(x - eps v)>) / (2 eps)`` (the moved
+    input in float64), once per differentiable argument and ``directions`` times; they agree
+    when ``|analytic - numeric| <= atol + rtol |numeric|``. Differentiable arguments are the
+    floating-point ones, or those of them whose positions ``wrt`` names.
     """
     if order != 1:
         raise ValueError(f"check_grads(order={order}): only first-order checks are available; "
@@ -55,31 +156,17 @@ def check_grads(fn: Callable, *args: Any, wrt: int | Sequence[int] | None = None
     if not positions:
         raise ValueError("check_grads: no floating-point argument to check")
     out, pullback = vjp(fn, *args)
-    if not _is_float(out) and not isinstance(out, np.floating):
-        raise TypeError(f"check_grads: {fn.__name__} returned {type(out).__name__}, "
+    if not _is_float(out):
+        raise TypeError(f"check_grads: {_name(fn)} returned {type(out).__name__}, "
                         "not a floating-point value")
     plain = fn(*args)
     if np.shape(out) != np.shape(plain) or not np.allclose(out, plain, rtol=1e-12, atol=0.0,
                                                           equal_nan=True):
         raise AssertionError(
-            f"the compiled forward of {fn.__name__} computes {out!r}, but calling it "
+            f"the compiled forward of {_name(fn)} computes {out!r}, but calling it "
             f"computes {plain!r}")
     for _ in range(directions):
-        u = _random_like(out if isinstance(out, np.ndarray) else float(out), rng)
-        grads = pullback(u if isinstance(out, np.ndarray) else type(out)(u))
+        u = _weight_like(out, rng)
+        grads = pullback(u)
         for i in positions:
-            v = _random_like(args[i], rng)
-            plus = list(args)
-            minus = list(args)
-            plus[i] = _add(args[i], v, eps)
-            minus[i] = _add(args[i], v, -eps)
-            numeric = (np.sum(u * fn(*plus)) - np.sum(u * fn(*minus))) / (2 * eps)
-            analytic = np.sum(grads[i] * v)
-            if np.shape(grads[i]) != np.shape(args[i]):
-                raise AssertionError(
-                    f"gradient of {fn.__name__} wrt argument {i} has shape "
-                    f"{np.shape(grads[i])}, but the argument has shape {np.shape(args[i])}")
-            if not np.isclose(analytic, numeric, rtol=rtol, atol=atol):
-                raise AssertionError(
-                    f"gradient of {fn.__name__} wrt argument {i} disagrees with finite "
-                    f"differences: <grad, v> = {analytic!r}, numeric = {numeric!r}")
+            _agrees(fn, args, i, grads[i], random_direction(args[i], rng), u, eps, rtol, atol)

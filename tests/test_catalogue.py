@@ -29,27 +29,16 @@ import numpy as np
 import pytest
 
 import s2sgrad
-from s2sgrad.testing import check_grads
+from s2sgrad.testing import assert_gradient_matches, check_grads, numeric_gradient
 
 try:
+    from tests.arguments import assert_unchanged
     from tests.catalogue import helpers
     from tests.catalogue import straight_line as sl
-    from tests.fd import (
-        EPS,
-        assert_matches_differences,
-        assert_unchanged,
-        direction,
-        shifted,
-    )
 except ImportError:  # tests/ itself on sys.path (pytest's rootdir-less 'prepend' import mode)
+    from arguments import assert_unchanged
     from catalogue import helpers
     from catalogue import straight_line as sl
-    from fd import EPS, assert_matches_differences, assert_unchanged, direction, shifted
-
-_assert_matches_differences = assert_matches_differences
-_assert_unchanged = assert_unchanged
-_direction = direction
-_shifted = shifted
 
 POINTS = 3  # random points per (function, wrt) test
 
@@ -571,12 +560,12 @@ def test_gradient(case: Case, wrt: Wrt) -> None:
         args = case.draw(point)
         before = _copies(args)
         check_grads(case.fn, *args, wrt=list(wrt), seed=point)
-        _assert_unchanged(args, before, "check_grads")
+        assert_unchanged(args, before, "check_grads")
         if not case.scalar:
             continue
         value, grads = s2sgrad.value_and_grad(case.fn, wrt=wrt[0] if len(wrt) == 1 else wrt)(
             *args)
-        _assert_unchanged(args, before, "value_and_grad")
+        assert_unchanged(args, before, "value_and_grad")
         if len(wrt) == 1:
             grads = (grads,)
         assert isinstance(grads, tuple) and len(grads) == len(wrt)
@@ -593,7 +582,7 @@ def test_gradient(case: Case, wrt: Wrt) -> None:
                 assert np.all(np.asarray(g) == 0), f"argument {i} does not reach the output"
             else:
                 assert np.any(np.asarray(g) != 0), f"the gradient of argument {i} is all zero"
-            _assert_matches_differences(case.fn, args, i, g, rng)
+            assert_gradient_matches(case.fn, args, i, g, rng)
 
 
 # --- float32 inputs keep their dtype --------------------------------------------------------
@@ -644,7 +633,7 @@ def test_float32_gradient_keeps_dtype(name: str) -> None:
     assert arrays
     before = _copies(args32)
     grads32 = s2sgrad.gradient(case.fn, wrt=tuple(arrays))(*args32)
-    _assert_unchanged(args32, before, "gradient")
+    assert_unchanged(args32, before, "gradient")
     grads64 = s2sgrad.gradient(case.fn, wrt=tuple(arrays))(*args64)
     for i, g32, g64 in zip(arrays, grads32, grads64, strict=True):
         assert np.asarray(g32).dtype == np.float32, \
@@ -687,14 +676,14 @@ def test_keyword_arguments_at_the_call() -> None:
     by_position = s2sgrad.gradient(f)(x, 3.0, 0.4)
     by_keyword = s2sgrad.gradient(f)(x, shift=0.4, scale=3.0)
     np.testing.assert_allclose(by_keyword, by_position, rtol=1e-14)
-    _assert_matches_differences(lambda v: f(v, shift=0.4, scale=3.0), [x], 0, by_keyword, rng)
+    assert_gradient_matches(lambda v: f(v, shift=0.4, scale=3.0), [x], 0, by_keyword, rng)
     value, grad = s2sgrad.value_and_grad(sl.keyword_only_parameter)(x, scale=1.5)
     assert np.isclose(value, sl.keyword_only_parameter(x, scale=1.5))
-    _assert_matches_differences(lambda v: sl.keyword_only_parameter(v, scale=1.5), [x], 0,
-                                grad, rng)
+    assert_gradient_matches(lambda v: sl.keyword_only_parameter(v, scale=1.5), [x], 0, grad,
+                            rng)
     grad3 = s2sgrad.gradient(sl.keyword_only_parameter)(x, power=3, scale=1.5)
-    _assert_matches_differences(lambda v: sl.keyword_only_parameter(v, power=3, scale=1.5),
-                                [x], 0, grad3, rng)
+    assert_gradient_matches(lambda v: sl.keyword_only_parameter(v, power=3, scale=1.5),
+                            [x], 0, grad3, rng)
     out, pullback = s2sgrad.vjp(sl.keyword_only_parameter, x, scale=1.5)
     np.testing.assert_allclose(pullback(np.ones_like(out))[0], grad, rtol=1e-14)
 
@@ -780,16 +769,6 @@ def _calls_on_copies(fn: Callable) -> Callable:
     return call
 
 
-def _numeric_gradient(fn: Callable, args: Sequence[Any], i: int) -> np.ndarray:
-    """Entry by entry central differences (small arrays), each call on fresh copies."""
-    grad = np.zeros_like(args[i])
-    for index in np.ndindex(np.shape(args[i])):
-        step = np.zeros_like(args[i])
-        step[index] = EPS
-        grad[index] = (fn(*_shifted(args, i, step)) - fn(*_shifted(args, i, -step))) / (2 * EPS)
-    return grad
-
-
 @pytest.mark.parametrize("fn, specs", [
     pytest.param(fn, specs, id=fn.__name__,
                  marks=[pytest.mark.xfail(strict=True, reason=why)] if why else [])
@@ -807,7 +786,7 @@ def test_in_place_update_is_numpy_or_refused(fn: Callable, specs: list) -> None:
     python = _calls_on_copies(fn)
     assert np.isclose(value, python(*args), rtol=1e-12), "value differs from Python's"
     for i, g in zip(wrt, grads, strict=True):
-        np.testing.assert_allclose(g, _numeric_gradient(python, args, i), rtol=1e-5, atol=1e-6,
+        np.testing.assert_allclose(g, numeric_gradient(python, args, i), rtol=1e-5, atol=1e-6,
                                    err_msg=f"gradient of argument {i}")
 
 
@@ -827,11 +806,11 @@ def test_rebinding_a_callee_is_seen(what: str, monkeypatch: pytest.MonkeyPatch) 
     fn, namespace, name, new = REBINDINGS[what]
     rng = np.random.default_rng(0)
     x = rng.standard_normal(4)
-    _assert_matches_differences(fn, [x], 0, s2sgrad.gradient(fn)(x), rng)
+    assert_gradient_matches(fn, [x], 0, s2sgrad.gradient(fn)(x), rng)
     monkeypatch.setattr(namespace, name, new)
     value, grad = s2sgrad.value_and_grad(fn)(x)
     assert np.isclose(value, fn(x)), "the value of the old callee"
-    _assert_matches_differences(fn, [x], 0, grad, rng)
+    assert_gradient_matches(fn, [x], 0, grad, rng)
 
 
 # --- the table covers the catalogue ---------------------------------------------------------

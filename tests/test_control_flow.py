@@ -37,9 +37,10 @@ import pytest
 
 import s2sgrad
 from s2sgrad.errors import TransformError
-from s2sgrad.testing import check_grads
+from s2sgrad.testing import assert_gradient_matches, check_grads, numeric_gradient
 
 try:
+    from tests.arguments import assert_unchanged
     from tests.catalogue_cf import branches as B
     from tests.catalogue_cf import loops as L
     from tests.catalogue_cf import pending as PD
@@ -47,14 +48,8 @@ try:
     from tests.catalogue_cf import scientific as SC
     from tests.catalogue_cf import while_loops as W
     from tests.catalogue_cf import writes as WR
-    from tests.fd import (
-        EPS,
-        assert_matches_differences,
-        assert_unchanged,
-        direction,
-        shifted,
-    )
 except ImportError:  # tests/ itself on sys.path (pytest's rootdir-less 'prepend' import mode)
+    from arguments import assert_unchanged
     from catalogue_cf import branches as B
     from catalogue_cf import loops as L
     from catalogue_cf import pending as PD
@@ -62,12 +57,6 @@ except ImportError:  # tests/ itself on sys.path (pytest's rootdir-less 'prepend
     from catalogue_cf import scientific as SC
     from catalogue_cf import while_loops as W
     from catalogue_cf import writes as WR
-    from fd import EPS, assert_matches_differences, assert_unchanged, direction, shifted
-
-_assert_matches_differences = assert_matches_differences
-_assert_unchanged = assert_unchanged
-_direction = direction
-_shifted = shifted
 
 POINTS = 3  # random points per (function, wrt) test
 
@@ -764,15 +753,15 @@ def test_gradient(case: Case, wrt: Wrt) -> None:
         args = case.draw(point)
         before = _copies(args)
         check_grads(case.fn, *args, wrt=list(wrt), seed=point)
-        _assert_unchanged(args, before, "check_grads")
+        assert_unchanged(args, before, "check_grads")
         if not case.scalar:
             out, _ = s2sgrad.vjp(case.fn, *args)
-            _assert_unchanged(args, before, "vjp")
+            assert_unchanged(args, before, "vjp")
             np.testing.assert_allclose(out, case.fn(*_copies(args)), rtol=1e-12, atol=1e-12)
             continue
         value, grads = s2sgrad.value_and_grad(case.fn, wrt=wrt[0] if len(wrt) == 1 else wrt)(
             *args)
-        _assert_unchanged(args, before, "value_and_grad")
+        assert_unchanged(args, before, "value_and_grad")
         if len(wrt) == 1:
             grads = (grads,)
         assert isinstance(grads, tuple) and len(grads) == len(wrt)
@@ -790,7 +779,7 @@ def test_gradient(case: Case, wrt: Wrt) -> None:
                 assert np.all(np.asarray(g) == 0), f"argument {i} does not reach the output"
             else:
                 assert np.any(np.asarray(g) != 0), f"the gradient of argument {i} is all zero"
-            _assert_matches_differences(case.fn, args, i, g, rng)
+            assert_gradient_matches(case.fn, args, i, g, rng)
 
 
 # --- in-place updates where another name sees the array: Python's value, or refused ------
@@ -801,17 +790,6 @@ IN_PLACE = [
     (L.inplace_alias_made_in_loop, [A(4), N(2)], None),  # refused (conservatively)
     (L.inplace_on_fresh_each_iteration, [A(4), N(3)], None),
 ]
-
-
-def _numeric_gradient(fn: Callable, args: Sequence[Any], i: int) -> np.ndarray:
-    """Entry by entry central differences (small arrays), each call on fresh copies."""
-    grad = np.zeros_like(args[i])
-    for index in np.ndindex(np.shape(args[i])):
-        step = np.zeros_like(args[i])
-        step[index] = EPS
-        grad[index] = (fn(*_copies(_shifted(args, i, step)))
-                       - fn(*_copies(_shifted(args, i, -step)))) / (2 * EPS)
-    return grad
 
 
 @pytest.mark.parametrize("fn, specs", [
@@ -827,7 +805,9 @@ def test_in_place_update_is_numpy_or_refused(fn: Callable, specs: list) -> None:
         assert "in-place update" in exc.reason or "in place" in exc.reason, str(exc)
         return
     assert np.isclose(value, fn(*_copies(args)), rtol=1e-12), "value differs from Python's"
-    np.testing.assert_allclose(grad, _numeric_gradient(fn, args, 0), rtol=1e-5, atol=1e-6)
+    # each call on fresh copies: fn updates its arguments in place
+    numeric = numeric_gradient(lambda *a: fn(*_copies(a)), args, 0)
+    np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-6)
 
 
 # --- arguments and results that are containers (not supported yet) -------------------------
@@ -856,6 +836,11 @@ def _with(tree: Any, path: tuple, value: Any) -> Any:
     return out if not isinstance(tree, tuple) else tuple(out)
 
 
+def _of_leaf(fn: Callable, args: list, path: tuple) -> Callable:
+    """``fn`` as a function of the array at ``path`` in its first argument."""
+    return lambda value: fn(_with(args[0], path, value), *args[1:])
+
+
 CONTAINER_ARGUMENTS = [
     (PD.list_argument, [[np.ones(3) * 0.3, np.arange(3.0), np.ones(2)]]),
     (PD.tuple_argument, [(0.5 * np.eye(3)[:, :2], np.ones(2)), np.linspace(-1, 1, 12).reshape(4, 3)]),
@@ -874,13 +859,7 @@ def test_container_argument(fn: Callable, args: list) -> None:
         leaf = _get(args[0], path)
         g = _get(grad, path)
         assert np.shape(g) == np.shape(leaf)
-        numeric = np.zeros_like(leaf)
-        for index in np.ndindex(leaf.shape):
-            step = np.zeros_like(leaf)
-            step[index] = EPS
-            plus = _with(args[0], path, leaf + step)
-            minus = _with(args[0], path, leaf - step)
-            numeric[index] = (fn(plus, *args[1:]) - fn(minus, *args[1:])) / (2 * EPS)
+        numeric = numeric_gradient(_of_leaf(fn, args, path), [leaf], 0)
         np.testing.assert_allclose(g, numeric, rtol=1e-5, atol=1e-7)
     for now, then in zip(_leaves(args[0]), _leaves(before[0]), strict=True):
         assert np.array_equal(_get(args[0], now), _get(before[0], then))

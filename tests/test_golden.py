@@ -1,6 +1,8 @@
-"""Golden files: the generated forward and adjoint of a few functions, kept in tests/golden/.
+"""Golden files: the generated forward and adjoint of a few functions, kept in tests/golden/,
+and for some of them the output of every pass, in tests/golden/passes/.
 
-Readability of generated code is a feature, so changes to it show up in review. After an
+Readability of generated code is a feature, so changes to it show up in review; so does a
+change to any one pass, in the section of that pass (see tests/passes.py). After an
 intended change, refresh the files with:  S2SGRAD_UPDATE_GOLDEN=1 python -m pytest tests/test_golden.py
 """
 
@@ -11,8 +13,9 @@ import numpy as np
 import pytest
 
 import s2sgrad
-from s2sgrad.api import _specialiser
+from s2sgrad.function import specialiser
 from tests.cases import golden_cases as cases
+from tests.passes import as_text, through_passes
 
 GOLDEN = pathlib.Path(__file__).parent / "golden"
 rng = np.random.default_rng(0)
@@ -39,14 +42,38 @@ CASES = {
 }
 
 
+# one function without control flow, one calling another, one with a loop, a branch and an
+# element write
+PER_PASS = ["scalar_chain", "logistic", "clipped_rnn"]
+
+
+def _compiled(name):
+    fn, wrt, args = CASES[name]
+    return specialiser(fn).compiled(wrt, args, {})
+
+
+def _assert_golden(path, text):
+    if os.environ.get("S2SGRAD_UPDATE_GOLDEN"):
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text)
+    assert path.exists(), f"missing {path}; run with S2SGRAD_UPDATE_GOLDEN=1 to create it"
+    assert text == path.read_text()
+
+
 @pytest.mark.parametrize("name", list(CASES))
 def test_generated_source_matches_golden(name):
     fn, wrt, args = CASES[name]
     s2sgrad.testing.check_grads(fn, *args, wrt=wrt)  # the golden code is also correct
-    compiled = _specialiser(fn).compiled(wrt, args, {})
-    text = compiled.forward_source + "\n\n" + compiled.adjoint_source
-    path = GOLDEN / f"{name}.py.txt"
-    if os.environ.get("S2SGRAD_UPDATE_GOLDEN"):
-        path.write_text(text)
-    assert path.exists(), f"missing {path}; run with S2SGRAD_UPDATE_GOLDEN=1 to create it"
-    assert text == path.read_text()
+    compiled = _compiled(name)
+    _assert_golden(GOLDEN / f"{name}.py.txt",
+                   compiled.forward_source + "\n\n" + compiled.adjoint_source)
+
+
+@pytest.mark.parametrize("name", PER_PASS)
+def test_each_pass_matches_golden(name):
+    fn, wrt, args = CASES[name]
+    sections = through_passes(fn, wrt, args)
+    compiled = _compiled(name)
+    # the passes run here as the pipeline runs them: the same code comes out
+    assert dict(sections)["codegen"] == compiled.forward_source + "\n" + compiled.adjoint_source
+    _assert_golden(GOLDEN / "passes" / f"{name}.txt", as_text(sections))

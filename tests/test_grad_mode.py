@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import s2sgrad
-from s2sgrad.runtime.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from s2sgrad.runtime.tensor import tensor
+from s2sgrad.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from s2sgrad.autograd.tensor import tensor
 
 
 @s2sgrad.grad

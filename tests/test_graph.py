@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_tensor_fd import check_backward, numeric_grad
+from test_tensor_fd import check_backward
 
 import s2sgrad
 from s2sgrad import autograd
-from s2sgrad.runtime import graph
-from s2sgrad.runtime.grad_mode import no_grad
-from s2sgrad.runtime.tensor import Tensor, tensor
+from s2sgrad.autograd import graph
+from s2sgrad.autograd.grad_mode import no_grad
+from s2sgrad.autograd.tensor import Tensor, tensor
+from s2sgrad.testing import numeric_gradient
 
 FREED = ("Trying to backward through the graph a second time (or directly access saved tensors "
          "after they have already been freed). Saved intermediate values of the graph are freed "
@@ -411,7 +412,7 @@ def test_a_grad_function_records_one_node_named_after_it() -> None:
     assert out.grad_fn.source.startswith("def loss_backward(saved, out_bar):")
     assert out.grad_fn.next_functions == ((None, 0),)
     out.backward()
-    expected = numeric_grad(lambda w_: float(loss(w_, X, Y)), [W0.copy()], 0)
+    expected = numeric_gradient(lambda w_: float(loss(w_, X, Y)), [W0.copy()], 0)
     np.testing.assert_allclose(w.grad.data, expected, rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(w.grad.data, s2sgrad.gradient(loss)(W0, X, Y), rtol=1e-12)
 
@@ -434,7 +435,7 @@ def test_tensor_keyword_arguments_are_differentiated() -> None:
     out = loss(w, X, y=y)
     assert out.grad_fn.name == "LossBackward"
     out.backward()
-    expected = numeric_grad(lambda y_: float(loss(W0, X, y_)), [Y.copy()], 0)
+    expected = numeric_gradient(lambda y_: float(loss(W0, X, y_)), [Y.copy()], 0)
     np.testing.assert_allclose(y.grad.data, expected, rtol=1e-6, atol=1e-9)
 
 

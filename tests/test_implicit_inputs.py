@@ -5,22 +5,24 @@ import numpy as np
 import pytest
 
 import s2sgrad as sg
+from s2sgrad.testing import numeric_gradient
 from tests.cases import modules
 
 
-def numeric(f, t, eps=1e-6):
-    """Central differences of f() with respect to the data of Tensor t, entry by entry."""
-    out = np.zeros_like(t.data)
-    for idx in np.ndindex(t.data.shape):
-        keep = t.data[idx]
+def numeric(f, t):
+    """The gradient of f() with respect to the data of Tensor t, by central differences
+    (f reads t itself, so each value is written into t's data)."""
+    start = t.data.copy()
+
+    def at(data):
+        t.data[...] = data
         with sg.no_grad():
-            t.data[idx] = keep + eps
-            hi = f().item()
-            t.data[idx] = keep - eps
-            lo = f().item()
-            t.data[idx] = keep
-        out[idx] = (hi - lo) / (2 * eps)
-    return out
+            return f().item()
+
+    try:
+        return numeric_gradient(at, [start], 0)
+    finally:
+        t.data[...] = start
 
 
 def test_method_reading_self_parameters_is_one_compiled_node():

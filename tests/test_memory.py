@@ -1,7 +1,7 @@
 """Saved state: the forward keeps what the adjoint reads, per loop step a constant number of
 arrays, never a tape of every operation.
 
-``_specialiser(fn).compiled(wrt, args, {}).forward(*args)`` returns ``(out, saved)``; these
+``specialiser(fn).compiled(wrt, args, {}).forward(*args)`` returns ``(out, saved)``; these
 tests count the distinct arrays reachable from ``saved`` (through tuples and lists) and the
 distinct buffers they own, for loops of T steps at several T. Run with ``pytest -s`` to see
 the numbers.
@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from s2sgrad.api import _specialiser
+from s2sgrad.function import specialiser
 
 # --- functions measured ---------------------------------------------------------------------
 
@@ -106,7 +106,7 @@ def _owners(arrays: list[np.ndarray]) -> list[np.ndarray]:
 
 def _saved(fn: Callable, wrt: tuple[int, ...], args: tuple) -> tuple[int, int, int]:
     """(distinct arrays, distinct buffers, bytes of those buffers) in the saved state."""
-    compiled = _specialiser(fn).compiled(wrt, args, {})
+    compiled = specialiser(fn).compiled(wrt, args, {})
     out, saved = compiled.forward(*args)
     assert np.isclose(out, fn(*args))
     arrays = _arrays(saved)
@@ -197,7 +197,7 @@ def test_euler_saves_the_state_per_step():
 
 def test_straight_line_saves_what_its_adjoint_reads():
     x = RNG.standard_normal(5)
-    compiled = _specialiser(elementwise_chain).compiled((0,), (x,), {})
+    compiled = specialiser(elementwise_chain).compiled((0,), (x,), {})
     _, saved = compiled.forward(x)
     arrays = _arrays(saved)
     print(f"elementwise_chain: {len(arrays)} arrays saved: {compiled.saved}")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_tensor_fd import numeric_grad
 
 from s2sgrad import nn
-from s2sgrad.runtime.tensor import Tensor, tensor
+from s2sgrad.autograd.tensor import Tensor, tensor
+from s2sgrad.testing import numeric_gradient
 
 
 class Linear(nn.Module):
@@ -62,7 +62,7 @@ def test_call_runs_forward_and_gradients_reach_every_parameter() -> None:
         h = np.tanh(x @ w0 + layer0.b.data)
         return float(np.sum(((h @ layer1.W.data + layer1.b.data) * 1.5) ** 2))
 
-    expected = numeric_grad(as_function, [model.layers[0].W.data.copy()], 0)
+    expected = numeric_gradient(as_function, [model.layers[0].W.data.copy()], 0)
     np.testing.assert_allclose(model.layers[0].W.grad.data, expected, rtol=1e-6, atol=1e-9)
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_tensor_fd import numeric_grad
 
 from s2sgrad import nn, optim
-from s2sgrad.runtime.tensor import Tensor, tensor
+from s2sgrad.autograd.tensor import Tensor, tensor
+from s2sgrad.testing import numeric_gradient
 
 rng = np.random.default_rng(3)
 A = rng.standard_normal((5, 3))
@@ -26,7 +26,7 @@ def quadratic_grad(w: np.ndarray) -> np.ndarray:
 
 
 def test_quadratic_grad_is_right() -> None:
-    expected = numeric_grad(lambda w: float(np.sum((A @ w - B) ** 2)), [W0.copy()], 0)
+    expected = numeric_gradient(lambda w: float(np.sum((A @ w - B) ** 2)), [W0.copy()], 0)
     np.testing.assert_allclose(quadratic_grad(W0), expected, rtol=1e-6)
     w = tensor(W0, requires_grad=True)
     quadratic(w).backward()

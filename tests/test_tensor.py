@@ -8,8 +8,8 @@ import warnings
 import numpy as np
 import pytest
 
-from s2sgrad.runtime.grad_mode import no_grad
-from s2sgrad.runtime.tensor import (
+from s2sgrad.autograd.grad_mode import no_grad
+from s2sgrad.autograd.tensor import (
     Tensor,
     ones,
     ones_like,

@@ -2,7 +2,8 @@
 
 ``check_backward(f, *arrays)`` makes leaf Tensors of the float64 ``arrays``, runs ``f`` on
 them, back-propagates a random cotangent, and compares every leaf's ``.grad`` with central
-differences of the same weighted output, element by element.
+differences of the same weighted output, element by element (``s2sgrad.testing``'s
+``numeric_gradient``).
 """
 
 from __future__ import annotations
@@ -12,21 +13,9 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from s2sgrad.runtime.grad_mode import no_grad
-from s2sgrad.runtime.tensor import Tensor, tensor
-
-
-def numeric_grad(f: Callable[..., float], arrays: list[np.ndarray], i: int,
-                 eps: float = 1e-6) -> np.ndarray:
-    """Central differences of scalar ``f(*arrays)`` with respect to ``arrays[i]``."""
-    g = np.zeros_like(arrays[i])
-    for index in np.ndindex(arrays[i].shape):
-        plus = [a.copy() for a in arrays]
-        minus = [a.copy() for a in arrays]
-        plus[i][index] += eps
-        minus[i][index] -= eps
-        g[index] = (f(*plus) - f(*minus)) / (2 * eps)
-    return g
+from s2sgrad.autograd.grad_mode import no_grad
+from s2sgrad.autograd.tensor import Tensor, tensor
+from s2sgrad.testing import numeric_gradient
 
 
 def check_backward(f: Callable[..., Tensor], *arrays: np.ndarray, seed: int = 0,
@@ -45,18 +34,11 @@ def check_backward(f: Callable[..., Tensor], *arrays: np.ndarray, seed: int = 0,
     grads = []
     for i, leaf in enumerate(leaves):
         assert leaf.grad is not None, f"no gradient reached input {i}"
-        expected = numeric_grad(weighted, arrays, i)
+        expected = numeric_gradient(weighted, arrays, i)
         np.testing.assert_allclose(leaf.grad.data, expected, rtol=rtol, atol=atol,
                                    err_msg=f"gradient of input {i}")
         grads.append(leaf.grad.data)
     return grads
-
-
-def test_numeric_grad_of_a_known_function() -> None:
-    # d/dx sum(x**3) = 3 x**2, by hand.
-    x = np.array([1.0, -2.0, 0.5])
-    g = numeric_grad(lambda a: float(np.sum(a ** 3)), [x], 0)
-    np.testing.assert_allclose(g, 3 * x ** 2, rtol=1e-7)
 
 
 def test_check_backward_catches_a_wrong_gradient() -> None:

@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 from test_tensor_fd import check_backward
 
+from s2sgrad import sourcefile
+from s2sgrad.autograd import ops
+from s2sgrad.autograd.grad_mode import no_grad
+from s2sgrad.autograd.tensor import Tensor, tensor
 from s2sgrad.errors import TransformError
-from s2sgrad.runtime import ops
-from s2sgrad.runtime.grad_mode import no_grad
-from s2sgrad.runtime.tensor import Tensor, tensor
 
 rng = np.random.default_rng(42)
 V = rng.standard_normal(3)
@@ -180,8 +181,8 @@ def test_eager_ops_are_generated_functions_with_readable_source() -> None:
     y = x * 3.0
     function = ops._operator("mul")
     assert inspect.getsource(function.fn) == "def mul(x, y):\n    return x * y\n"
-    assert function.fn.__code__.co_filename == ops.FILENAME
-    assert ops.FILENAME in linecache.cache
+    assert function.fn.__code__.co_filename == sourcefile.FILENAME
+    assert sourcefile.FILENAME in linecache.cache
     assert y.grad_fn.compiled.fn is function.fn
 
 
@@ -258,7 +259,7 @@ def test_ops_survive_a_cleared_linecache() -> None:
     y = np.sum(x, axis=(0, 2))  # a new layout: compiled now, reading its source again
     y.sum().backward()
     assert x.grad.tolist() == np.ones((2, 2, 2)).tolist()
-    assert ops.FILENAME in linecache.cache
+    assert sourcefile.FILENAME in linecache.cache
 
 
 def test_relu_and_sigmoid_at_their_edges() -> None:

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from s2sgrad import autograd, optim
-from s2sgrad.runtime import grad_mode
-from s2sgrad.runtime.tensor import tensor
+from s2sgrad.autograd import grad_mode
+from s2sgrad.autograd.tensor import tensor
 
 torch = pytest.importorskip("torch")
 
