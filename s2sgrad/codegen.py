@@ -77,11 +77,7 @@ def codegen(opt: Optimized) -> Generated:
                 comments.append(prefix + origin)
                 out.append(syntax.expr_stmt(syntax.name(_MARK.format(len(comments) - 1))))
             last = origin if not isinstance(stmt, gast.Return) else last
-            for field in ("body", "orelse"):
-                inner = getattr(stmt, field, None)
-                if isinstance(inner, list) and inner:
-                    setattr(stmt, field, commented(inner, prefix))
-            out.append(stmt)
+            out.append(syntax.map_blocks(stmt, lambda block: commented(block, prefix)))
         return out
 
     forward_args = syntax.clone(parsed.node.args)

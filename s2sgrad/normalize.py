@@ -165,7 +165,7 @@ def _without(stmts: list[gast.stmt], dead: set[int]) -> list[gast.stmt]:
             if isinstance(getattr(s, field, None), list):
                 setattr(s, field, _without(getattr(s, field), dead))
         if isinstance(s, gast.If) and not s.body:
-            s.body = [gast.Pass()]
+            s.body = [syntax.pass_()]
         out.append(s)
     return out
 
@@ -255,7 +255,7 @@ class _ANF:
             self.store(stmt.target, stmt.value, stmt.op, stmt)
         elif isinstance(stmt, gast.AugAssign):
             previous = self.current.get(stmt.target.id)
-            value = gast.BinOp(left=syntax.name(stmt.target.id), op=stmt.op, right=stmt.value)
+            value = syntax.binop(syntax.name(stmt.target.id), stmt.op, stmt.value)
             self.assign([stmt.target], syntax.located(value, stmt))
             if previous is not None:
                 self.augmented[id(self.out[-1])] = (
@@ -275,11 +275,11 @@ class _ANF:
         elif isinstance(stmt, gast.FunctionDef):  # inlined where it is called
             self.local_functions[stmt.name] = stmt
         elif isinstance(stmt, gast.Break):  # only the loop guard desugaring makes these
-            self.emit(gast.Break(), stmt)
+            self.emit(syntax.break_(), stmt)
         elif isinstance(stmt, gast.Assert):
             test = self.atom(stmt.test)
             msg = None if stmt.msg is None else self.atom(stmt.msg)
-            self.emit(gast.Assert(test=test, msg=msg), stmt)
+            self.emit(syntax.assert_(test, msg), stmt)
         elif isinstance(stmt, gast.Raise):
             self.emit(syntax.rename(syntax.clone(stmt), dict(self.current)), stmt)
         elif isinstance(stmt, gast.Pass):
@@ -382,8 +382,8 @@ class _ANF:
             lengths = [length for _, _, length in sources]
             if strict:  # zip(..., strict=True): unequal lengths raise, as zip itself does
                 for k, length in enumerate(lengths[1:], start=2):
-                    differ = self.operation(gast.Compare(left=lengths[0], ops=[gast.NotEq()],
-                                                         comparators=[length]), temp=True)
+                    differ = self.operation(syntax.compare(lengths[0], ["NotEq"], [length]),
+                                            temp=True)
                     message = f"zip() argument {k} has a different length from argument 1"
                     self.branch(iterable, differ, [syntax.located(syntax.raise_(
                         "ValueError", message), iterable)], [])
@@ -405,13 +405,13 @@ class _ANF:
         for t, source in items:
             index = syntax.name(index_target.id)
             if source is None:  # the counter of enumerate: the index, or counters[index]
-                value = index if counters is None else gast.Subscript(
-                    value=syntax.clone(counters), slice=index, ctx=gast.Load())
+                value = index if counters is None else syntax.subscript(
+                    syntax.clone(counters), index)
             else:
                 seq, last = source[:2] if isinstance(source, tuple) else (source, None)
                 if last is not None:  # reversed(xs): item i is xs[len(xs) - 1 - i]
                     index = syntax.binop(syntax.clone(last), "Sub", index)
-                value = gast.Subscript(value=syntax.clone(seq), slice=index, ctx=gast.Load())
+                value = syntax.subscript(syntax.clone(seq), index)
             where = t if isinstance(t, gast.AST) else stmt.target  # the loop's target
             prelude.append(syntax.located(syntax.assign(t, syntax.located(value, where)), where))
         carried = self.loop_carried(stmt.body + prelude, index_target.id)
@@ -425,20 +425,17 @@ class _ANF:
                 self.placeholders.add(id(binding))
             self.out.append(binding)
         body = self.loop_body(prelude, stmt.body, carried, stmt)
-        loop = gast.For(target=syntax.name(version, store=True), iter=sequence_range,
-                        body=body or [gast.Pass()], orelse=[], type_comment=None)
-        self.emit(loop, stmt)
+        self.emit(syntax.for_(syntax.name(version, store=True), sequence_range, body), stmt)
 
     def while_loop(self, stmt: gast.While) -> None:
         if stmt.orelse:
             raise self.parsed.error("'while ... else' is not supported", stmt,
                                     "Use a flag variable instead of the else clause.")
-        stop = gast.If(test=gast.UnaryOp(op=gast.Not(), operand=stmt.test),
-                       body=[gast.Break()], orelse=[])
-        syntax.located(stop, stmt.test)
+        stop = syntax.located(syntax.if_(syntax.not_(stmt.test), [syntax.break_()], []),
+                              stmt.test)
         carried = self.loop_carried(stmt.body, None)
         body = self.loop_body([stop], stmt.body, carried, stmt)
-        self.emit(gast.While(test=syntax.const(True), body=body, orelse=[]), stmt)
+        self.emit(syntax.while_(syntax.const(True), body), stmt)
 
     def enumerate_start(self, call: gast.Call) -> gast.expr | None:
         """The ``start`` of ``enumerate(xs, start)`` or ``enumerate(xs, start=...)``."""
@@ -587,8 +584,8 @@ class _ANF:
                     out.append(s)
                     rest = guard(stmts[k + 1:])
                     if rest:
-                        test = gast.UnaryOp(op=gast.Not(), operand=syntax.name(skip))
-                        out.append(located(gast.If(test=test, body=rest, orelse=[])))
+                        out.append(located(syntax.if_(syntax.not_(syntax.name(skip)), rest,
+                                                      [])))
                     return out
                 out.append(s)
             return out
@@ -596,8 +593,7 @@ class _ANF:
         prefix = [located(syntax.assign(skip, syntax.const(False)))]
         if stop:
             self.out.append(syntax.assign(stop, syntax.const(False)))
-            prefix.insert(0, located(gast.If(test=syntax.name(stop), body=[gast.Break()],
-                                             orelse=[])))
+            prefix.insert(0, located(syntax.if_(syntax.name(stop), [syntax.break_()], [])))
         return prefix, guard(body)
 
     def store(self, target: gast.Subscript, value: gast.expr, op: gast.operator | None,
@@ -612,13 +608,11 @@ class _ANF:
         index = self.index(target.slice)
         if op is not None:  # y[idx] += v  is  y[idx] = y[idx] + v, evaluated once
             current = syntax.name(self.namer.temp())
-            read = gast.Subscript(value=syntax.name(previous), slice=syntax.clone(index),
-                                  ctx=gast.Load())
+            read = syntax.subscript(syntax.name(previous), syntax.clone(index))
             self.emit(syntax.assign(current.id, read), origin)
-            value = gast.BinOp(left=current, op=op, right=value)
-            syntax.located(value, origin)
+            value = syntax.located(syntax.binop(current, op, value), origin)
         atom = self.atom(value)
-        region = gast.Subscript(value=syntax.name(previous), slice=index, ctx=gast.Load())
+        region = syntax.subscript(syntax.name(previous), index)
         new = self.define(base.id)
         self.origin[new] = self.origin.get(previous, "fresh")
         self.emit(syntax.assign(new, syntax.call(syntax.name(SETITEM), [region, atom])), origin)
@@ -666,7 +660,7 @@ class _ANF:
                     raise self.parsed.error(f"{what}() is missing the argument '{name}'", call)
                 bound[name] = defaults[name]
         body = function.body if isinstance(function, gast.FunctionDef) else [
-            syntax.located(gast.Return(value=function.body), function.body)]
+            syntax.located(syntax.ret(function.body), function.body)]
         inner_locals = set(names) | {n.id for s in body for n in gast.walk(s)
                                      if isinstance(n, gast.Name)
                                      and isinstance(n.ctx, gast.Store)}
@@ -694,25 +688,22 @@ class _ANF:
         """``[f(x) for x in xs if c]`` -> a list built by a loop: ``_l = []``, then for each
         x (renamed: a comprehension's names stay inside it) ``if c: _l.append(f(x))``."""
         result = self.synthetic_variable()
-        self.emit(syntax.assign(self.define(result), gast.List(elts=[], ctx=gast.Load())),
-                  node)
+        self.emit(syntax.assign(self.define(result), syntax.list_([])), node)
         renames = {}
         for generator in node.generators:
             for n in gast.walk(generator.target):
                 if isinstance(n, gast.Name):
                     renames[n.id] = self.namer.fresh(f"_{n.id}")
         elt = syntax.rename(syntax.clone(node.elt), renames)
-        inner: list[gast.stmt] = [syntax.located(gast.Expr(value=syntax.call(
+        inner: list[gast.stmt] = [syntax.located(syntax.expr_stmt(syntax.call(
             syntax.attribute(syntax.name(result), "append"), [elt])), node.elt)]
         for generator in reversed(node.generators):
             for condition in reversed(generator.ifs):
-                inner = [syntax.located(gast.If(test=syntax.rename(syntax.clone(condition),
-                                                                   renames),
-                                                body=inner, orelse=[]), condition)]
+                test = syntax.rename(syntax.clone(condition), renames)
+                inner = [syntax.located(syntax.if_(test, inner, []), condition)]
             target = _rename_store(syntax.clone(generator.target), renames)
-            inner = [syntax.located(gast.For(target=target, iter=syntax.rename(
-                syntax.clone(generator.iter), renames), body=inner, orelse=[],
-                type_comment=None), node)]
+            iterable = syntax.rename(syntax.clone(generator.iter), renames)
+            inner = [syntax.located(syntax.for_(target, iterable, inner), node)]
         self.comprehension_locals |= set(renames.values()) | {result}
         for stmt in inner:
             self.statement(stmt)
@@ -752,8 +743,7 @@ class _ANF:
             return
         whole = self.atom(value)  # n, m = x.shape  ->  n = _t1[0]; m = _t1[1]
         for k, t in enumerate(target.elts):
-            item = gast.Subscript(value=syntax.clone(whole), slice=syntax.const(k),
-                                  ctx=gast.Load())
+            item = syntax.subscript(syntax.clone(whole), syntax.const(k))
             name = self.define(t.id)
             self.origin[name] = "alias"
             self.emit(syntax.assign(name, item), t)
@@ -800,10 +790,10 @@ class _ANF:
               comparators: list) -> None:
         """``left op0 c0 op1 c1 ...``: each operand evaluated once, the rest only while true."""
         right = self.atom(comparators[0])
-        first = gast.Compare(left=left, ops=ops[:1], comparators=[right])
+        first = syntax.compare(left, ops[:1], [right])
         self.emit(syntax.assign(self.define(result), syntax.located(first, node)), node)
         if len(ops) > 1:
-            rest = gast.Compare(left=right, ops=ops[1:], comparators=comparators[1:])
+            rest = syntax.compare(right, ops[1:], comparators[1:])
             self.branch(node, syntax.name(self.current[result]),
                         [syntax.located(syntax.assign(result, rest), node)], [])
 
@@ -821,32 +811,31 @@ class _ANF:
                 isinstance(node, gast.Compare) and len(node.ops) > 1):
             node = syntax.located(self.atom(node), node)  # desugared to an if: copy its value
         if isinstance(node, gast.BinOp):
-            op = gast.BinOp(left=self.atom(node.left), op=node.op, right=self.atom(node.right))
+            op = syntax.binop(self.atom(node.left), node.op, self.atom(node.right))
         elif isinstance(node, gast.UnaryOp):
-            op = gast.UnaryOp(op=node.op, operand=self.atom(node.operand))
+            op = syntax.unaryop(node.op, self.atom(node.operand))
         elif isinstance(node, gast.Compare):
-            op = gast.Compare(left=self.atom(node.left), ops=node.ops,
-                              comparators=[self.atom(c) for c in node.comparators])
+            op = syntax.compare(self.atom(node.left), node.ops,
+                                [self.atom(c) for c in node.comparators])
         elif isinstance(node, gast.Call) and (isinstance(node.func, gast.Lambda) or (
                 isinstance(node.func, gast.Name) and node.func.id in self.local_functions)):
             op = self.inline(node)  # the result of a nested function, as an atom
         elif isinstance(node, gast.Call):
-            op = gast.Call(func=self.callee(node.func), args=[self.atom(a) for a in node.args],
-                           keywords=[gast.keyword(arg=k.arg, value=self.atom(k.value))
-                                     for k in node.keywords])
+            op = syntax.call(self.callee(node.func), [self.atom(a) for a in node.args],
+                             [(k.arg, self.atom(k.value)) for k in node.keywords])
         elif isinstance(node, gast.Attribute) and not self.is_atom(node):
             op = syntax.attribute(self.atom(node.value), node.attr)
         elif isinstance(node, gast.Subscript):
-            op = gast.Subscript(value=self.atom(node.value), slice=self.index(node.slice),
-                                ctx=gast.Load())
+            op = syntax.subscript(self.atom(node.value), self.index(node.slice))
         elif isinstance(node, (gast.Tuple, gast.List)):
-            op = type(node)(elts=[self.atom(e) for e in node.elts], ctx=gast.Load())
+            elts = [self.atom(e) for e in node.elts]
+            op = syntax.tuple_(elts) if isinstance(node, gast.Tuple) else syntax.list_(elts)
         elif isinstance(node, gast.Dict):
             if any(k is None or not syntax.is_const(k) for k in node.keys):
                 raise self.parsed.error("dict keys must be constants here", node,
                                         "Write the keys out, e.g. {'W': W, 'b': b}.")
-            op = gast.Dict(keys=[syntax.clone(k) for k in node.keys],
-                           values=[self.atom(v) for v in node.values])
+            op = syntax.dict_([syntax.clone(k) for k in node.keys],
+                              [self.atom(v) for v in node.values])
         elif self.is_atom(node) or isinstance(node, gast.Lambda):  # an atom: a copy
             op = self.load(node)  # (a lambda is refused there: it is only ever called)
         else:
@@ -882,9 +871,8 @@ class _ANF:
 
     def index(self, node: gast.expr) -> gast.expr:
         if isinstance(node, gast.Slice):
-            parts = {k: (None if getattr(node, k) is None else self.atom(getattr(node, k)))
-                     for k in ("lower", "upper", "step")}
-            return gast.Slice(**parts)
+            return syntax.slice_(*(None if part is None else self.atom(part)
+                                   for part in (node.lower, node.upper, node.step)))
         if isinstance(node, gast.Tuple):
             return syntax.tuple_(self.index(e) for e in node.elts)
         return self.atom(node)

@@ -13,6 +13,7 @@ After:  ``Optimized``: the adjoint with constants folded and identities removed 
 
 from __future__ import annotations
 
+import functools
 import operator
 import types
 from dataclasses import dataclass
@@ -40,11 +41,12 @@ class Optimized:
 
 
 def optimize(rev: Reversed) -> Optimized:
-    adjoint = [_Simplify().visit(s) for s in rev.adjoint]
+    # The adjoint is rewritten in place, so it is a copy: what reverse returned stays as it
+    # was. The forward's statements are kept; a block that changes is rebuilt.
+    adjoint = [_Simplify().visit(s) for s in syntax.clone(rev.adjoint)]
     adjoint = _propagate_copies(adjoint)
     adjoint, _ = _eliminate_dead(adjoint, set())
-    forward = list(rev.forward)
-    _hoist_shapes(adjoint, forward, rev)
+    adjoint, forward = _hoist_shapes(adjoint, rev.forward, rev)
     methods = _MethodForms(_array_ranks(rev), rev.bindings)
     adjoint = [methods.visit(s) for s in adjoint]
     read = _reads(adjoint)
@@ -59,7 +61,7 @@ def optimize(rev: Reversed) -> Optimized:
     forward = stack.pushes(forward)
     adjoint = stack.resolve_pops(adjoint)
     if stack.used:  # the backward pops from a copy, so it can run more than once
-        forward.insert(0, syntax.assign(stack.name, gast.List(elts=[], ctx=gast.Load())))
+        forward.insert(0, syntax.assign(stack.name, syntax.list_([])))
         adjoint.insert(0, syntax.assign(stack.name, syntax.call(syntax.name("list"), [
             syntax.name(stack.name)])))
     params = rev.analysis.normalized.parsed.params
@@ -126,13 +128,9 @@ class _Stack:
                 if isinstance(getattr(stmt, field, None), list):
                     self._find_reads(getattr(stmt, field))
 
-    def pushes(self, forward: list[gast.stmt]) -> list[gast.stmt]:
-        forward = self._resolve_pushes(forward)
-        self.adjoint_done = True
-        return forward
-
-    def _resolve_pushes(self, stmts: list[gast.stmt], given: tuple[str, ...] = ()
-                        ) -> list[gast.stmt]:
+    def pushes(self, stmts: list[gast.stmt], given: tuple[str, ...] = ()) -> list[gast.stmt]:
+        """The forward block ``stmts`` with each push marker replaced by the push of what its
+        reverse block reads; ``given``: names bound on entry (a loop's target)."""
         out = []
         for stmt in stmts:
             marker = _marker(stmt, PUSH)
@@ -148,11 +146,7 @@ class _Stack:
                         syntax.name(self.name), "append"), [value])))
                 continue
             loop_target = (stmt.target.id,) if isinstance(stmt, gast.For) else ()
-            for field in ("body", "orelse"):
-                if isinstance(getattr(stmt, field, None), list):
-                    setattr(stmt, field, self._resolve_pushes(getattr(stmt, field),
-                                                              loop_target))
-            out.append(stmt)
+            out.append(syntax.map_blocks(stmt, functools.partial(self.pushes, given=loop_target)))
         return out
 
     def is_pop(self, stmt: gast.stmt) -> bool:
@@ -194,7 +188,7 @@ class _Stack:
             for field in ("body", "orelse"):
                 if isinstance(getattr(stmt, field, None), list):
                     inner = self.resolve_pops(getattr(stmt, field))
-                    setattr(stmt, field, inner or ([gast.Pass()] if field == "body" else []))
+                    setattr(stmt, field, syntax.block(inner) if field == "body" else inner)
             if isinstance(stmt, (gast.If, gast.For)) and _is_empty(stmt):
                 continue  # nothing to do in reverse for this block
             out.append(stmt)
@@ -259,15 +253,9 @@ def _count(stmts: list[gast.stmt]) -> int:
 
 
 def _without_assignments(stmts: list[gast.stmt], names: set[str]) -> list[gast.stmt]:
-    out = []
-    for stmt in stmts:
-        if isinstance(stmt, gast.Assign) and set(_targets(stmt)) & names:
-            continue
-        for field in ("body", "orelse"):
-            if isinstance(getattr(stmt, field, None), list):
-                setattr(stmt, field, _without_assignments(getattr(stmt, field), names))
-        out.append(stmt)
-    return out
+    return [syntax.map_blocks(stmt, lambda block: _without_assignments(block, names))
+            for stmt in stmts
+            if not (isinstance(stmt, gast.Assign) and set(_targets(stmt)) & names)]
 
 
 _SHAPE_QUERIES = {"shape": "shape", "size": "size", "ndim": "ndim", "len": "len"}
@@ -287,9 +275,11 @@ def _shape_query(node: gast.AST, numpy_names: set[str]) -> tuple[str, str] | Non
     return None
 
 
-def _hoist_shapes(adjoint: list[gast.stmt], forward: list[gast.stmt], rev: Reversed) -> None:
+def _hoist_shapes(adjoint: list[gast.stmt], forward: list[gast.stmt], rev: Reversed
+                  ) -> tuple[list[gast.stmt], list[gast.stmt]]:
     """Where the adjoint reads a primal array only for its shape (size, rank, length), the
     forward computes that right after the array is made, and the array itself is not saved.
+    Returns the adjoint and the forward.
     """
     numpy_names = {name for name, obj in rev.bindings.items() if obj is np}
     primal = set(rev.analysis.normalized.parsed.params) | _writes(forward) | {
@@ -328,12 +318,12 @@ def _hoist_shapes(adjoint: list[gast.stmt], forward: list[gast.stmt], rev: Rever
             else:
                 query = syntax.call(f"{next(iter(numpy_names), 'np')}.{kind}",
                                     [syntax.name(source)])
-            _insert_after_definition(forward, name, syntax.assign(new, query),
-                                     rev.analysis.normalized.parsed.params)
+            forward = _after_definition(forward, name, syntax.assign(new, query),
+                                        rev.analysis.normalized.parsed.params) or forward
     if hoisted:
         replace = _ReplaceQueries(hoisted, numpy_names)
-        for k, stmt in enumerate(adjoint):
-            adjoint[k] = replace.visit(stmt)
+        adjoint = [replace.visit(stmt) for stmt in adjoint]
+    return adjoint, forward
 
 
 class _ReplaceQueries(gast.NodeTransformer):
@@ -359,24 +349,24 @@ def _assigned_once(stmts: list[gast.stmt]) -> set[str]:
     return {n for n, c in counts.items() if c == 1}
 
 
-def _insert_after_definition(stmts: list[gast.stmt], name: str, new: gast.stmt,
-                             params: tuple[str, ...]) -> bool:
-    """Put ``new`` right after the statement that assigns ``name`` (first, for a parameter)."""
+def _after_definition(stmts: list[gast.stmt], name: str, new: gast.stmt,
+                      params: tuple[str, ...]) -> list[gast.stmt] | None:
+    """``stmts`` with ``new`` right after the statement that assigns ``name`` (first, for a
+    parameter); None if none of them does."""
     if name in params:
-        stmts.insert(0, new)
-        return True
+        return [new] + stmts
     for k, stmt in enumerate(stmts):
         if isinstance(stmt, gast.Assign) and name in syntax.names_written(stmt.targets[0]):
-            stmts.insert(k + 1, syntax.located(new, stmt))
-            return True
+            return stmts[:k + 1] + [syntax.located(new, stmt)] + stmts[k + 1:]
         if isinstance(stmt, gast.For) and stmt.target.id == name:
-            stmt.body.insert(0, new)
-            return True
+            changed = syntax.replace(stmt, body=[new] + stmt.body)
+            return stmts[:k] + [changed] + stmts[k + 1:]
         for field in ("body", "orelse"):
             inner = getattr(stmt, field, None)
-            if isinstance(inner, list) and _insert_after_definition(inner, name, new, ()):
-                return True
-    return False
+            inner = _after_definition(inner, name, new, ()) if isinstance(inner, list) else None
+            if inner is not None:
+                return stmts[:k] + [syntax.replace(stmt, **{field: inner})] + stmts[k + 1:]
+    return None
 
 
 def _array_ranks(rev: Reversed) -> dict[str, int]:
@@ -421,12 +411,11 @@ class _MethodForms(gast.NodeTransformer):
         if attr == "expand_dims" and len(rest) == 1 and not keywords and syntax.is_const(
                 rest[0]) and isinstance(rest[0].value, int) and -rank - 1 <= rest[0].value <= rank:
             axis = rest[0].value % (rank + 1)
-            index = [gast.Slice(lower=None, upper=None, step=None)] * axis + [syntax.const(None)]
+            index = [syntax.slice_() for _ in range(axis)] + [syntax.const(None)]
             if axis == rank and rank > 1:
                 index = [syntax.const(Ellipsis), syntax.const(None)]
-            return syntax.located(gast.Subscript(value=array, slice=syntax.tuple_(index)
-                                                 if len(index) > 1 else index[0],
-                                                 ctx=gast.Load()), node)
+            return syntax.located(syntax.subscript(array, syntax.tuple_(index)
+                                                   if len(index) > 1 else index[0]), node)
         return node
 
 
@@ -465,8 +454,8 @@ class _Simplify(gast.NodeTransformer):
             return left
         if op in (gast.Add, gast.Sub) and isinstance(right, gast.UnaryOp) and isinstance(
                 right.op, gast.USub):  # a + -b -> a - b
-            node.op = gast.Sub() if op is gast.Add else gast.Add()
-            node.right = right.operand
+            flipped = syntax.binop(left, "Sub" if op is gast.Add else "Add", right.operand)
+            return syntax.located(flipped, node)
         return node
 
     def visit_UnaryOp(self, node: gast.UnaryOp) -> gast.expr:
@@ -580,7 +569,7 @@ def _eliminate_dead(stmts: list[gast.stmt], live: set[str]) -> tuple[list[gast.s
         elif isinstance(stmt, gast.If):
             stmt.body, live_body = _eliminate_dead(stmt.body, live)
             stmt.orelse, live_else = _eliminate_dead(stmt.orelse, live)
-            stmt.body = stmt.body or [gast.Pass()]
+            stmt.body = syntax.block(stmt.body)
             live = live_body | live_else | syntax.names_read(stmt.test)
         elif isinstance(stmt, (gast.For, gast.While)):
             loop_live = set(live)
@@ -589,7 +578,7 @@ def _eliminate_dead(stmts: list[gast.stmt], live: set[str]) -> tuple[list[gast.s
                 if live_in <= loop_live:
                     break
                 loop_live |= live_in
-            stmt.body = body or [gast.Pass()]
+            stmt.body = syntax.block(body)
             live = loop_live | syntax.names_read(stmt.iter if isinstance(stmt, gast.For)
                                                  else stmt.test)
         elif isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Subscript):

@@ -176,19 +176,15 @@ class _Reverser:
                 out.append(syntax.located(syntax.if_(stmt.test, body, orelse), stmt))
             elif isinstance(stmt, (gast.If, gast.For, gast.While)) and not self.is_active(
                     [stmt]):  # no adjoint, but element writes and appends still lowered
-                lowered = syntax.clone(stmt)
-                lowered.body = self.forward_block(stmt.body) or [gast.Pass()]
-                lowered.orelse = self.forward_block(stmt.orelse)
-                out.append(lowered)
+                out.append(syntax.replace(stmt, body=syntax.block(self.forward_block(stmt.body)),
+                                          orelse=self.forward_block(stmt.orelse)))
             elif isinstance(stmt, (gast.For, gast.While)):  # active: counts its trips
                 trips = self.trip_counter(stmt)
                 out.append(syntax.located(syntax.assign(trips, syntax.const(0)), stmt))
                 body = self.forward_block(stmt.body, self.block_id(stmt.body))
                 body.insert(len(body) - 1, syntax.located(syntax.assign(trips, syntax.binop(
                     syntax.name(trips), "Add", syntax.const(1))), stmt))
-                loop = syntax.clone(stmt)
-                loop.body = body
-                out.append(loop)
+                out.append(syntax.replace(stmt, body=body))
             elif isinstance(stmt, (gast.Assert, gast.Raise, gast.Break, gast.Pass)):
                 out.append(stmt)
             else:
@@ -201,8 +197,8 @@ class _Reverser:
         op = self.a.ops[id(stmt)]
         if op.kind == "setitem":  # y_1 = y; y_1[idx] = v: in place, as NumPy does it
             region = stmt.value.args[0]
-            store = gast.Subscript(value=syntax.name(op.target), slice=syntax.clone(
-                region.slice), ctx=gast.Store())
+            store = syntax.subscript(syntax.name(op.target), syntax.clone(region.slice),
+                                     store=True)
             return [syntax.located(syntax.assign(op.target, syntax.clone(region.value)), stmt),
                     syntax.located(syntax.assign(store, syntax.clone(stmt.value.args[1])),
                                    stmt)]
@@ -213,8 +209,7 @@ class _Reverser:
                         syntax.name(op.target), "append"), [syntax.clone(value)])), stmt)]
         if self.writes.is_in_place(stmt):  # x += y on an array: x_1 = x; x_1 += y
             value = stmt.value
-            update = gast.AugAssign(target=syntax.name(op.target, store=True), op=value.op,
-                                    value=syntax.clone(value.right))
+            update = syntax.aug_assign(op.target, value.op, syntax.clone(value.right))
             return [syntax.located(syntax.assign(op.target, syntax.clone(value.left)), stmt),
                     syntax.located(update, stmt)]
         if op.kind != "call" or op.target not in self.a.active:
@@ -225,9 +220,9 @@ class _Reverser:
         call = stmt.value
         # op.callee_args: the receiver first for a method call (model.apply(x))
         args = [self.copy_if_at_risk(stmt, syntax.clone(a)) for a in op.callee_args]
-        new = syntax.unpack([op.target, saved], syntax.call(syntax.name(fname), args))
-        new.value.keywords = [gast.keyword(arg=k.arg, value=self.copy_if_at_risk(stmt, k.value))
-                              for k in getattr(call, "keywords", ())]  # a ``+`` or ``[]`` has none
+        keywords = [(k.arg, self.copy_if_at_risk(stmt, syntax.clone(k.value)))
+                    for k in getattr(call, "keywords", ())]  # a ``+`` or ``[]`` has none
+        new = syntax.unpack([op.target, saved], syntax.call(syntax.name(fname), args, keywords))
         return syntax.located(new, stmt)
 
     def copy_if_at_risk(self, stmt: gast.stmt, atom: gast.expr) -> gast.expr:
@@ -383,7 +378,7 @@ class _Reverser:
         orelse = self.adjoint_block(stmt.orelse, self.block_id(stmt.orelse or [stmt.test]))
         self.defined &= after_body
         self.current = stmt
-        self.emit(syntax.if_(stmt.test, body or [gast.Pass()], orelse))
+        self.emit(syntax.if_(stmt.test, body, orelse))
 
     def loop_adjoint(self, stmt: gast.For | gast.While) -> None:
         inside = _assigned(gast.walk(syntax.module(stmt.body)))
@@ -404,8 +399,7 @@ class _Reverser:
         self.defined = before
         self.current = stmt
         trips = syntax.call(syntax.name("range"), [syntax.name(self.trip_counter(stmt))])
-        self.emit(gast.For(target=syntax.name("_", store=True), iter=trips, body=body,
-                           orelse=[], type_comment=None))
+        self.emit(syntax.for_(syntax.name("_", store=True), trips, body))
 
     def adjoint_of(self, stmt: gast.stmt, op: Op) -> None:
         t = op.target
@@ -422,8 +416,7 @@ class _Reverser:
             self.setitem_adjoint(stmt, op, g)
         elif op.kind == "pack":  # t = (a, b): a gets t_bar[0], b gets t_bar[1]
             for key, element in op.bindings.items():
-                self.accumulate(element, gast.Subscript(value=syntax.clone(g), slice=(
-                    syntax.const(key)), ctx=gast.Load()))
+                self.accumulate(element, syntax.subscript(syntax.clone(g), syntax.const(key)))
         elif op.kind == "item":  # a = t[k]: t_bar gets a_bar added at k
             container, key = op.bindings["c"], op.bindings["key"]
             if container.id not in self.defined:
@@ -434,10 +427,8 @@ class _Reverser:
                 syntax.name(self.bar(container.id)), index, g])))
         elif op.kind == "append":  # xs_1 = xs + [v]: v gets the last item, xs the rest
             base, value = op.bindings["xs"], op.bindings["v"]
-            self.accumulate(value, gast.Subscript(value=syntax.clone(g), slice=syntax.const(-1),
-                                                  ctx=gast.Load()))
-            rest = gast.Subscript(value=syntax.clone(g), slice=gast.Slice(
-                lower=None, upper=syntax.const(-1), step=None), ctx=gast.Load())
+            self.accumulate(value, syntax.subscript(syntax.clone(g), syntax.const(-1)))
+            rest = syntax.subscript(syntax.clone(g), syntax.slice_(upper=syntax.const(-1)))
             self.accumulate(base, rest)
         elif op.kind not in ("nondiff", "effect"):  # those pass no gradient by definition
             raise syntax.unexpected("reverse", stmt, f"an operation of kind {op.kind!r}")
@@ -447,8 +438,7 @@ class _Reverser:
         y the cotangent with the region zeroed."""
         base, index, value = op.bindings["a"], op.bindings["index"], op.bindings["v"]
         if isinstance(value, gast.Name) and value.id in self.a.active:
-            region = gast.Subscript(value=syntax.clone(g), slice=syntax.clone(index),
-                                    ctx=gast.Load())
+            region = syntax.subscript(syntax.clone(g), syntax.clone(index))
             if not self.is_basic(index, base.id):  # a repeated position keeps the last write
                 helper = self.bindings.claim("last_writes", last_writes)
                 mask = syntax.call(syntax.name(helper), [
@@ -458,8 +448,7 @@ class _Reverser:
         if isinstance(base, gast.Name) and base.id in self.a.active:
             rest = self.namer.fresh(f"_{base.id.lstrip('_')}_rest")
             self.emit(syntax.assign(rest, syntax.call(syntax.attribute(syntax.clone(g), "copy"))))
-            zero = gast.Subscript(value=syntax.name(rest), slice=syntax.clone(index),
-                                  ctx=gast.Store())
+            zero = syntax.subscript(syntax.name(rest), syntax.clone(index), store=True)
             self.emit(syntax.assign(zero, syntax.const(0.0)))
             self.accumulate(base, syntax.name(rest))
 
@@ -514,7 +503,7 @@ class _Reverser:
         self.emit(syntax.assign(result, syntax.call(syntax.name(fn), args)))
         if len(template.outputs) == 1:
             return [syntax.name(result)]
-        return [gast.Subscript(value=syntax.name(result), slice=syntax.const(k), ctx=gast.Load())
+        return [syntax.subscript(syntax.name(result), syntax.const(k))
                 for k in range(len(template.outputs))]
 
     def fit(self, stmt: gast.stmt, c: gast.expr, atom: str, out: str | None) -> gast.expr:
@@ -565,7 +554,7 @@ class _Reverser:
                 if active:
                     pending.append((atom, names[-1]))
         if len(names) == 1:
-            call = gast.Subscript(value=call, slice=syntax.const(0), ctx=gast.Load())
+            call = syntax.subscript(call, syntax.const(0))
             self.emit(syntax.assign(names[0], call))
         else:
             self.emit(syntax.unpack(names, call))
@@ -574,8 +563,7 @@ class _Reverser:
             self.accumulate(atom, syntax.name(name))
         for atoms, name in packed:
             for k, atom in enumerate(atoms):
-                self.accumulate(atom, gast.Subscript(value=syntax.name(name),
-                                                     slice=syntax.const(k), ctx=gast.Load()))
+                self.accumulate(atom, syntax.subscript(syntax.name(name), syntax.const(k)))
 
     def returned_gradients(self) -> gast.stmt:
         grads = []

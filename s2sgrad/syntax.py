@@ -1,7 +1,9 @@
 """The one module that builds and inspects gast nodes.
 
 Every other pass goes through these helpers, so a change in gast's node constructors touches
-this file only. Nodes are plain gast nodes; passes never hang extra attributes on them.
+this file only. Nodes are plain gast nodes; passes never hang extra attributes on them, and
+never change a node an earlier pass returned: a pass that rewrites a statement builds a new one
+(``replace``, ``map_blocks``) or works on its own ``clone``.
 
 Every walk that dispatches on node kind ends in an ``else`` that raises ``unexpected(pass,
 node)``, an ``InternalError``: a node no case covers is a compiler bug, never skipped.
@@ -10,9 +12,8 @@ node)``, an ``InternalError``: a node no case covers is a compiler bug, never sk
 from __future__ import annotations
 
 import ast
-import copy
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import gast
@@ -64,19 +65,35 @@ def unpack(targets: list[str], value: Expr) -> gast.Assign:
     return assign(tuple_([name(t, store=True) for t in targets], store=True), value)
 
 
-def call(func: str | Expr, args: Iterable[Expr] = (), keywords: dict[str, Expr] | None = None
-         ) -> gast.Call:
+def call(func: str | Expr, args: Iterable[Expr] = (),
+         keywords: dict[str, Expr] | Iterable[tuple[str | None, Expr]] = ()) -> gast.Call:
+    """``func(*args, **keywords)``; ``keywords`` as a dict or as (name, value) pairs, where a
+    name of None stands for ``**value``."""
     if isinstance(func, str):
         func = dotted_expr(func)
-    kws = [gast.keyword(arg=k, value=v) for k, v in (keywords or {}).items()]
-    return gast.Call(func=func, args=list(args), keywords=kws)
+    pairs = keywords.items() if isinstance(keywords, dict) else keywords
+    return gast.Call(func=func, args=list(args), keywords=[keyword(k, v) for k, v in pairs])
 
 
-def subscript(value: Expr, index: Expr) -> gast.Subscript:
-    return gast.Subscript(value=value, slice=index, ctx=gast.Load())
+def subscript(value: Expr, index: Expr, store: bool = False) -> gast.Subscript:
+    return gast.Subscript(value=value, slice=index, ctx=gast.Store() if store else gast.Load())
 
 
-def keyword(arg: str, value: Expr) -> gast.keyword:
+def slice_(lower: Expr | None = None, upper: Expr | None = None, step: Expr | None = None
+           ) -> gast.Slice:
+    """``lower:upper:step`` (an index, only valid inside brackets)."""
+    return gast.Slice(lower=lower, upper=upper, step=step)
+
+
+def list_(elts: Iterable[Expr]) -> gast.List:
+    return gast.List(elts=list(elts), ctx=gast.Load())
+
+
+def dict_(keys: Iterable[Expr], values: Iterable[Expr]) -> gast.Dict:
+    return gast.Dict(keys=list(keys), values=list(values))
+
+
+def keyword(arg: str | None, value: Expr) -> gast.keyword:
     return gast.keyword(arg=arg, value=value)
 
 
@@ -93,8 +110,29 @@ def dotted_expr(path: str) -> Expr:
     return node
 
 
-def binop(left: Expr, op: str, right: Expr) -> gast.BinOp:
-    return gast.BinOp(left=left, op=getattr(gast, op)(), right=right)
+def _operator(op: str | gast.AST) -> gast.AST:
+    """An operator node from its gast class name (``'Add'``), or the node itself."""
+    return getattr(gast, op)() if isinstance(op, str) else op
+
+
+def binop(left: Expr, op: str | gast.operator, right: Expr) -> gast.BinOp:
+    """``left op right``; ``op`` a class name (``'Add'``) or an operator node."""
+    return gast.BinOp(left=left, op=_operator(op), right=right)
+
+
+def unaryop(op: str | gast.unaryop, operand: Expr) -> gast.UnaryOp:
+    return gast.UnaryOp(op=_operator(op), operand=operand)
+
+
+def not_(operand: Expr) -> gast.UnaryOp:
+    return unaryop("Not", operand)
+
+
+def compare(left: Expr, ops: Iterable[str | gast.cmpop], comparators: Iterable[Expr]
+            ) -> gast.Compare:
+    """``left op0 c0 op1 c1 ...``; each op a class name (``'Lt'``) or a comparison node."""
+    return gast.Compare(left=left, ops=[_operator(op) for op in ops],
+                        comparators=list(comparators))
 
 
 def ret(value: Expr | None) -> gast.Return:
@@ -105,8 +143,39 @@ def expr_stmt(value: Expr) -> gast.Expr:
     return gast.Expr(value=value)
 
 
+def aug_assign(target: str | Expr, op: str | gast.operator, value: Expr) -> gast.AugAssign:
+    if isinstance(target, str):
+        target = name(target, store=True)
+    return gast.AugAssign(target=target, op=_operator(op), value=value)
+
+
+def pass_() -> gast.Pass:
+    return gast.Pass()
+
+
+def break_() -> gast.Break:
+    return gast.Break()
+
+
+def assert_(test: Expr, msg: Expr | None = None) -> gast.Assert:
+    return gast.Assert(test=test, msg=msg)
+
+
+def block(stmts: list[Stmt]) -> list[Stmt]:
+    """``stmts`` as the body of a compound statement, which cannot be empty."""
+    return stmts or [pass_()]
+
+
 def if_(test: Expr, body: list[Stmt], orelse: list[Stmt]) -> gast.If:
-    return gast.If(test=test, body=body or [gast.Pass()], orelse=orelse)
+    return gast.If(test=test, body=block(body), orelse=orelse)
+
+
+def for_(target: Expr, iter: Expr, body: list[Stmt]) -> gast.For:
+    return gast.For(target=target, iter=iter, body=block(body), orelse=[], type_comment=None)
+
+
+def while_(test: Expr, body: list[Stmt]) -> gast.While:
+    return gast.While(test=test, body=block(body), orelse=[])
 
 
 def raise_(exception: str, message: str) -> gast.Raise:
@@ -146,8 +215,25 @@ def parse_expr(source: str) -> Expr:
     return gast.parse(source).body[0].value
 
 
-def clone(node: Node) -> Node:
-    return copy.deepcopy(node)
+def clone(node: Any) -> Any:
+    """A deep copy of a node, or of a list or tuple of nodes. What is not a node (an
+    identifier, a constant's value) is immutable and is shared."""
+    if isinstance(node, (list, tuple)):
+        return type(node)(clone(n) for n in node)
+    if not isinstance(node, gast.AST):
+        return node
+    copied = type(node).__new__(type(node))
+    copied.__dict__.update({k: clone(v) for k, v in node.__dict__.items()})
+    return copied
+
+
+def replace(node: Node, **fields: Any) -> Node:
+    """A copy of ``node`` with ``fields`` replaced; the children it keeps are shared. A pass
+    changes a node it received this way, leaving the earlier pass's tree as it was."""
+    copied = type(node).__new__(type(node))
+    copied.__dict__.update(node.__dict__)
+    copied.__dict__.update(fields)
+    return copied
 
 
 def located(new: Node, old: Node) -> Node:
@@ -184,6 +270,17 @@ def in_order(stmts: list[Stmt]) -> Iterator[Stmt]:
             raise unexpected("syntax.in_order", stmt)
         for field in fields:
             yield from in_order(getattr(stmt, field))
+
+
+def map_blocks(stmt: Stmt, change: Callable[[list[Stmt]], list[Stmt]]) -> Stmt:
+    """``stmt`` with ``change`` applied to each block it holds (a copy, see ``replace``), or
+    ``stmt`` itself if it holds none."""
+    if isinstance(stmt, _SIMPLE):
+        return stmt
+    fields = _BLOCKS.get(type(stmt))
+    if fields is None:
+        raise unexpected("syntax.map_blocks", stmt)
+    return replace(stmt, **{field: change(getattr(stmt, field)) for field in fields})
 
 
 def is_name(node: Any, id: str | None = None) -> bool:
