@@ -56,9 +56,12 @@ _REFUSED: dict[type, tuple[str, str]] = {
                    "Handle errors outside the differentiated function."),
     gast.TypeAlias: ("'type' alias statements are not supported",
                      "Define the alias at module level."),
-    gast.TemplateStr: ("template strings (t-strings) are not supported inside a "
-                       "differentiated function", "Build them outside it."),
 }
+# t-strings (Python 3.14) have a node from gast 0.7 on; an older gast makes none.
+if hasattr(gast, "TemplateStr"):
+    _REFUSED[gast.TemplateStr] = (
+        "template strings (t-strings) are not supported inside a differentiated function",
+        "Build them outside it.")
 
 # Constructs that a later version will differentiate; refused for now with the same precision.
 _NOT_YET: dict[type, tuple[str, str]] = {
