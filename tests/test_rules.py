@@ -292,6 +292,9 @@ CASES: dict = {
     sum: [case([normal(3), normal(3), normal(3)]), case([normal(2, 3), normal(3)])],
     containers.concat: [case([normal(3), normal(3)], [normal(3)]), case([], [normal(2, 2)])],
     containers.repeat: [case([normal(3), normal(3)], 3), case([normal(2)], 1)],
+    dict.get: [case({"w": normal(3), "b": normal(2)}, "w"),
+               case({"w": normal(3)}, "scale", normal(3)),
+               case({"w": normal(2, 2), "b": num(normal())}, "b", 1.0)],
     max: [case(num(normal()), num(normal())), case(0.3, 1.7), case(1.7, 0.3)],
     min: [case(num(normal()), num(normal())), case(0.3, 1.7), case(1.7, 0.3)],
     np.asanyarray: [case(normal(2, 3))],
@@ -416,6 +419,21 @@ def check_rule(primitive, c: Case):
                 assert np.isclose(analytic, numeric, rtol=RTOL, atol=ATOL), (name, k)
                 checked += 1
             continue
+        if isinstance(x, dict) and x and all(is_float(item) for item in x.values()):
+            # a dict of arrays (dict.get): one contribution per key
+            keys = list(x)
+            assert list(contribution) == keys, f"contribution to {name}"
+
+            def of_items(*items, keys=keys, where=where):
+                return varying(primitive, c, where)(dict(zip(keys, items, strict=True)))
+            for k, key in enumerate(keys):
+                assert np.shape(contribution[key]) == np.shape(x[key]), f"{name}[{key!r}]"
+                v = draw_like(x[key])
+                numeric = central_difference(of_items, list(x.values()), k, v, weight=g)
+                analytic = np.sum(contribution[key] * v)
+                assert np.isclose(analytic, numeric, rtol=RTOL, atol=ATOL), (name, key)
+                checked += 1
+            continue
         if not is_float(x):
             continue
         if contribution is None:  # the rule says the output does not depend on x
@@ -438,6 +456,8 @@ def describe(x):
         return "[" + "x".join(map(str, x.shape)) + "]"
     if isinstance(x, np.floating):
         return x.dtype.name
+    if isinstance(x, dict):
+        return "{" + ",".join(f"{k}:{describe(v)}" for k, v in x.items()) + "}"
     return repr(x) if not isinstance(x, type) else x.__name__
 
 
@@ -542,14 +562,17 @@ def test_prod_with_zeros(x, expected):
 # --- the templates obey what inlining needs --------------------------------------------------
 
 # Templates call NumPy and math; the container rules also call two small run-time helpers
-# (split points of a concatenation, a sum's cotangent per item), which are plain functions.
+# (split points of a concatenation, a sum's cotangent per item, an item's cotangent), which
+# are plain functions.
 from s2sgrad.runtime import containers as _containers
 
 ALLOWED_GLOBALS = {"np": np, "math": math, "split_points": _containers.split_points,
                    "unbroadcast_each": _containers.unbroadcast_each,
                    "leading": _containers.leading, "trailing": _containers.trailing,
                    "sum_repeats": _containers.sum_repeats,
-                   "flat_pieces": _containers.flat_pieces}
+                   "flat_pieces": _containers.flat_pieces,
+                   "item_cotangent": _containers.item_cotangent,
+                   "default_cotangent": _containers.default_cotangent}
 FORBIDDEN = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
              ast.NamedExpr, ast.IfExp, ast.Yield, ast.YieldFrom, ast.Await, ast.Starred)
 

@@ -751,3 +751,32 @@ def test_rows_saved_by_a_loop_are_the_forwards():
     rows[:] = 7.0
     loss.backward()
     np.testing.assert_allclose(_grad_of(t), expected)
+
+
+# --- dict.get: a container method with a rule -----------------------------------------------
+
+
+@pytest.mark.parametrize("fn", [cases.get_in_dict, cases.get_missing_default, cases.get_by_name,
+                                cases.get_in_loop, cases.get_tuple_item, cases.get_decorated],
+                         ids=lambda f: f.__name__)
+def test_dict_get(fn):
+    check(fn, X, np.abs(X) + 0.5)
+
+
+def test_dict_get_by_name_passed_in():
+    for name in ("w", "b"):  # the pair is specialised on the string's value
+        check(cases.get_by_name, X, X + 1.0, name)
+
+
+def test_dict_get_of_an_argument():
+    p = {"w": X.copy(), "b": M[0].copy()}
+    grad = s2sgrad.gradient(cases.get_from_argument)(p)
+    assert set(grad) == {"w", "b"}
+    for key in ("w", "b"):
+        def of_item(v, key=key):
+            return cases.get_from_argument({**p, key: v})
+        s2sgrad.testing.assert_gradient_matches(of_item, [p[key]], 0, grad[key], rng)
+    # without the key, the default gets nothing to differentiate, and the item none
+    grad = s2sgrad.gradient(cases.get_from_argument)({"w": X.copy()})
+    s2sgrad.testing.assert_gradient_matches(
+        lambda v: cases.get_from_argument({"w": v}), [X.copy()], 0, grad["w"], rng)

@@ -27,7 +27,7 @@ from ..parse import MISSING
 from ..rules.registry import Rule
 from ..templates import template_of
 from .facts import Facts
-from .values import Abstract, ShapeTuple, abstract_of, join
+from .values import Abstract, ShapeTuple, abstract_of, item_of, join
 
 
 def infer(facts: Facts, rule: Rule, bindings: dict, target: str | None) -> None:
@@ -39,6 +39,9 @@ def infer(facts: Facts, rule: Rule, bindings: dict, target: str | None) -> None:
     shape = rule.shape
     if shape == "elementwise":
         elementwise(facts, operands, values, target)
+        return
+    if shape == "item":
+        facts.set_value(target, _item(facts, rule, bindings, first))
         return
     dims: tuple | None = None
     if rule.primitive is operator.getitem:
@@ -100,6 +103,24 @@ def infer(facts: Facts, rule: Rule, bindings: dict, target: str | None) -> None:
     cls = facts.shape_class.get(operands[0].id) if shape == "same" and isinstance(
         operands[0], gast.Name) else None
     facts.set_value(target, Abstract(kind, dims, True, complex=first.complex), cls)
+
+def _item(facts: Facts, rule: Rule, bindings: dict, container: Abstract) -> Abstract:
+    """An item of ``container`` at the key bound to the rule's second parameter, or its
+    ``default`` where the key may be missing (``d.get(k, default)``)."""
+    key_atom = bindings[rule.params[1]]
+    key = static(key_atom)
+    if isinstance(key_atom, gast.Name) and key_atom.id in facts.values:
+        key = facts.values[key_atom.id].value  # a string passed in: specialised on
+        facts.by_string_value |= isinstance(key, str)
+    known = key is not MISSING and key is not None and container.items is not None
+    keys = [k for k, _ in container.items or ()]
+    if known and key in keys:
+        return item_of(container, key)
+    default = facts.value(bindings["default"]) if "default" in bindings else None
+    if known or default is None:  # certainly missing, or no default to fall back on
+        return default or item_of(container, None)
+    return join(item_of(container, None), default)
+
 
 def index_dims(facts: Facts, dims: tuple | None, index: Any) -> tuple | None:
     """Dims of ``a[index]`` for ints, slices, None and ... (None for array indices)."""

@@ -36,7 +36,7 @@ from .values import (
     described,
     is_container,
     is_sequence,
-    join,
+    item_of,
     user_method,
 )
 
@@ -243,17 +243,10 @@ class Operations:
                 self.parsed.dependencies.append((held, key, "item", held[key]))
             except (KeyError, IndexError, TypeError):
                 pass
-        items = dict(container.items or ())
         if isinstance(node.slice, gast.Slice):
             value = Abstract("object", None, container.float, list, None)
-        elif key in items:
-            value = items[key]
-        elif container.items:
-            value = container.items[0][1]
-            for _, other in container.items[1:]:
-                value = join(value, other)
         else:
-            value = Abstract("array", None, True) if container.float else UNKNOWN_ARRAY
+            value = item_of(container, key)
         self.set_value(target, value)
         if self.is_varied(node.value) and target is not None and value.float:
             self.facts.varied.add(target)

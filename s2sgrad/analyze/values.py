@@ -183,6 +183,21 @@ def is_container(value: Abstract | None) -> bool:
     return value is not None and value.kind == "object" and value.type in (tuple, list, dict)
 
 
+def item_of(container: Abstract, key: Any) -> Abstract:
+    """What ``container[key]`` holds: the item at ``key`` where the key is known here and
+    the container has it, else what any of its items may be."""
+    items = container.items or ()
+    for k, value in items:
+        if k == key and type(k) is type(key):
+            return value
+    if not items:
+        return UNKNOWN_ARRAY
+    value = items[0][1]
+    for _, other in items[1:]:
+        value = join(value, other)
+    return value
+
+
 def described(value: Abstract) -> str:
     """'a tuple', 'an array', 'a number': for messages."""
     if value.kind == "object" and value.type not in (None, object):

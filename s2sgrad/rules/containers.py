@@ -1,13 +1,15 @@
 """Rules for functions that take a list or tuple of arrays: stack, concatenate, np.array of a
-list, and Python's sum; and for ``+`` and ``*`` of tuples and lists (concatenation and
-repetition, which the analysis gives these primitives when the operands are containers).
-Their contribution to a list is a list, one cotangent per item.
+list, and Python's sum; for ``+`` and ``*`` of tuples and lists (concatenation and
+repetition, which the analysis gives these primitives when the operands are containers);
+and for methods of containers (``d.get``). Their contribution to a container is a
+container of the same shape, one cotangent per item (see runtime/containers.py).
 """
 
 import numpy as np
 
-from ..runtime.containers import (concat, flat_pieces, leading, repeat, split_points,
-                                  sum_repeats, trailing, unbroadcast_each)
+from ..runtime.containers import (concat, default_cotangent, flat_pieces, item_cotangent,
+                                  leading, repeat, split_points, sum_repeats, trailing,
+                                  unbroadcast_each)
 from .registry import vjp_rule
 
 
@@ -41,3 +43,9 @@ def concatenation(g, ans, a, b):
 @vjp_rule(repeat, shape=None)
 def repetition(g, ans, a, n):
     return sum_repeats(g, a), None
+
+
+@vjp_rule(dict.get, shape="item")
+def dict_get(g, ans, self, key, default=None):
+    # The item read gets g where the key is there; the default gets it where it is not.
+    return item_cotangent(self, key, g), None, default_cotangent(self, key, g, default)

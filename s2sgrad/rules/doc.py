@@ -97,7 +97,8 @@ def conventions() -> str:
     out += [f"| {c.primitives} | {c.point} | {c.gradient} | {c.torch} |" for c in CONVENTIONS]
     out += [""] + [f"- {note}" for note in NOTES]
     return "\n".join(out)
-MODULES = ("operators", "elementwise", "scalars", "reductions", "shapes", "linalg", "creators")
+MODULES = ("operators", "elementwise", "scalars", "reductions", "shapes", "linalg", "creators",
+           "containers")
 DOC = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
 
 
@@ -112,6 +113,8 @@ def name(primitive) -> str:
         return f"numpy.linalg.{primitive.__name__}"
     if module == "numpy.random" and getattr(primitive, "__self__", None) is not None:
         return f"numpy.random.{primitive.__name__}"  # a method of the global RandomState
+    if module == "s2sgrad.runtime.containers":  # what the analysis makes of an operator
+        return {"concat": "tuple/list +", "repeat": "tuple/list *"}[primitive.__name__]
     return primitive_name(primitive)
 
 

@@ -28,7 +28,8 @@ Conventions a rule follows:
 inputs), ``"reduce"`` (uses ``axis``/``keepdims``), ``"matmul"``, ``"dot"``, ``"outer"``,
 ``"transpose"`` (axes reversed, or permuted by a static ``axes``), ``"permute"`` (the axes of
 the first argument in another order: its rank, nothing more), ``"same"`` (exactly the first
-argument's shape), ``"scalar"`` (rank 0), or ``None``
+argument's shape), ``"scalar"`` (rank 0), ``"item"`` (an item of the first argument, a
+container: the one at the key given as the second, or the ``default``), or ``None``
 (unknown: the generated code then keeps runtime tests where a rule needs the rank).
 
 ``requires=`` names a check of the call's static arguments for a rule that covers only some
@@ -51,7 +52,7 @@ from typing import Any
 from .check import RuleError, check_rule  # noqa: F401  (RuleError is part of the contract)
 
 SHAPES = (None, "elementwise", "reduce", "matmul", "dot", "outer", "transpose", "permute", "same",
-          "scalar")
+          "scalar", "item")
 
 
 @dataclass(frozen=True)

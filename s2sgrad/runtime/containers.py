@@ -108,3 +108,15 @@ def sum_repeats(g: Any, a: Any) -> list:
     for start in range(size, len(g), size):
         out = [tree_add(x, y) for x, y in zip(out, g[start:start + size], strict=True)]
     return out
+
+
+def item_cotangent(tree: Any, key: Any, g: Any) -> Any:
+    """The cotangent of a container read at ``key`` by ``get``: ``g`` at the key where it
+    is there, zeros elsewhere."""
+    return add_item(zeros_tree(tree), key, g) if key in tree else zeros_tree(tree)
+
+
+def default_cotangent(tree: Any, key: Any, g: Any, default: Any) -> Any:
+    """The cotangent of ``get``'s default: ``g`` where the key is missing (the default was
+    returned), zeros shaped like the default otherwise."""
+    return zeros_tree(default) if key in tree else g

@@ -802,3 +802,44 @@ def sums_rows_in_a_loop(w, rows):
         row = rows[i]
         s = s + np.sum(np.sin(row * w))
     return s
+
+
+# --- dict.get: an item at a key, or the default --------------------------------------------
+
+
+def get_in_dict(w, b):
+    p = {"w": w, "b": b}
+    return np.sum(np.tanh(p.get("w")) * p.get("b"))
+
+
+def get_missing_default(w, s):
+    p = {"w": w}
+    return np.sum(p.get("scale", s) * p.get("w"))
+
+
+def get_by_name(w, b, name="w"):
+    p = {"w": w, "b": b}
+    return np.sum(p.get(name) ** 2)
+
+
+def get_in_loop(w, b):
+    p = {"w": w, "b": b}
+    total = 0.0
+    for k in ("w", "b", "w"):
+        total = total + np.sum(np.sin(p.get(k)))
+    return total
+
+
+def get_tuple_item(w, b):
+    p = {"pair": (w, b)}
+    first, second = p.get("pair")
+    return np.sum(first * second)
+
+
+@scaled(2.0)
+def get_decorated(w, b):
+    return np.sum(get_in_dict(w, b) * {"w": w}.get("w"))
+
+
+def get_from_argument(p):
+    return np.sum(np.exp(p.get("w")) * p.get("b", 1.0))
