@@ -6,6 +6,11 @@
 saved)`` and ``backward(saved, out_bar) -> (cotangent per wrt input)``, cached per function,
 differentiated parameters and abstract signature (the kind and rank of each argument).
 
+Each pass takes what the earlier ones returned and returns something new: it never changes
+its input (tests/test_pass_inputs.py checks this after every pass), so a table an earlier
+pass keyed by a statement still describes that statement. Only ``syntax`` builds gast
+nodes; every pass dispatches on statement kinds through ``statements``.
+
 ``S2SGRAD_DEBUG=1`` prints the generated source of every compilation; ``=2`` also prints the
 function after every pass.
 """
