@@ -17,6 +17,23 @@ an array read from an object (``out = self.buf``) and the versions an update mak
     h += x  (h a view of x)       refused: it changes x
     w = WORKSPACE; w[0] = v       refused: a global's memory
     k = h; h[0] = v; use(k)       refused: k would show the new value, its gradient not
+
+Where each version's value comes from is decided here too (``origins``), from the ANF and
+what normalize records of versions (``Normalized.variable_of``, which variable each version
+stands for):
+
+    x                        'param'   an argument
+    y = x[0:2]               'alias'   an item, a copy of another variable, a call or an
+                                       attribute that may return a view (``VIEWS``)
+    z = y * 2.0              'fresh'   any other operation
+    z_1 = __setitem__(...)   as z      an element write or an append: the version it updates
+    x_2 = x_1 / x_2 = x      'param'   a copy between versions of one variable (a merge, a
+                                       loop version), or of a temporary, keeps its origin;
+                                       a name assigned on several paths has the worst
+                                       (param, then alias)
+
+``x += v`` on a version that is an argument is refused as an update of the argument, and an
+element write into a value that is not an array where that value is fresh.
 """
 
 from __future__ import annotations
@@ -28,12 +45,86 @@ import numpy as np
 
 from . import syntax
 from .analyze import Analysis, Op
-from .normalize import _VIEWS
+from .normalize import APPEND, SETITEM, Normalized
 from .parse import MISSING
+
+# Calls and attributes whose result may share memory with their first argument or owner.
+VIEWS = frozenset({"reshape", "transpose", "ravel", "squeeze", "swapaxes", "moveaxis", "view",
+                   "expand_dims", "broadcast_to", "asarray", "asanyarray", "atleast_1d",
+                   "atleast_2d", "flip", "diagonal", "real", "imag", "T", "mT"})
 
 
 def aliasing(analysis: Analysis) -> Aliasing:
     return Aliasing(analysis)
+
+
+def origins(normalized: Normalized) -> dict[str, str]:
+    """Where the value of each name assigned in ``normalized`` may come from (see the module
+    docstring); a name that is not here is 'fresh'."""
+    variable_of = normalized.variable_of
+    assignments: dict[str, list[gast.expr | None]] = {}  # name -> values (None: a loop index)
+    for stmt in syntax.in_order(normalized.node.body):
+        if isinstance(stmt, gast.Assign):
+            assignments.setdefault(stmt.targets[0].id, []).append(stmt.value)
+        elif isinstance(stmt, gast.For):
+            assignments.setdefault(stmt.target.id, []).append(None)
+    origin = {p: "param" for p in normalized.parsed.params}
+
+    def same_value(target: str, source: str) -> bool:
+        """Is ``target = source`` the same value under another name: a version of the same
+        variable, or a temporary's value given its name (``a, b = [u], v``)?"""
+        if source in variable_of:
+            return variable_of[source] == variable_of.get(target)
+        return source in assignments
+
+    def of(target: str, value: gast.expr | None) -> str:
+        updated = _updated(value)
+        if updated is not None:  # an element write, an append: the memory it updates
+            return origin.get(updated, "fresh")
+        if isinstance(value, gast.Name):
+            return origin.get(value.id, "fresh") if same_value(target, value.id) else "alias"
+        return _origin_of(value)
+
+    changed = True
+    while changed:  # to a fixpoint: copies around a loop read versions assigned later
+        changed = False
+        for name, values in assignments.items():
+            worst = _worst(origin.get(name, "fresh"), *(of(name, v) for v in values))
+            if worst != origin.get(name, "fresh"):
+                origin[name], changed = worst, True
+    return origin
+
+
+def _updated(value: gast.expr | None) -> str | None:
+    """The version that ``y_1 = __setitem__(y[i], v)`` or ``xs_1 = __append__(xs, v)``
+    updates."""
+    if isinstance(value, gast.Call) and syntax.is_name(value.func, SETITEM):
+        return value.args[0].value.id
+    if isinstance(value, gast.Call) and syntax.is_name(value.func, APPEND):
+        return value.args[0].id
+    return None
+
+
+def _origin_of(op: gast.expr | None) -> str:
+    """'alias' if the value of one operation may share memory with another value, else
+    'fresh'."""
+    if isinstance(op, gast.Subscript):
+        return "alias"
+    if isinstance(op, gast.Attribute):
+        return "alias" if op.attr in VIEWS else "fresh"
+    if isinstance(op, gast.Call):
+        attr = op.func.attr if isinstance(op.func, gast.Attribute) else getattr(
+            op.func, "id", "")
+        return "alias" if attr in VIEWS else "fresh"
+    return "fresh"
+
+
+def _worst(*origins: str) -> str:
+    """Where a value may come from, of several: an argument, else an alias, else fresh."""
+    for origin in ("param", "alias"):
+        if origin in origins:
+            return origin
+    return "fresh"
 
 
 def _symbol(stmt: gast.Assign) -> str:
@@ -122,6 +213,7 @@ class Aliasing:
         self.values = analysis.values
         self.parsed = analysis.normalized.parsed
         self.augmented = analysis.normalized.augmented
+        self.origin = origins(analysis.normalized)
         self.branch_path: dict[int, tuple] = {}  # position -> ((if position, branch), ...)
         self.contained: set[str] = set()  # values put into a tuple, list or dict
         for stmt in syntax.in_order(analysis.body):  # updates of the caller's values
@@ -132,22 +224,22 @@ class Aliasing:
         self._walk(analysis.body[:-1], analysis)
         self._check()
 
-    def _check_augmented(self, stmt: gast.stmt, name: str, previous: str, origin: str) -> None:
+    def _check_augmented(self, stmt: gast.stmt, name: str, previous: str) -> None:
         """``x += y`` on an array (or a list) updates it in place: refused on an argument
         (other names that share it are checked with the groups, in _check)."""
         value = self.values.get(previous)
-        if origin != "param" or value is None or (value.kind != "array" and value.type
-                                                  is not list):
+        if self.origin.get(previous) != "param" or value is None or (
+                value.kind != "array" and value.type is not list):
             return
         what, who = ("list", "Python") if value.type is list else ("array", "NumPy")
         raise self.parsed.error(
             f"in-place update of the argument '{name}': {who} would change the caller's "
             f"{what}", stmt, f"Write `{name} = {name} {_symbol(stmt)} ...` to make a new {what}.")
 
-    def _check_element_write(self, stmt: gast.stmt, name: str, previous: str,
-                             origin: str) -> None:
+    def _check_element_write(self, stmt: gast.stmt, name: str, previous: str) -> None:
         """``y[i] = v``: into an array only, and not into an argument's."""
         value = self.values.get(previous)
+        origin = self.origin.get(previous, "fresh")
         if value is None:
             return
         if value.kind != "array" and origin == "fresh":
@@ -222,7 +314,7 @@ class Aliasing:
             owner = self.values.get(value.value.id)
             if owner is None or owner.kind == "object":  # an array held by an object (or a
                 return [value.value.id]                   # module): the object's memory
-            return [value.value.id] if value.attr in _VIEWS else []
+            return [value.value.id] if value.attr in VIEWS else []
         if isinstance(value, gast.Call):
             func = value.func
             if op.kind == "call":  # the callee knows which arguments its result may share

@@ -1,0 +1,272 @@
+"""Expressions to atoms: each operation becomes one statement whose operands are atoms.
+
+Takes an expression of user-level Python; gives an atom that holds its value (``atom``) or
+one operation on atoms (``operation``), after emitting, through the walk, the statements
+that compute the operands, in Python's evaluation order:
+
+    np.tanh(x @ w) + b      ->     _t1 = x @ w
+                                   _t2 = np.tanh(_t1)
+                                   _t3 = _t2 + b          (the atom: _t3)
+
+An atom is a local name (at its current version), a constant, a tuple of constants, or a
+static reference to something outside the function (``np.pi``). Expressions with control
+flow become statements: ``a if c else b``, ``and``/``or`` and chained comparisons become
+``if`` statements that assign a synthetic variable (each operand evaluated once, the rest
+only while needed); a list comprehension or generator expression becomes a loop that
+appends to a new list; a call of a nested function or lambda is inlined, its body in
+place with fresh names for its locals. A name used before it is assigned, or not defined
+at all, is refused here.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from .. import syntax
+from ..parse import MISSING
+from .returns import lift_returns
+from .walk import Walk
+
+
+class Expressions:
+    def __init__(self, walk: Walk):
+        self.walk = walk
+        self.parsed, self.namer, self.versions = walk.parsed, walk.namer, walk.versions
+        self.emit, self.branch = walk.emit, walk.branch
+        self.local_functions: dict[str, gast.AST] = {}  # nested defs and lambdas by name
+        self.inlining: set[str] = set()
+
+    def atom(self, node: gast.expr) -> gast.expr:
+        """An atom holding the value of ``node``, emitting statements as needed."""
+        if self.is_atom(node):
+            return self.load(node)
+        if (isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd))
+                and syntax.is_const(node.operand)
+                and isinstance(node.operand.value, (int, float, complex))):
+            value = node.operand.value
+            return syntax.const(-value if isinstance(node.op, gast.USub) else value)
+        if isinstance(node, (gast.ListComp, gast.GeneratorExp)):
+            return self.comprehension(node)
+        versions = self.versions
+        if isinstance(node, gast.IfExp):
+            result = versions.synthetic_variable()
+            self.branch(node, self.atom(node.test), [syntax.located(syntax.assign(
+                result, node.body), node.body)], [syntax.located(syntax.assign(
+                    result, node.orelse), node.orelse)])
+            return syntax.name(versions.current[result])
+        if isinstance(node, gast.BoolOp):  # a and b: b only if a is true; the value is a or b
+            result = versions.synthetic_variable()
+            first, *rest = node.values
+            value = self.atom(first)
+            for other in rest:
+                self.emit(syntax.assign(versions.define(result), value), node)
+                taken = [syntax.located(syntax.assign(result, other), other)]
+                is_and = isinstance(node.op, gast.And)
+                self.branch(node, syntax.name(versions.current[result]),
+                            taken if is_and else [], [] if is_and else taken)
+                value = syntax.name(versions.current[result])
+            return value
+        if isinstance(node, gast.Compare) and len(node.ops) > 1:  # a < b < c
+            result = versions.synthetic_variable()
+            left = self.atom(node.left)
+            self.chain(node, result, left, node.ops, node.comparators)
+            return syntax.name(versions.current[result])
+        return self.operation(node, temp=True)
+
+    def chain(self, node: gast.Compare, result: str, left: gast.expr, ops: list,
+              comparators: list) -> None:
+        """``left op0 c0 op1 c1 ...``: each operand evaluated once, the rest only while true."""
+        right = self.atom(comparators[0])
+        first = syntax.compare(left, ops[:1], [right])
+        self.emit(syntax.assign(self.versions.define(result), syntax.located(first, node)),
+                  node)
+        if len(ops) > 1:
+            rest = syntax.compare(right, ops[1:], comparators[1:])
+            self.branch(node, syntax.name(self.versions.current[result]),
+                        [syntax.located(syntax.assign(result, rest), node)], [])
+
+    def operation(self, node: gast.expr, target: gast.Name | None = None,
+                  temp: bool = False) -> gast.expr:
+        """Emit ``target = <one operation on atoms>`` (a new temporary if ``temp``); with
+        neither, return the operation."""
+        if isinstance(node, (gast.IfExp, gast.BoolOp, gast.ListComp, gast.GeneratorExp)) or (
+                isinstance(node, gast.Compare) and len(node.ops) > 1):
+            node = syntax.located(self.atom(node), node)  # desugared to an if: copy its value
+        if isinstance(node, gast.BinOp):
+            op = syntax.binop(self.atom(node.left), node.op, self.atom(node.right))
+        elif isinstance(node, gast.UnaryOp):
+            op = syntax.unaryop(node.op, self.atom(node.operand))
+        elif isinstance(node, gast.Compare):
+            op = syntax.compare(self.atom(node.left), node.ops,
+                                [self.atom(c) for c in node.comparators])
+        elif isinstance(node, gast.Call) and (isinstance(node.func, gast.Lambda) or (
+                isinstance(node.func, gast.Name) and node.func.id in self.local_functions)):
+            op = self.inline(node)  # the result of a nested function, as an atom
+        elif isinstance(node, gast.Call):
+            op = syntax.call(self.callee(node.func), [self.atom(a) for a in node.args],
+                             [(k.arg, self.atom(k.value)) for k in node.keywords])
+        elif isinstance(node, gast.Attribute) and not self.is_atom(node):
+            op = syntax.attribute(self.atom(node.value), node.attr)
+        elif isinstance(node, gast.Subscript):
+            op = syntax.subscript(self.atom(node.value), self.index(node.slice))
+        elif isinstance(node, (gast.Tuple, gast.List)):
+            elts = [self.atom(e) for e in node.elts]
+            op = syntax.tuple_(elts) if isinstance(node, gast.Tuple) else syntax.list_(elts)
+        elif isinstance(node, gast.Dict):
+            if any(k is None or not syntax.is_const(k) for k in node.keys):
+                raise self.parsed.error("dict keys must be constants here", node,
+                                        "Write the keys out, e.g. {'W': W, 'b': b}.")
+            op = syntax.dict_([syntax.clone(k) for k in node.keys],
+                              [self.atom(v) for v in node.values])
+        elif self.is_atom(node) or isinstance(node, gast.Lambda):  # an atom: a copy
+            op = self.load(node)  # (a lambda is refused there: it is only ever called)
+        else:
+            raise syntax.unexpected("normalize", node, "an expression")
+        syntax.located(op, node)
+        if temp:  # numbered after the operands, so temporaries count in evaluation order
+            target = syntax.name(self.namer.temp(), store=True)
+        if target is None:
+            return op
+        name = self.versions.define(target.id)
+        self.emit(syntax.assign(name, op), node)
+        return syntax.name(name)
+
+    def callee(self, func: gast.expr) -> gast.expr:
+        if self.is_static(func):
+            return func
+        if isinstance(func, gast.Attribute):  # a method call: x.sum(), (a @ b).mean()
+            return syntax.located(syntax.attribute(self.atom(func.value), func.attr), func)
+        return self.atom(func)
+
+    def index(self, node: gast.expr) -> gast.expr:
+        if isinstance(node, gast.Slice):
+            return syntax.slice_(*(None if part is None else self.atom(part)
+                                   for part in (node.lower, node.upper, node.step)))
+        if isinstance(node, gast.Tuple):
+            return syntax.tuple_(self.index(e) for e in node.elts)
+        return self.atom(node)
+
+    # --- names ---------------------------------------------------------------------------
+
+    def is_static(self, node: gast.expr) -> bool:
+        """A Name/Attribute chain of non-local names (``np.pi``, ``math.sin``, ``SCALE``)."""
+        path = syntax.dotted_name(node)
+        return path is not None and path.split(".")[0] not in self.parsed.local_names
+
+    def is_atom(self, node: gast.expr) -> bool:
+        return (isinstance(node, gast.Name) or syntax.is_const(node)
+                or syntax.is_static_tuple(node) or self.is_static(node))
+
+    def load(self, node: gast.expr) -> gast.expr:
+        if isinstance(node, gast.Name) and node.id in self.local_functions:
+            raise self.parsed.error(
+                f"the nested function '{node.id}' is used other than by calling it", node,
+                "Nested functions and lambdas are inlined where they are called; pass "
+                "values, not the function, or define it at module level.")
+        if isinstance(node, gast.Lambda):
+            raise self.parsed.error("a lambda is used other than by calling it", node,
+                                    "Define a module-level function instead.")
+        current = self.versions.current
+        if isinstance(node, gast.Name) and node.id in self.versions.synthetic:
+            return syntax.located(syntax.name(current[node.id]), node)
+        if isinstance(node, gast.Name) and node.id in self.namer.generated:
+            return syntax.clone(node)  # made by this pass: already in normal form
+        if isinstance(node, gast.Name) and node.id in self.parsed.local_names:
+            if node.id not in current:
+                raise self.parsed.error(f"'{node.id}' is used before it is assigned", node)
+            return syntax.located(syntax.name(current[node.id]), node)
+        if isinstance(node, gast.Name) and self.parsed.lookup(node.id) is MISSING:
+            raise self.parsed.error(f"name '{node.id}' is not defined", node,
+                                    "Define it before the function is first called, or pass "
+                                    "it in as an argument.")
+        return syntax.clone(node)
+
+    # --- desugared into statements -------------------------------------------------------
+
+    def inline(self, call: gast.Call) -> gast.expr:
+        """A call of a nested function or lambda, with its body in place: its parameters and
+        locals get fresh names, its free variables read the enclosing ones as they are now
+        (as Python's closures do), and its returns assign one result."""
+        function = call.func if isinstance(call.func, gast.Lambda) else \
+            self.local_functions[call.func.id]
+        what = getattr(function, "name", "lambda")
+        if what in self.inlining:
+            raise self.parsed.error(f"the nested function {what}() calls itself: recursion "
+                                    "is not supported", call, "Write it as a loop.")
+        args = function.args
+        if args.vararg or args.kwarg or args.kwonlyargs:
+            raise self.parsed.error("nested functions with *args, **kwargs or keyword-only "
+                                    "parameters are not supported", call,
+                                    "Use plain parameters.")
+        names = [a.id for a in args.posonlyargs + args.args]
+        defaults = dict(zip(names[len(names) - len(args.defaults):], args.defaults,
+                            strict=True))
+        bound: dict[str, gast.expr] = dict(zip(names, call.args, strict=False))
+        if len(call.args) > len(names):
+            raise self.parsed.error(f"{what}() takes {len(names)} arguments", call)
+        for keyword in call.keywords:
+            if keyword.arg not in names or keyword.arg in bound:
+                raise self.parsed.error(f"{what}() got an unexpected argument "
+                                        f"'{keyword.arg}'", keyword.value)
+            bound[keyword.arg] = keyword.value
+        for name in names:
+            if name not in bound:
+                if name not in defaults:
+                    raise self.parsed.error(f"{what}() is missing the argument '{name}'", call)
+                bound[name] = defaults[name]
+        body = function.body if isinstance(function, gast.FunctionDef) else [
+            syntax.located(syntax.ret(function.body), function.body)]
+        inner_locals = set(names) | {n.id for s in body for n in gast.walk(s)
+                                     if isinstance(n, gast.Name)
+                                     and isinstance(n.ctx, gast.Store)}
+        renames = {n: self.namer.fresh(f"{n}_{what}" if what != "lambda" else f"_{n}")
+                   for n in sorted(inner_locals)}
+        self.versions.synthetic |= set(renames.values())
+        for name in names:  # the arguments, evaluated here, in order
+            self.emit(syntax.assign(self.versions.define(renames[name]),
+                                    self.atom(bound[name])), call)
+        result = self.versions.synthetic_variable()
+        renamed = [syntax.rename(syntax.clone(s), renames) for s in body]
+        for stmt in renamed:
+            for n in gast.walk(stmt):
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and \
+                        n.id in renames:
+                    n.id = renames[n.id]
+        self.inlining.add(what)
+        try:
+            for stmt in lift_returns(self.parsed, renamed, result):
+                self.walk.statement(stmt)
+        finally:
+            self.inlining.discard(what)
+        return syntax.name(self.versions.current[result])
+
+    def comprehension(self, node: gast.ListComp | gast.GeneratorExp) -> gast.expr:
+        """``[f(x) for x in xs if c]`` -> a list built by a loop: ``_l = []``, then for each
+        x (renamed: a comprehension's names stay inside it) ``if c: _l.append(f(x))``."""
+        result = self.versions.synthetic_variable()
+        self.emit(syntax.assign(self.versions.define(result), syntax.list_([])), node)
+        renames = {}
+        for generator in node.generators:
+            for n in gast.walk(generator.target):
+                if isinstance(n, gast.Name):
+                    renames[n.id] = self.namer.fresh(f"_{n.id}")
+        elt = syntax.rename(syntax.clone(node.elt), renames)
+        inner: list[gast.stmt] = [syntax.located(syntax.expr_stmt(syntax.call(
+            syntax.attribute(syntax.name(result), "append"), [elt])), node.elt)]
+        for generator in reversed(node.generators):
+            for condition in reversed(generator.ifs):
+                test = syntax.rename(syntax.clone(condition), renames)
+                inner = [syntax.located(syntax.if_(test, inner, []), condition)]
+            target = _rename_store(syntax.clone(generator.target), renames)
+            iterable = syntax.rename(syntax.clone(generator.iter), renames)
+            inner = [syntax.located(syntax.for_(target, iterable, inner), node)]
+        for stmt in inner:
+            self.walk.statement(stmt)
+        return syntax.name(self.versions.current[result])
+
+
+def _rename_store(target: gast.expr, renames: dict[str, str]) -> gast.expr:
+    for n in gast.walk(target):
+        if isinstance(n, gast.Name) and n.id in renames:
+            n.id = renames[n.id]
+    return target

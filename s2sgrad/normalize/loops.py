@@ -1,0 +1,333 @@
+"""Loops: ``for`` over a range with the items indexed, ``while True`` with its test first.
+
+Takes a user-level ``for`` or ``while`` statement; gives, through the walk, the loop in the
+two forms normalized code has: ``for <name> in <range>:`` and ``while True:`` whose body
+starts with ``if <atom>: break``. A ``for`` loop over a sequence, ``enumerate`` (with its
+start), ``zip`` (``strict=True`` checks the lengths first) or ``reversed`` becomes a loop
+over a range with the items indexed; the sequences are evaluated once, before the loop, as
+Python does (copied to a temporary if the body rebinds their name):
+
+    for i, v in enumerate(xs):        _t1 = len(xs)
+        h = h + v * i         ->      _t2 = range(_t1)
+                                      i = None
+                                      h_1 = h
+                                      v_1 = None
+                                      for i in _t2:
+                                          h_2 = h_1
+                                          v_2 = xs[i]
+                                          _t3 = v_2 * i
+                                          h_3 = h_2 + _t3
+                                          h_1 = h_3
+
+``break`` and ``continue`` become flags: the rest of the body runs under ``if not _skip``,
+and ``if _break: break`` ends the loop before the next iteration. The variables the body
+assigns get loop versions (see versions.py). Loops over iterators (``map``, ``iter``,
+``dict.items()``) and ``for``/``while`` with an ``else`` are refused.
+"""
+
+from __future__ import annotations
+
+import gast
+import numpy as np
+
+from .. import syntax
+from .assignments import is_append
+from .expressions import Expressions
+from .walk import Walk
+
+_NOT_SEQUENCES = (iter, map, filter, np.ndindex, np.ndenumerate, np.nditer)
+
+
+class Loops:
+    def __init__(self, walk: Walk, expressions: Expressions):
+        self.walk = walk
+        self.parsed, self.namer, self.versions = walk.parsed, walk.namer, walk.versions
+        self.emit, self.branch = walk.emit, walk.branch
+        self.atom, self.operation = expressions.atom, expressions.operation
+        self.iterations: set[int] = set()  # `n = len(xs)` of loops over xs's items
+
+    def for_loop(self, stmt: gast.For) -> None:
+        if stmt.orelse:
+            raise self.parsed.error("'for ... else' is not supported", stmt,
+                                    "Use a flag variable instead of the else clause.")
+        iterable = stmt.iter
+        kind = self.parsed.resolve(iterable.func) if isinstance(iterable, gast.Call) else None
+        items: list[tuple[gast.expr, gast.expr | None]] = []  # (target, sequence) per item
+        if kind in _NOT_SEQUENCES or (isinstance(iterable, gast.Call) and isinstance(
+                iterable.func, gast.Attribute) and iterable.func.attr in (
+                "items", "keys", "values")):
+            raise self.parsed.error(
+                "a for loop over an iterator is not supported: the loop is differentiated as "
+                "a loop over indices", iterable, "Loop over range(n), an array, a list or a "
+                "tuple (enumerate, zip and reversed of those work too).")
+        # The iterable (and enumerate's start) is evaluated once, before the loop, as
+        # Python does: a body (or the loop's own target) that rebinds the name it came from
+        # does not change it.
+        rebound = _rebound(stmt.body) | syntax.names_written(stmt.target)
+        start = counters = None
+        strict = False
+        if kind is reversed and len(iterable.args) == 1 and not iterable.keywords:
+            sequence = self.evaluated_once(iterable.args[0], rebound, stmt)
+            count = self.operation(syntax.call(syntax.name("len"), [sequence]), temp=True)
+            last = self.operation(syntax.binop(count, "Sub", syntax.const(1)), temp=True)
+            sequence_range = self.operation(syntax.call(syntax.name("range"), [
+                last, syntax.const(-1), syntax.const(-1)]), temp=True)
+            index_target = syntax.name(self.namer.fresh("_i"), store=True)
+            items = [(stmt.target, sequence)]
+        elif kind is range and not iterable.keywords:
+            sequence_range = self.operation(syntax.call(syntax.name("range"), iterable.args),
+                                            temp=True)
+            index_target = stmt.target
+        else:
+            if kind is enumerate:
+                start = self.enumerate_start(iterable)
+                if not (isinstance(stmt.target, gast.Tuple) and len(stmt.target.elts) == 2):
+                    raise self.parsed.error(
+                        "a loop over enumerate(...) must unpack (index, item)", stmt.target,
+                        "Write `for i, item in enumerate(xs):`.")
+                sources = [self.sequence(iterable.args[0], rebound, stmt)]
+                counter, item = stmt.target.elts
+                index_target = syntax.name(self.namer.fresh("_i"), store=True)
+                if start is None and sources[0][1] is None:
+                    index_target = counter  # the counter is the index itself
+                else:
+                    items.append((counter, None))
+                items.append((item, sources[0]))
+                if start is not None:
+                    start = self.evaluated_once(start, rebound, stmt)
+            elif kind is zip:
+                strict = self.zip_strict(iterable)
+                if not (isinstance(stmt.target, gast.Tuple) and len(stmt.target.elts) == len(
+                        iterable.args)):
+                    raise self.parsed.error(
+                        f"a loop over zip(...) of {len(iterable.args)} sequences must unpack "
+                        f"{len(iterable.args)} names", stmt.target,
+                        "Write `for a, b in zip(xs, ys):`.")
+                sources = [self.sequence(a, rebound, stmt) for a in iterable.args]
+                index_target = syntax.name(self.namer.fresh("_i"), store=True)
+                items = list(zip(stmt.target.elts, sources, strict=True))
+            else:
+                sources = [self.sequence(iterable, rebound, stmt)]
+                index_target = syntax.name(self.namer.fresh("_i"), store=True)
+                items = [(stmt.target, sources[0])]
+            lengths = [length for _, _, length in sources]
+            if strict:  # zip(..., strict=True): unequal lengths raise, as zip itself does
+                for k, length in enumerate(lengths[1:], start=2):
+                    differ = self.operation(syntax.compare(lengths[0], ["NotEq"], [length]),
+                                            temp=True)
+                    message = f"zip() argument {k} has a different length from argument 1"
+                    self.branch(iterable, differ, [syntax.located(syntax.raise_(
+                        "ValueError", message), iterable)], [])
+            count = lengths[0]
+            for length in lengths[1:]:
+                count = self.operation(syntax.call(syntax.name("min"), [count, length]),
+                                       temp=True)
+            sequence_range = self.operation(syntax.call(syntax.name("range"), [count]),
+                                            temp=True)
+            if start is not None:  # enumerate(xs, start): the counters, a range (which,
+                end = self.operation(syntax.binop(start, "Add", count), temp=True)  # as
+                counters = self.operation(syntax.call(syntax.name("range"), [  # enumerate
+                    start, end]), temp=True)  # does, refuses a start that is not an int)
+        if not isinstance(index_target, gast.Name):
+            raise self.parsed.error("only a name, or (index, item) with enumerate, or a tuple "
+                                    "with zip, can be the target of a for loop", stmt.target,
+                                    "Unpack the item inside the loop body.")
+        prelude = []
+        for t, source in items:
+            index = syntax.name(index_target.id)
+            if source is None:  # the counter of enumerate: the index, or counters[index]
+                value = index if counters is None else syntax.subscript(
+                    syntax.clone(counters), index)
+            else:
+                seq, last = source[:2] if isinstance(source, tuple) else (source, None)
+                if last is not None:  # reversed(xs): item i is xs[len(xs) - 1 - i]
+                    index = syntax.binop(syntax.clone(last), "Sub", index)
+                value = syntax.subscript(syntax.clone(seq), index)
+            where = t if isinstance(t, gast.AST) else stmt.target  # the loop's target
+            prelude.append(syntax.located(syntax.assign(t, syntax.located(value, where)), where))
+        carried = self.loop_carried(stmt.body + prelude, index_target.id)
+        loop_var = index_target.id
+        before = self.versions.current.get(loop_var)
+        local = loop_var in self.parsed.local_names
+        version = self.versions.define(loop_var) if local else loop_var
+        if local:  # after a loop that ran zero times, the variable keeps its old value
+            kept = syntax.name(before) if before else syntax.const(None)
+            binding = syntax.assign(version, kept)
+            if before is None:
+                self.versions.placeholders.add(id(binding))
+            self.walk.out.append(binding)
+        body = self.loop_body(prelude, stmt.body, carried, stmt)
+        self.emit(syntax.for_(syntax.name(version, store=True), sequence_range, body), stmt)
+
+    def while_loop(self, stmt: gast.While) -> None:
+        if stmt.orelse:
+            raise self.parsed.error("'while ... else' is not supported", stmt,
+                                    "Use a flag variable instead of the else clause.")
+        stop = syntax.located(syntax.if_(syntax.not_(stmt.test), [syntax.break_()], []),
+                              stmt.test)
+        carried = self.loop_carried(stmt.body, None)
+        body = self.loop_body([stop], stmt.body, carried, stmt)
+        self.emit(syntax.while_(syntax.const(True), body), stmt)
+
+    def enumerate_start(self, call: gast.Call) -> gast.expr | None:
+        """The ``start`` of ``enumerate(xs, start)`` or ``enumerate(xs, start=...)``."""
+        keywords = {k.arg: k.value for k in call.keywords}
+        unknown = [k for k in call.keywords if k.arg != "start"]
+        if unknown or not 1 <= len(call.args) + len(keywords) <= 2 or not call.args:
+            raise self.parsed.error(
+                "enumerate() here takes a sequence and an optional start", (
+                    unknown[0].value if unknown else call),
+                "Write `enumerate(xs)` or `enumerate(xs, start)`.")
+        return call.args[1] if len(call.args) == 2 else keywords.get("start")
+
+    def zip_strict(self, call: gast.Call) -> bool:
+        """Whether ``zip(..., strict=...)`` asks for equal lengths (a constant flag)."""
+        strict = False
+        for keyword in call.keywords:
+            if keyword.arg != "strict" or not syntax.is_const(keyword.value):
+                raise self.parsed.error(
+                    "zip() here takes sequences and an optional constant strict=True/False",
+                    keyword.value, "Write `zip(xs, ys)` or `zip(xs, ys, strict=True)`.")
+            strict = bool(keyword.value.value)
+        if not call.args:
+            raise self.parsed.error("a loop over zip() of nothing", call,
+                                    "Give zip() the sequences to loop over.")
+        return strict
+
+    def sequence(self, node: gast.expr, rebound: set[str], loop: gast.For
+                 ) -> tuple[gast.expr, gast.expr | None, gast.expr]:
+        """A sequence a loop indexes (``xs`` or ``reversed(xs)``), evaluated before the loop:
+        (the sequence, its last index if reversed else None, its length)."""
+        backwards = False
+        if isinstance(node, gast.Call):
+            kind = self.parsed.resolve(node.func)
+            if kind is reversed and len(node.args) == 1 and not node.keywords:
+                node, backwards = node.args[0], True
+            elif kind in (enumerate, zip, reversed) or kind in _NOT_SEQUENCES:
+                raise self.parsed.error(
+                    f"a loop over {kind.__name__}() inside enumerate, zip or reversed is not "
+                    "supported", node, "Loop over indices (range(len(xs))) and index the "
+                    "sequences in the body.")
+        atom = self.evaluated_once(node, rebound, loop)
+        length = self.operation(syntax.call(syntax.name("len"), [atom]), temp=True)
+        syntax.located(self.walk.out[-1], node)  # where the loop names what it loops over
+        self.iterations.add(id(self.walk.out[-1]))
+        last = self.operation(syntax.binop(length, "Sub", syntax.const(1)), temp=True) \
+            if backwards else None
+        return atom, last, length
+
+    def evaluated_once(self, node: gast.expr, rebound: set[str], loop: gast.For
+                       ) -> gast.expr:
+        """An atom holding the value of ``node`` as it is before the loop. A name the loop
+        body assigns again is copied first: its name would read the loop's own version."""
+        atom = self.atom(node)
+        if isinstance(atom, gast.Name) and atom.id in rebound and (
+                atom.id in self.parsed.local_names or atom.id in self.versions.synthetic):
+            copy = self.namer.temp()
+            self.emit(syntax.assign(copy, atom), loop.iter)
+            return syntax.name(copy)
+        if isinstance(atom, gast.Name) and atom.id in _appended_to(loop.body):
+            raise self.parsed.error(
+                f"the loop appends to '{atom.id}', the list it loops over", loop.iter,
+                "Loop over a copy (`for v in list(xs):`) or build a new list.")
+        return atom
+
+    def loop_carried(self, body: list[gast.stmt], loop_var: str | None) -> list[str]:
+        """User variables the body assigns (their values flow from one iteration on)."""
+        written = set()
+        names = self.parsed.local_names | self.versions.synthetic
+        for stmt in body:
+            written |= {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
+                        and isinstance(n.ctx, gast.Store) and n.id in names}
+            written |= {n.func.value.id for n in gast.walk(stmt)  # xs.append(v)
+                        if isinstance(n, gast.Call) and is_append(n, names)}
+            written |= {n.value.id for n in gast.walk(stmt)  # y[i] = v makes a new version
+                        if isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store)
+                        and isinstance(n.value, gast.Name)}
+            written |= {n.target.value.id for n in gast.walk(stmt)
+                        if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Subscript)
+                        and isinstance(n.target.value, gast.Name)}
+        written.discard(loop_var)
+        return sorted(written)
+
+    def loop_body(self, head: list[gast.stmt], body: list[gast.stmt], carried: list[str],
+                  loop: gast.stmt) -> list[gast.stmt]:
+        """A loop body in ANF: loop versions copied in at the start and out at the end,
+        ``break`` and ``continue`` turned into flags; ``head`` (the item of a for loop, the
+        test of a while loop) runs first in each iteration."""
+        prefix, body = self.guard_jumps(body, loop)
+        loop_versions, before = self.versions.enter_loop(carried)
+        self.walk.out.extend(before)
+        start = self.versions.start_iteration(loop_versions)
+        walked = self.walk.block(prefix + head + body)
+        return start + walked + self.versions.end_iteration(loop_versions)
+
+    def guard_jumps(self, body: list[gast.stmt], loop: gast.stmt
+                    ) -> tuple[list[gast.stmt], list[gast.stmt]]:
+        """``break``/``continue`` -> flags: the rest of the body runs under ``if not _skip``
+        and ``if _break: break`` stops the loop before the next iteration. Flags and guards
+        are not the user's code: they have no source position."""
+        has_break = _jumps(body, (gast.Break,))
+        if not has_break and not _jumps(body, (gast.Continue,)):
+            return [], body
+        skip = self.namer.fresh("_skip")
+        stop = self.namer.fresh("_break") if has_break else None
+        self.versions.reassigned |= {skip, stop}
+
+        def guard(stmts):
+            out = []
+            for k, s in enumerate(stmts):
+                if isinstance(s, (gast.Break, gast.Continue)):
+                    if isinstance(s, gast.Break):
+                        out.append(syntax.assign(stop, syntax.const(True)))
+                    out.append(syntax.assign(skip, syntax.const(True)))
+                    return out  # the rest of this block is unreachable
+                if isinstance(s, gast.If) and (_jumps([s], (gast.Break, gast.Continue))):
+                    s.body, s.orelse = guard(s.body), guard(s.orelse)
+                    out.append(s)
+                    rest = guard(stmts[k + 1:])
+                    if rest:
+                        out.append(syntax.if_(syntax.not_(syntax.name(skip)), rest, []))
+                    return out
+                out.append(s)
+            return out
+
+        prefix = [syntax.assign(skip, syntax.const(False))]
+        if stop:
+            self.walk.out.append(syntax.assign(stop, syntax.const(False)))
+            prefix.insert(0, syntax.if_(syntax.name(stop), [syntax.break_()], []))
+        return prefix, guard(body)
+
+
+def _rebound(body: list[gast.stmt]) -> set[str]:
+    """Names that ``body`` binds anew (by assignment, unpacking, a loop target or a nested
+    def), not counting augmented assignments (``x += y`` updates an array in place)."""
+    names = set()
+    for node in gast.walk(syntax.module(body)):
+        if isinstance(node, gast.AugAssign):
+            continue
+        if isinstance(node, (gast.Assign, gast.AnnAssign, gast.For)):
+            targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+            for target in targets:
+                names |= {n.id for n in gast.walk(target) if isinstance(n, gast.Name)
+                          and isinstance(n.ctx, gast.Store)}
+        elif isinstance(node, gast.FunctionDef):
+            names.add(node.name)
+    return names
+
+
+def _appended_to(body: list[gast.stmt]) -> set[str]:
+    """Names ``xs`` of ``xs.append(v)`` calls in ``body``."""
+    return {n.func.value.id for n in gast.walk(syntax.module(body))
+            if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
+            and n.func.attr == "append" and isinstance(n.func.value, gast.Name)}
+
+
+def _jumps(body: list[gast.stmt], kinds: tuple) -> bool:
+    """Does ``body`` break or continue its own loop (not a nested one)?"""
+    for stmt in body:
+        if isinstance(stmt, kinds):
+            return True
+        if isinstance(stmt, gast.If) and (_jumps(stmt.body, kinds) or _jumps(stmt.orelse, kinds)):
+            return True
+    return False
