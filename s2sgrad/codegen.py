@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import astor
 import gast
 
-from . import syntax
+from . import statements, syntax
 from .optimize import Optimized
 
 _MARK = "__s2sgrad_comment_{}__"
@@ -77,7 +77,8 @@ def codegen(opt: Optimized) -> Generated:
                 comments.append(prefix + origin)
                 out.append(syntax.expr_stmt(syntax.name(_MARK.format(len(comments) - 1))))
             last = origin if not isinstance(stmt, gast.Return) else last
-            out.append(syntax.map_blocks(stmt, lambda block: commented(block, prefix)))
+            out.append(statements.map_blocks(stmt, lambda block: commented(block, prefix),
+                                             "codegen", generated=True))
         return out
 
     forward_args = syntax.clone(parsed.node.args)
@@ -127,6 +128,8 @@ def _statement_spans(fn: gast.FunctionDef) -> list[tuple]:
     """(first line, last line, first column, end column) of every statement; for
     if/for/while only the header (whose end column is not known: the whole line)."""
     spans = []
+    # the user's code, as parsed: statements (a loop's else, a nested def) that normalize
+    # desugars, which syntax's walk knows
     for stmt in syntax.in_order(fn.body):
         first = stmt.lineno
         last = getattr(stmt, "end_lineno", None) or first

@@ -22,7 +22,7 @@ from typing import Any
 import gast
 import numpy as np
 
-from . import syntax
+from . import statements, syntax
 from .aliasing import returns_new_array
 from .parse import MISSING
 from .reverse import POP, PUSH, Reversed
@@ -38,6 +38,20 @@ class Optimized:
     adjoint: list[gast.stmt]
     saved: tuple[str, ...]
     external: tuple = ()  # saved values that may share outside memory (see _external)
+
+
+# the statements of the code reverse generates, walked through the table of kinds
+_kind = functools.partial(statements.kind, pass_name="optimize", generated=True)
+_in_order = functools.partial(statements.in_order, pass_name="optimize", generated=True)
+_map_blocks = functools.partial(statements.map_blocks, pass_name="optimize", generated=True)
+
+
+def _own_reads(stmt: gast.stmt) -> set[str]:
+    """Names a statement reads itself: for one that holds blocks, those of its head."""
+    kind = _kind(stmt)
+    if not kind.blocks:
+        return syntax.names_read(stmt)
+    return syntax.names_read(getattr(stmt, kind.head)) if kind.head else set()
 
 
 def optimize(rev: Reversed) -> Optimized:
@@ -65,7 +79,7 @@ def optimize(rev: Reversed) -> Optimized:
         adjoint.insert(0, syntax.assign(stack.name, syntax.call(syntax.name("list"), [
             syntax.name(stack.name)])))
     params = rev.analysis.normalized.parsed.params
-    written = {n for s in syntax.in_order(adjoint) if isinstance(s, gast.Assign)
+    written = {n for s in _in_order(adjoint) if isinstance(s, gast.Assign)
                and not stack.is_pop(s) for n in _writes([s])} - {stack.name}
     needed = stack.reads_outside_pops(adjoint)
     assigned = _definitely_assigned(forward)
@@ -124,9 +138,8 @@ class _Stack:
         if marker is not None:
             self.reads[marker] = _reads(stmts[1:])
         for stmt in stmts:
-            for field in ("body", "orelse"):
-                if isinstance(getattr(stmt, field, None), list):
-                    self._find_reads(getattr(stmt, field))
+            for field in _kind(stmt).blocks:
+                self._find_reads(getattr(stmt, field))
 
     def pushes(self, stmts: list[gast.stmt], given: tuple[str, ...] = ()) -> list[gast.stmt]:
         """The forward block ``stmts`` with each push marker replaced by the push of what its
@@ -146,7 +159,7 @@ class _Stack:
                         syntax.name(self.name), "append"), [value])))
                 continue
             loop_target = (stmt.target.id,) if isinstance(stmt, gast.For) else ()
-            out.append(syntax.map_blocks(stmt, functools.partial(self.pushes, given=loop_target)))
+            out.append(_map_blocks(stmt, functools.partial(self.pushes, given=loop_target)))
         return out
 
     def is_pop(self, stmt: gast.stmt) -> bool:
@@ -165,13 +178,9 @@ class _Stack:
             if self.is_pop(stmt):
                 popped |= syntax.names_written(stmt.targets[0])
                 continue
-            if isinstance(stmt, (gast.If, gast.For, gast.While)):
-                head = stmt.test if isinstance(stmt, (gast.If, gast.While)) else stmt.iter
-                names |= syntax.names_read(head) - popped
-                names |= self.reads_outside_pops(stmt.body, frozenset(popped))
-                names |= self.reads_outside_pops(stmt.orelse, frozenset(popped))
-            else:
-                names |= syntax.names_read(stmt) - popped
+            names |= _own_reads(stmt) - popped
+            for field in _kind(stmt).blocks:
+                names |= self.reads_outside_pops(getattr(stmt, field), frozenset(popped))
         return names
 
     def resolve_pops(self, stmts: list[gast.stmt]) -> list[gast.stmt]:
@@ -185,10 +194,7 @@ class _Stack:
                     out.append(syntax.assign(names[0], pop) if len(names) == 1
                                else syntax.unpack(names, pop))
                 continue
-            for field in ("body", "orelse"):
-                if isinstance(getattr(stmt, field, None), list):
-                    inner = self.resolve_pops(getattr(stmt, field))
-                    setattr(stmt, field, syntax.block(inner) if field == "body" else inner)
+            stmt = _map_blocks(stmt, self.resolve_pops)
             if isinstance(stmt, (gast.If, gast.For)) and _is_empty(stmt):
                 continue  # nothing to do in reverse for this block
             out.append(stmt)
@@ -196,8 +202,8 @@ class _Stack:
 
 
 def _is_empty(stmt: gast.stmt) -> bool:
-    blocks = [stmt.body] + ([stmt.orelse] if isinstance(stmt, gast.If) else [])
-    return all(all(isinstance(s, gast.Pass) for s in b) for b in blocks)
+    return all(isinstance(s, gast.Pass) for field in _kind(stmt).blocks
+               for s in getattr(stmt, field))
 
 
 def _marker(stmt: gast.stmt, kind: str) -> int | None:
@@ -214,7 +220,7 @@ def _reads(stmts: list[gast.stmt]) -> set[str]:
 def _writes(stmts: list[gast.stmt]) -> set[str]:
     """Names assigned, or updated in place through an element store."""
     names = set()
-    for s in syntax.in_order(stmts):
+    for s in _in_order(stmts):
         if isinstance(s, gast.Assign):
             target = s.targets[0]
             if isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name):
@@ -227,33 +233,28 @@ def _definitely_assigned(stmts: list[gast.stmt]) -> list[str]:
     """Names every path through the block assigns, in order of assignment."""
     names: list[str] = []
     for stmt in stmts:
+        kind = _kind(stmt)
         if isinstance(stmt, gast.Assign):
             names += sorted(syntax.names_written(stmt.targets[0]))
-        elif isinstance(stmt, gast.If):
-            in_else = set(_definitely_assigned(stmt.orelse))
-            names += [n for n in _definitely_assigned(stmt.body) if n in in_else]
-        elif not isinstance(stmt, (gast.For, gast.While, gast.Expr, gast.AugAssign, gast.Pass,
-                                   gast.Break, gast.Continue, gast.Assert, gast.Raise,
-                                   gast.Return)):
-            # a loop may run zero times; the others bind no new name
-            raise syntax.unexpected("optimize", stmt, "the names a block assigns")
+        elif kind.blocks and not kind.loop:  # one of the blocks runs: what each assigns
+            first, *others = [_definitely_assigned(getattr(stmt, f)) for f in kind.blocks]
+            names += [n for n in first if all(n in other for other in others)]
+        # a loop may run zero times; the other statements bind no new name
     return list(dict.fromkeys(names))
 
 
 def _reads_of_others(stmts: list[gast.stmt], prunable: frozenset[str]) -> set[str]:
     """Names read by forward statements other than the prunable saves themselves."""
-    return {n for s in syntax.in_order(stmts) if not (
-        isinstance(s, gast.Assign) and set(_targets(s)) & prunable)
-        for n in (syntax.names_read(s) if not isinstance(s, (gast.If, gast.For, gast.While))
-                  else syntax.names_read(getattr(s, "test", None) or s.iter))}
+    return {n for s in _in_order(stmts) if not (
+        isinstance(s, gast.Assign) and set(_targets(s)) & prunable) for n in _own_reads(s)}
 
 
 def _count(stmts: list[gast.stmt]) -> int:
-    return sum(1 for _ in syntax.in_order(stmts))
+    return sum(1 for _ in _in_order(stmts))
 
 
 def _without_assignments(stmts: list[gast.stmt], names: set[str]) -> list[gast.stmt]:
-    return [syntax.map_blocks(stmt, lambda block: _without_assignments(block, names))
+    return [_map_blocks(stmt, lambda block: _without_assignments(block, names))
             for stmt in stmts
             if not (isinstance(stmt, gast.Assign) and set(_targets(stmt)) & names)]
 
@@ -283,7 +284,7 @@ def _hoist_shapes(adjoint: list[gast.stmt], forward: list[gast.stmt], rev: Rever
     """
     numpy_names = {name for name, obj in rev.bindings.items() if obj is np}
     primal = set(rev.analysis.normalized.parsed.params) | _writes(forward) | {
-        s.target.id for s in syntax.in_order(forward) if isinstance(s, gast.For)}
+        s.target.id for s in _in_order(forward) if isinstance(s, gast.For)}
     queries: dict[str, set[str]] = {}
     other_reads: set[str] = set()
 
@@ -340,7 +341,7 @@ class _ReplaceQueries(gast.NodeTransformer):
 
 def _assigned_once(stmts: list[gast.stmt]) -> set[str]:
     counts: dict[str, int] = {}
-    for s in syntax.in_order(stmts):
+    for s in _in_order(stmts):
         if isinstance(s, gast.Assign):
             for t in syntax.names_written(s.targets[0]):
                 counts[t] = counts.get(t, 0) + 1
@@ -361,9 +362,8 @@ def _after_definition(stmts: list[gast.stmt], name: str, new: gast.stmt,
         if isinstance(stmt, gast.For) and stmt.target.id == name:
             changed = syntax.replace(stmt, body=[new] + stmt.body)
             return stmts[:k] + [changed] + stmts[k + 1:]
-        for field in ("body", "orelse"):
-            inner = getattr(stmt, field, None)
-            inner = _after_definition(inner, name, new, ()) if isinstance(inner, list) else None
+        for field in _kind(stmt).blocks:
+            inner = _after_definition(getattr(stmt, field), name, new, ())
             if inner is not None:
                 return stmts[:k] + [syntax.replace(stmt, **{field: inner})] + stmts[k + 1:]
     return None
@@ -512,9 +512,9 @@ def _propagate_copies(adjoint: list[gast.stmt]) -> list[gast.stmt]:
                 del out[k]
                 changed = True
                 break
-        for stmt in out:
-            for field in ("body", "orelse"):
-                if isinstance(getattr(stmt, field, None), list) and getattr(stmt, field):
+        for stmt in out:  # in place: ``everything`` sees the blocks as they change
+            for field in _kind(stmt).blocks:
+                if getattr(stmt, field):
                     setattr(stmt, field, block(getattr(stmt, field)))
         return out
 
@@ -522,8 +522,7 @@ def _propagate_copies(adjoint: list[gast.stmt]) -> list[gast.stmt]:
 
 
 def _count_writes(stmts: list[gast.stmt], name: str) -> int:
-    return sum(1 for s in syntax.in_order(stmts) if name in _writes([s]) and not isinstance(
-        s, (gast.If, gast.For, gast.While)))
+    return sum(1 for s in _in_order(stmts) if not _kind(s).blocks and name in _writes([s]))
 
 
 def _count_reads(stmts: list[gast.stmt], name: str) -> int:
@@ -558,29 +557,25 @@ def _eliminate_dead(stmts: list[gast.stmt], live: set[str]) -> tuple[list[gast.s
     live = set(live)
     kept = []
     for stmt in reversed(stmts):
-        if isinstance(stmt, gast.Return):
-            live |= syntax.names_read(stmt)
+        kind = _kind(stmt)
+        if kind.loop:
+            loop_live = set(live)
+            while True:  # what one iteration reads, the iteration after it may provide
+                pruned = syntax.clone(stmt)
+                live_in = _eliminate_dead_in_blocks(pruned, kind, loop_live)
+                if live_in <= loop_live:
+                    break
+                loop_live |= live_in
+            stmt = pruned
+            live = loop_live | _own_reads(stmt)
+        elif kind.blocks:
+            live = _eliminate_dead_in_blocks(stmt, kind, live) | _own_reads(stmt)
         elif isinstance(stmt, gast.Expr):
             first = stmt.value.args[0] if getattr(stmt.value, "args", None) else None
             is_marker = _marker(stmt, POP) is not None or _marker(stmt, PUSH) is not None
             if not is_marker and isinstance(first, gast.Name) and first.id not in live:
                 continue  # an in-place update of something nobody reads
             live |= syntax.names_read(stmt)
-        elif isinstance(stmt, gast.If):
-            stmt.body, live_body = _eliminate_dead(stmt.body, live)
-            stmt.orelse, live_else = _eliminate_dead(stmt.orelse, live)
-            stmt.body = syntax.block(stmt.body)
-            live = live_body | live_else | syntax.names_read(stmt.test)
-        elif isinstance(stmt, (gast.For, gast.While)):
-            loop_live = set(live)
-            while True:  # what one iteration reads, the iteration after it may provide
-                body, live_in = _eliminate_dead(syntax.clone(stmt).body, loop_live)
-                if live_in <= loop_live:
-                    break
-                loop_live |= live_in
-            stmt.body = syntax.block(body)
-            live = loop_live | syntax.names_read(stmt.iter if isinstance(stmt, gast.For)
-                                                 else stmt.test)
         elif isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Subscript):
             base = stmt.targets[0].value  # an element store updates a live array in place
             if not (isinstance(base, gast.Name) and base.id in live):
@@ -592,11 +587,22 @@ def _eliminate_dead(stmts: list[gast.stmt], live: set[str]) -> tuple[list[gast.s
                 continue
             live -= targets
             live |= syntax.names_read(stmt.value)
-        elif isinstance(stmt, gast.AugAssign):  # x += y: updates x, reads both
+        else:  # kept for what it does (x += y updates x; a return, a raise): reads all it names
             live |= syntax.names_read(stmt)
-        elif isinstance(stmt, (gast.Assert, gast.Raise)):
-            live |= syntax.names_read(stmt)
-        elif not isinstance(stmt, (gast.Pass, gast.Break, gast.Continue)):
-            raise syntax.unexpected("optimize", stmt, "dead-code elimination")
         kept.append(stmt)
     return kept[::-1], live
+
+
+def _eliminate_dead_in_blocks(stmt: gast.stmt, kind: statements.Kind, live: set[str]
+                              ) -> set[str]:
+    """Drop the dead assignments of ``stmt``'s blocks, in place; returns the names live
+    before them: a loop's blocks run one after another, a branch's one of them."""
+    before: set[str] = set()
+    for field in reversed(kind.blocks):
+        block, live_in = _eliminate_dead(getattr(stmt, field), live)
+        setattr(stmt, field, syntax.block(block) if field == kind.blocks[0] else block)
+        if kind.loop:
+            live = live_in
+        else:
+            before |= live_in
+    return live if kind.loop else before

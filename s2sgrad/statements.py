@@ -1,4 +1,4 @@
-"""The statement kinds of normalized code: the one table every pass dispatches on.
+"""The statement kinds the passes meet: the one table every pass dispatches on.
 
 After ``normalize``, a function body holds only these statements, with atoms (names and
 constants) as operands:
@@ -10,16 +10,28 @@ constants) as operands:
     while t: ...            while             blocks: body
     return a / break / continue / pass / raise / assert
 
-``kind(stmt, pass_name)`` gives a statement's ``Kind``: the blocks nested in it, whether
-they may run more than once (data-flow analyses iterate those to a fixpoint), and whether
-it computes a value. A statement of any other class is an internal error in the pass that
-meets it, never skipped. A new construct is desugared into these by ``normalize``; one that
-cannot be adds a row here, and each pass's handler table then names it (the passes look
-their handlers up by ``type(stmt)`` and raise on a missing one).
+The code ``reverse`` generates (the forward and the adjoint that ``optimize`` and
+``codegen`` read) is made of the same kinds (a block's ``__push__(k)`` marker is an
+expression, a loop's adjoint a ``for _ in range(trips)``) and one more:
+
+    x_1 += y                augmented assignment   an in-place update of an array
+
+``kind(stmt, pass_name)`` gives a statement's ``Kind``: the blocks nested in it (unless it
+loops, exactly one of them runs), whether they may run more than once (data-flow analyses
+iterate those to a fixpoint), the expression it evaluates to run them, and whether it
+computes a value. A statement of any other class is an internal error in the pass that
+meets it, never skipped; so is a kind of generated code in a pass that reads normalized
+code (``generated=False``). ``in_order`` and ``map_blocks`` walk and rebuild blocks
+through the table.
+
+A new construct is desugared into these by ``normalize``; one that cannot be adds a row
+here, and each pass's handler table then names it (the passes with statement-specific code
+look their handlers up by ``type(stmt)`` and raise on a missing one).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import gast
@@ -33,14 +45,17 @@ class Kind:
     blocks: tuple[str, ...] = ()  # the fields that hold nested statement lists
     loop: bool = False  # its blocks may run again after they finish
     computes: bool = False  # an assignment or an expression: one operation
+    head: str | None = None  # the field of the expression it evaluates to run its blocks
+    generated: bool = False  # only in code reverse generates, never in normalized code
 
 
 KINDS: dict[type, Kind] = {
     gast.Assign: Kind("assignment", computes=True),
     gast.Expr: Kind("expression", computes=True),
-    gast.If: Kind("if", ("body", "orelse")),
-    gast.For: Kind("for", ("body",), loop=True),
-    gast.While: Kind("while", ("body",), loop=True),
+    gast.AugAssign: Kind("augmented assignment", computes=True, generated=True),
+    gast.If: Kind("if", ("body", "orelse"), head="test"),
+    gast.For: Kind("for", ("body",), loop=True, head="iter"),
+    gast.While: Kind("while", ("body",), loop=True, head="test"),
     gast.Return: Kind("return"),
     gast.Break: Kind("break"),
     gast.Continue: Kind("continue"),
@@ -50,9 +65,32 @@ KINDS: dict[type, Kind] = {
 }
 
 
-def kind(stmt: gast.stmt, pass_name: str) -> Kind:
-    """The kind of a normalized statement; an internal error names the pass otherwise."""
+def kind(stmt: gast.stmt, pass_name: str, generated: bool = False) -> Kind:
+    """The kind of a statement of normalized code, or with ``generated`` of the code reverse
+    generates; an internal error names the pass otherwise."""
     found = KINDS.get(type(stmt))
-    if found is None:
+    if found is None or (found.generated and not generated):
         raise syntax.unexpected(pass_name, stmt)
     return found
+
+
+def in_order(stmts: list[gast.stmt], pass_name: str, generated: bool = False
+             ) -> Iterator[gast.stmt]:
+    """The statements of a block and of its nested blocks, in program order."""
+    for stmt in stmts:
+        yield stmt
+        for field in kind(stmt, pass_name, generated).blocks:
+            yield from in_order(getattr(stmt, field), pass_name, generated)
+
+
+def map_blocks(stmt: gast.stmt, change: Callable[[list[gast.stmt]], list[gast.stmt]],
+               pass_name: str, generated: bool = False) -> gast.stmt:
+    """``stmt`` with ``change`` applied to each block it holds (a copy, see
+    ``syntax.replace``), or ``stmt`` itself if it holds none. The first block is the body,
+    which Python requires to hold a statement: left empty, it holds a ``pass``."""
+    fields = kind(stmt, pass_name, generated).blocks
+    if not fields:
+        return stmt
+    changed = {field: change(getattr(stmt, field)) for field in fields}
+    changed[fields[0]] = syntax.block(changed[fields[0]])
+    return syntax.replace(stmt, **changed)

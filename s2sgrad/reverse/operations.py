@@ -1,0 +1,211 @@
+"""The adjoint of each operation kind: what one assignment's operation contributes to the
+cotangents of its operands, given its target's cotangent ``g``.
+
+Takes an assignment and its ``Op`` (``adjoint``); writes the contributions through
+``Cotangents``. Each kind of ``Op`` is one entry of ``adjoints``; a kind without one is an
+internal error (``unknown`` has none: analyze refuses it wherever a gradient would flow
+through it):
+
+    copy     y = x                        x gets g
+    rule     y = np.tanh(x)               the rule's template inlined (its tests on static
+                                          facts folded), or the rule called where a test
+                                          needs run-time values; an elementwise rule's
+                                          contributions fitted to their operand's shape
+    call     y = f(x)                     the callee's backward on what its forward saved
+    setitem  y_1 = __setitem__(y[i], v)   v gets g's region, y gets g with the region zeroed
+    pack     t = (a, b)                   a gets g[0], b gets g[1]
+    item     a = t[k]                     t gets g added at k (``add_item``)
+    append   xs_1 = __append__(xs, v)     v gets g[-1], xs gets g[:-1]
+    nondiff, effect                       nothing: no gradient flows through them
+
+    h = np.tanh(_t1)    ->  _t1_bar = h_bar * (1.0 - h * h)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import gast
+import numpy as np
+
+from .. import syntax
+from ..analyze import Op, is_container
+from ..runtime.containers import add_item
+from ..runtime.indexing import last_writes
+from ..templates import Facts, inline, template_of
+from .broadcast import Broadcast
+from .context import Context
+from .cotangents import Cotangents
+from .forward import Forward
+
+
+class Operations:
+    def __init__(self, ctx: Context, forward: Forward, cotangents: Cotangents,
+                 broadcast: Broadcast):
+        self.ctx, self.forward, self.cotangents = ctx, forward, cotangents
+        self.broadcast = broadcast
+        self.facts = Facts(ndim=cotangents.ndim, is_none=self.is_none,
+                           is_numpy=lambda name: ctx.bindings.names.get(name) is np)
+        self.adjoints: dict[str, Callable[[gast.stmt, Op, gast.expr], None]] = {
+            "copy": self.copy, "rule": self.rule, "call": self.call, "setitem": self.setitem,
+            "pack": self.pack, "item": self.item, "append": self.append,
+            "nondiff": self.nothing, "effect": self.nothing,
+        }
+
+    def adjoint(self, stmt: gast.stmt, op: Op) -> None:
+        t = op.target
+        if t is None or t not in self.ctx.analysis.active or t not in self.cotangents.defined:
+            return
+        g = syntax.name(self.cotangents.bar(t))
+        write = self.adjoints.get(op.kind)
+        if write is None:
+            raise syntax.unexpected("reverse", stmt, f"an operation of kind {op.kind!r}")
+        write(stmt, op, g)
+
+    def nothing(self, stmt: gast.stmt, op: Op, g: gast.expr) -> None:
+        """No gradient flows through the operation, by definition."""
+
+    def copy(self, stmt: gast.stmt, op: Op, g: gast.expr) -> None:
+        self.cotangents.accumulate(op.bindings["x"], g)
+
+    def pack(self, stmt: gast.stmt, op: Op, g: gast.expr) -> None:
+        for key, element in op.bindings.items():
+            self.cotangents.accumulate(element, syntax.subscript(syntax.clone(g),
+                                                                 syntax.const(key)))
+
+    def item(self, stmt: gast.stmt, op: Op, g: gast.expr) -> None:
+        cot = self.cotangents
+        container, key = op.bindings["c"], op.bindings["key"]
+        if container.id not in cot.defined:
+            cot.zero(container.id, stmt)
+        helper = self.ctx.bindings.claim("add_item", add_item)
+        index = self.index_value(key)
+        cot.emit(syntax.assign(cot.bar(container.id), syntax.call(syntax.name(helper), [
+            syntax.name(cot.bar(container.id)), index, g])))
+
+    def append(self, stmt: gast.stmt, op: Op, g: gast.expr) -> None:
+        base, value = op.bindings["xs"], op.bindings["v"]
+        self.cotangents.accumulate(value, syntax.subscript(syntax.clone(g), syntax.const(-1)))
+        rest = syntax.subscript(syntax.clone(g), syntax.slice_(upper=syntax.const(-1)))
+        self.cotangents.accumulate(base, rest)
+
+    def setitem(self, stmt: gast.stmt, op: Op, g: gast.expr) -> None:
+        """``y_1 = y with y[idx] = v``: v gets the region of the cotangent (where it landed),
+        y the cotangent with the region zeroed."""
+        cot, active = self.cotangents, self.ctx.analysis.active
+        base, index, value = op.bindings["a"], op.bindings["index"], op.bindings["v"]
+        if isinstance(value, gast.Name) and value.id in active:
+            region = syntax.subscript(syntax.clone(g), syntax.clone(index))
+            if not self.is_basic(index):  # a repeated position keeps the last write
+                helper = self.ctx.bindings.claim("last_writes", last_writes)
+                mask = syntax.call(syntax.name(helper), [
+                    syntax.name(self.forward.save_shape(stmt, base.id)), self.index_value(index)])
+                region = syntax.binop(region, "Mult", mask)
+            cot.accumulate(value, self.broadcast.fit(stmt, region, value.id, None))
+        if isinstance(base, gast.Name) and base.id in active:
+            rest = self.ctx.namer.fresh(f"_{base.id.lstrip('_')}_rest")
+            cot.emit(syntax.assign(rest, syntax.call(syntax.attribute(syntax.clone(g), "copy"))))
+            zero = syntax.subscript(syntax.name(rest), syntax.clone(index), store=True)
+            cot.emit(syntax.assign(zero, syntax.const(0.0)))
+            cot.accumulate(base, syntax.name(rest))
+
+    def index_value(self, index: gast.expr) -> gast.expr:
+        """An index (``i, 1:n, ...``) as a value to pass to a function: slices as
+        ``slice(...)`` objects, since ``a:b`` is only valid inside brackets."""
+        if not any(isinstance(n, gast.Slice) for n in gast.walk(index)):
+            return syntax.clone(index)
+        return syntax.index_value(index, self.ctx.bindings.claim("slice", slice))
+
+    def is_basic(self, index: gast.expr) -> bool:
+        """Is the index made of ints, slices, None and ... only (no position can repeat)?"""
+        parts = index.elts if isinstance(index, gast.Tuple) else [index]
+        for part in parts:
+            if isinstance(part, gast.Slice) or syntax.is_const(part):
+                continue
+            value = self.ctx.analysis.values.get(part.id) if isinstance(part, gast.Name) \
+                else None
+            if value is None or value.kind != "scalar" or value.float:
+                return False
+        return True
+
+    def rule(self, stmt: gast.stmt, op: Op, g: gast.expr) -> None:
+        rule, active = op.rule, self.ctx.analysis.active
+        template = template_of(rule)
+        params = {"g": g, "ans": syntax.name(self.forward.snapshot(stmt, op.target))}
+        params.update({p: self.forward.snapshot_atom(stmt, a) for p, a in op.bindings.items()})
+        global_names = {k: self.ctx.bindings.claim(k, v) for k, v in template.globals.items()}
+        wanted = [p for p in op.diff_params
+                  if isinstance(op.bindings.get(p), gast.Name) and op.bindings[p].id in active]
+        inlined = inline(template, params, self.facts, self.ctx.namer, global_names)
+        if inlined is None:
+            contributions = self.call_rule(template, params)
+        else:
+            for inlined_stmt in inlined.statements:
+                self.cotangents.emit(inlined_stmt)
+            contributions = inlined.contributions
+        for p, c in zip(rule.params, contributions):
+            if p not in wanted or c is None:
+                continue
+            atom = op.bindings[p]
+            if rule.shape == "elementwise":
+                c = self.broadcast.fit(stmt, c, atom.id, op.target)
+            self.cotangents.accumulate(atom, c)
+
+    def call_rule(self, template, params: dict) -> list[gast.expr | None]:
+        """A rule whose tests depend on run-time values: call it rather than inline it."""
+        fn = self.ctx.bindings.claim(f"{template.function.__name__}_vjp", template.function)
+        names = ["g", "ans", *template.rule.params]
+        args = [self.index_value(params[n]) for n in names]
+        result = self.ctx.namer.fresh("_c")
+        self.cotangents.emit(syntax.assign(result, syntax.call(syntax.name(fn), args)))
+        if len(template.outputs) == 1:
+            return [syntax.name(result)]
+        return [syntax.subscript(syntax.name(result), syntax.const(k))
+                for k in range(len(template.outputs))]
+
+    def call(self, stmt: gast.stmt, op: Op, g: gast.expr) -> None:
+        """The callee's backward, on what its forward saved, gives one cotangent per
+        differentiated parameter."""
+        cot, active = self.cotangents, self.ctx.analysis.active
+        compiled = op.callee
+        fname = self.ctx.bindings.claim(f"{compiled.name}_backward", compiled.backward)
+        saved = self.forward.callee_saved_name(stmt, compiled)
+        call = syntax.call(syntax.name(fname), [syntax.name(saved), g])
+        names, direct, pending, packed = [], [], [], []
+        for p in op.diff_params:
+            atom = op.bindings[p]
+            if isinstance(atom, tuple):  # *args: a tuple of cotangents, one per argument
+                names.append(self.ctx.namer.fresh(f"_{p}_bar"))
+                packed.append((atom, names[-1]))
+                continue
+            is_active = isinstance(atom, gast.Name) and atom.id in active
+            if is_active and atom.id not in cot.defined and atom.id not in direct:
+                direct.append(atom.id)  # first contribution: unpack straight into the bar
+                names.append(cot.bar(atom.id))
+            else:
+                names.append(self.ctx.namer.fresh(f"_{p}_bar"))
+                if is_active:
+                    pending.append((atom, names[-1]))
+        if len(names) == 1:
+            call = syntax.subscript(call, syntax.const(0))
+            cot.emit(syntax.assign(names[0], call))
+        else:
+            cot.emit(syntax.unpack(names, call))
+        cot.defined.update(direct)
+        for atom, name in pending:
+            cot.accumulate(atom, syntax.name(name))
+        for atoms, name in packed:
+            for k, atom in enumerate(atoms):
+                cot.accumulate(atom, syntax.subscript(syntax.name(name), syntax.const(k)))
+
+    def is_none(self, name: str) -> bool | None:
+        """True or False where certain; None leaves an ``is None`` test to run time."""
+        value = self.ctx.analysis.values.get(name)
+        if value is None or value.none:
+            return None
+        if value.kind == "none":
+            return True
+        if value.kind == "scalar" or is_container(value) or (
+                value.kind == "array" and value.dims is not None):
+            return False
+        return None  # a value of unknown kind (read from an object, returned by a call)

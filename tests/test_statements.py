@@ -1,0 +1,111 @@
+"""The statement kinds and operation kinds are extension points: one table of statement kinds
+(``statements.KINDS``) that the generic walks follow, and one handler per statement class and
+per operation kind in the passes with specific code (reverse's forward and adjoint). A kind
+that a table lacks is an internal error naming the pass, never skipped.
+"""
+
+import dataclasses
+
+import gast
+import numpy as np
+import pytest
+
+from s2sgrad import statements, syntax
+from s2sgrad.aliasing import aliasing
+from s2sgrad.analyze import abstract_of, analyze
+from s2sgrad.fence import fence
+from s2sgrad.normalize import normalize
+from s2sgrad.optimize import _definitely_assigned, _eliminate_dead
+from s2sgrad.parse import parse
+from s2sgrad.reverse import reverse
+from s2sgrad.reverse.adjoint import Adjoint
+from s2sgrad.reverse.context import Context
+from s2sgrad.reverse.cotangents import Cotangents
+from s2sgrad.reverse.forward import Forward
+from s2sgrad.reverse.operations import Operations
+
+# The operation kinds analyze gives (``analyze.facts.Op.kind``).
+OP_KINDS = {"copy", "rule", "call", "setitem", "pack", "item", "append", "nondiff", "effect",
+            "unknown"}
+# Statements normalize leaves out of what reverse reads: the final return is the result, a
+# continue is desugared into branches.
+NOT_REVERSED = {gast.Return, gast.Continue}
+
+
+def loop_and_branch(x, n):
+    s = 0.0
+    for i in range(n):
+        if i > 1:
+            s = s + np.sum(x * i)
+    return s
+
+
+def _analysis(fn, *args):
+    parsed = fence(parse(fn))
+    signature = {p: abstract_of(a) for p, a in zip(parsed.params, args, strict=True)}
+    return analyze(normalize(parsed), (parsed.params[0],), signature, None)
+
+
+def _jobs(analysis):
+    ctx = Context(analysis, aliasing(analysis))
+    forward = Forward(ctx)
+    cotangents = Cotangents(ctx, "out_bar", analysis.result)
+    operations = Operations(ctx, forward, cotangents, None)
+    return forward, Adjoint(ctx, forward, cotangents, operations), operations
+
+
+def test_reverse_has_a_handler_for_every_statement_kind_it_reads():
+    forward, adjoint, _ = _jobs(_analysis(loop_and_branch, np.ones(3), 4))
+    normalized = {cls for cls, kind in statements.KINDS.items() if not kind.generated}
+    assert set(forward.lowering) == normalized - NOT_REVERSED
+    assert set(adjoint.reversers) == normalized - NOT_REVERSED
+
+
+def test_reverse_has_a_handler_for_every_operation_kind():
+    forward, _, operations = _jobs(_analysis(loop_and_branch, np.ones(3), 4))
+    assert set(forward.by_op) == OP_KINDS
+    # an unknown operation carries a gradient nowhere: analyze refuses it where it would
+    assert set(operations.adjoints) == OP_KINDS - {"unknown"}
+
+
+def test_an_operation_kind_without_an_adjoint_is_an_internal_error():
+    analysis = _analysis(loop_and_branch, np.ones(3), 4)
+    for key, op in analysis.ops.items():
+        if op.kind == "rule" and op.target in analysis.active:
+            analysis.ops[key] = dataclasses.replace(op, kind="new")
+    with pytest.raises(syntax.InternalError,
+                       match="reverse has no case for Assign in an operation of kind 'new'"):
+        reverse(analysis)
+
+
+def test_a_statement_reverse_does_not_read_is_an_internal_error():
+    analysis = _analysis(loop_and_branch, np.ones(3), 4)
+    analysis.body.insert(0, syntax.ret(syntax.const(None)))
+    with pytest.raises(syntax.InternalError, match="reverse has no case for Return"):
+        reverse(analysis)
+
+
+def test_generated_kinds_are_internal_errors_in_normalized_code():
+    update = syntax.aug_assign("x", "Add", syntax.name("y"))
+    with pytest.raises(syntax.InternalError, match="analyze has no case for AugAssign"):
+        statements.kind(update, "analyze")
+    assert statements.kind(update, "optimize", generated=True).computes
+
+
+def test_walks_follow_the_table():
+    inner = syntax.assign("a", syntax.const(1.0))
+    update = syntax.aug_assign("a", "Add", syntax.const(1.0))
+    loop = syntax.for_(syntax.name("i", store=True), syntax.name("r"), [inner, update])
+    branch = syntax.if_(syntax.name("t"), [loop], [])
+    assert list(statements.in_order([branch], "optimize", generated=True)) == [
+        branch, loop, inner, update]
+    emptied = statements.map_blocks(branch, lambda block: [], "optimize", generated=True)
+    assert isinstance(emptied.body[0], gast.Pass) and emptied.orelse == []
+    assert branch.body == [loop]  # a copy: the statement given is unchanged
+
+
+def test_optimize_walks_generated_statements():
+    update = syntax.aug_assign("a", "Add", syntax.name("b"))
+    kept, live = _eliminate_dead([update], {"a"})
+    assert kept == [update] and live == {"a", "b"}
+    assert _definitely_assigned([update]) == []
