@@ -221,10 +221,36 @@ def list_write_after_a_loop_of_conditional_lists(x, n):
     return np.sum(ys[0])
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError,
-                   reason="compiler: the adjoint of a loop zeroes the cotangent of a list it "
-                   "carries with np.zeros_like")
+def list_rebound_in_a_loop(x, n):
+    ys = [x, x]
+    for k in range(n):
+        zs = [x * k, ys[1]]
+        ys = zs
+    return np.sum(ys[0] * ys[1])
+
+
+def tuple_rebound_in_a_loop(x, n):
+    pair = (x, x)
+    for k in range(n):
+        fresh = (np.sin(x) * k, pair[0])
+        pair = fresh
+    return np.sum(pair[0] + pair[1])
+
+
+def dict_rebound_in_nested_loops(x, n):
+    d = {"a": x, "b": x}
+    for k in range(n):
+        for j in range(2):
+            e = {"a": x * (k + j), "b": d["a"]}
+            d = e
+    return np.sum(d["a"] * d["b"])
+
+
 @pytest.mark.parametrize("fn", [list_write_after_a_loop,
-                                list_write_after_a_loop_of_conditional_lists])
-def test_an_element_write_into_a_list_a_loop_carries(fn):
+                                list_write_after_a_loop_of_conditional_lists,
+                                list_rebound_in_a_loop, tuple_rebound_in_a_loop,
+                                dict_rebound_in_nested_loops])
+def test_a_container_a_loop_carries(fn):
+    """A loop version whose cotangent is used up in an iteration starts the earlier
+    iteration from zeros of its own structure (a list, a tuple, a dict)."""
     s2sgrad.testing.check_grads(fn, X, 2, wrt=0)

@@ -105,8 +105,8 @@ class Adjoint:
         body = self.block(stmt.body, self.forward.marker(stmt, "body"))
         for name in sorted(before - cot.defined):  # used up and not added to again: the
             bar = syntax.name(cot.bar(name))         # earlier iteration starts from zero
-            body.append(syntax.located(syntax.assign(cot.bar(name), syntax.call(
-                f"{self.ctx.np}.zeros_like", [bar])), stmt))
+            body.append(syntax.located(syntax.assign(cot.bar(name), cot.zeros_shaped(
+                name, bar)), stmt))
         cot.defined = before
         cot.current = stmt
         trips = syntax.call(syntax.name("range"), [syntax.name(self.forward.trip_counter(stmt))])

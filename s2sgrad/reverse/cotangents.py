@@ -71,12 +71,17 @@ class Cotangents:
 
     def zero_like(self, name: str) -> gast.expr:
         value = self.ctx.analysis.values.get(name)
-        if is_container(value):
-            return syntax.call(syntax.name(self.ctx.bindings.claim("zeros_tree", zeros_tree)),
-                               [syntax.name(name)])
-        if value is not None and value.kind == "scalar":
+        if value is not None and value.kind == "scalar" and not is_container(value):
             return syntax.const(0.0)
-        return syntax.call(f"{self.ctx.np}.zeros_like", [syntax.name(name)])
+        return self.zeros_shaped(name, syntax.name(name))
+
+    def zeros_shaped(self, name: str, like: gast.expr) -> gast.expr:
+        """Zeros shaped like ``like`` (``name``'s value or cotangent): a container of
+        zeros for a tuple, list or dict, else an array."""
+        if is_container(self.ctx.analysis.values.get(name)):
+            return syntax.call(syntax.name(self.ctx.bindings.claim("zeros_tree", zeros_tree)),
+                               [like])
+        return syntax.call(f"{self.ctx.np}.zeros_like", [like])
 
     def returned(self, wrt: tuple[str, ...]) -> gast.stmt:
         """``return (p_bar, ...)`` for the parameters ``wrt``."""
