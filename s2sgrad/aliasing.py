@@ -43,7 +43,7 @@ from typing import Any
 import gast
 import numpy as np
 
-from . import syntax
+from . import statements, syntax
 from .analyze import Analysis, Op
 from .normalize import APPEND, SETITEM, Normalized
 from .parse import MISSING
@@ -63,7 +63,7 @@ def origins(normalized: Normalized) -> dict[str, str]:
     docstring); a name that is not here is 'fresh'."""
     variable_of = normalized.variable_of
     assignments: dict[str, list[gast.expr | None]] = {}  # name -> values (None: a loop index)
-    for stmt in syntax.in_order(normalized.node.body):
+    for stmt in statements.in_order(normalized.node.body, "aliasing"):
         if isinstance(stmt, gast.Assign):
             assignments.setdefault(stmt.targets[0].id, []).append(stmt.value)
         elif isinstance(stmt, gast.For):
@@ -173,15 +173,11 @@ _CREATES = frozenset({
     np.random.randint, np.random.permutation, np.random.choice, np.ndarray.flatten,
     np.ndarray.tolist, len, float, int, sum, abs, max, min, round, range})
 
-def _names_read_here(stmt: gast.stmt) -> set[str]:
+def _names_read_here(stmt: gast.stmt, kind: statements.Kind) -> set[str]:
     """Names a statement reads itself (for an if or a loop: its test or range only)."""
-    if isinstance(stmt, gast.If):
-        return syntax.names_read(stmt.test)
-    if isinstance(stmt, gast.For):
-        return syntax.names_read(stmt.iter)
-    if isinstance(stmt, gast.While):
-        return set()
-    return syntax.names_read(stmt)
+    if kind.head is not None:
+        return syntax.names_read(getattr(stmt, kind.head))
+    return set() if kind.blocks else syntax.names_read(stmt)
 
 
 def _may_hold_array(value: Any) -> bool:
@@ -216,7 +212,7 @@ class Aliasing:
         self.origin = origins(analysis.normalized)
         self.branch_path: dict[int, tuple] = {}  # position -> ((if position, branch), ...)
         self.contained: set[str] = set()  # values put into a tuple, list or dict
-        for stmt in syntax.in_order(analysis.body):  # updates of the caller's values
+        for stmt in statements.in_order(analysis.body, "aliasing"):  # updates of arguments
             if id(stmt) in self.augmented:
                 self._check_augmented(stmt, *self.augmented[id(stmt)])
             if id(stmt) in analysis.normalized.writes:
@@ -264,17 +260,19 @@ class Aliasing:
         for stmt in stmts:
             here = self.position[id(stmt)] = len(self.position)
             self.branch_path[here] = path
-            for name in _names_read_here(stmt):
+            kind = statements.kind(stmt, "aliasing")
+            for name in _names_read_here(stmt, kind):
                 self.reads.setdefault(name, []).append((here, stmt))
-            if isinstance(stmt, (gast.For, gast.While)):
-                if isinstance(stmt, gast.For):
+            if kind.loop:
+                if isinstance(stmt, gast.For):  # the loop's index
                     self.defs.setdefault(stmt.target.id, []).append(here)
                 first = len(self.position)
-                self._walk(stmt.body, analysis, path)
+                for field in kind.blocks:
+                    self._walk(getattr(stmt, field), analysis, path)
                 self.loops.append((first, len(self.position) - 1))
-            elif isinstance(stmt, gast.If):
-                self._walk(stmt.body, analysis, path + ((here, True),))
-                self._walk(stmt.orelse, analysis, path + ((here, False),))
+            elif kind.blocks:  # a branch: one of its blocks runs
+                for field in kind.blocks:
+                    self._walk(getattr(stmt, field), analysis, path + ((here, field),))
             elif isinstance(stmt, gast.Assign):
                 op = analysis.ops.get(id(stmt))
                 target = op.target if op is not None else None

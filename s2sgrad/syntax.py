@@ -3,7 +3,7 @@
 Every other pass goes through these helpers, so a change in gast's node constructors touches
 this file only. Nodes are plain gast nodes; passes never hang extra attributes on them, and
 never change a node an earlier pass returned: a pass that rewrites a statement builds a new one
-(``replace``, ``map_blocks``) or works on its own ``clone``.
+(``replace``, ``statements.map_blocks``) or works on its own ``clone``.
 
 Every walk that dispatches on node kind ends in an ``else`` that raises ``unexpected(pass,
 node)``, an ``InternalError``: a node no case covers is a compiler bug, never skipped.
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 import math
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import gast
@@ -270,17 +270,6 @@ def in_order(stmts: list[Stmt]) -> Iterator[Stmt]:
             raise unexpected("syntax.in_order", stmt)
         for field in fields:
             yield from in_order(getattr(stmt, field))
-
-
-def map_blocks(stmt: Stmt, change: Callable[[list[Stmt]], list[Stmt]]) -> Stmt:
-    """``stmt`` with ``change`` applied to each block it holds (a copy, see ``replace``), or
-    ``stmt`` itself if it holds none."""
-    if isinstance(stmt, _SIMPLE):
-        return stmt
-    fields = _BLOCKS.get(type(stmt))
-    if fields is None:
-        raise unexpected("syntax.map_blocks", stmt)
-    return replace(stmt, **{field: change(getattr(stmt, field)) for field in fields})
 
 
 def is_name(node: Any, id: str | None = None) -> bool:
