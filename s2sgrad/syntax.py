@@ -251,25 +251,21 @@ def walk(node: Node) -> Iterator[Node]:
     return gast.walk(node)
 
 
-# Statements that hold blocks, and the fields that hold them; every other statement kind
-# holds none. Those not here (try, with, match, class...) never pass fence.
-_BLOCKS = {gast.If: ("body", "orelse"), gast.For: ("body", "orelse"),
-           gast.While: ("body", "orelse"), gast.FunctionDef: ("body",)}
-_SIMPLE = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Return, gast.Pass,
-           gast.Break, gast.Continue, gast.Assert, gast.Raise)
-
-
 def in_order(stmts: list[Stmt]) -> Iterator[Stmt]:
-    """The statements of a block and of its nested blocks, in program order."""
+    """The statements of a block and of its nested blocks, in program order: the user's
+    code, whatever statements it holds (the passes walk normalized and generated code
+    through ``statements.in_order``, which knows each kind)."""
     for stmt in stmts:
         yield stmt
-        if isinstance(stmt, _SIMPLE):
-            continue
-        fields = _BLOCKS.get(type(stmt))
-        if fields is None:
-            raise unexpected("syntax.in_order", stmt)
-        for field in fields:
-            yield from in_order(getattr(stmt, field))
+        for field in stmt._fields:
+            value = getattr(stmt, field, None)
+            if not isinstance(value, list):
+                continue
+            for item in value:
+                if isinstance(item, gast.stmt):
+                    yield from in_order([item])
+                elif isinstance(item, gast.excepthandler):  # except ...: its block
+                    yield from in_order(item.body)
 
 
 def is_name(node: Any, id: str | None = None) -> bool:

@@ -855,10 +855,18 @@ def test_normalize_names_itself_on_an_unknown_expression():
         normalize(_unfenced(refuses_set))
 
 
-def test_in_order_names_itself_on_an_unknown_block():
+def test_in_order_walks_every_block_of_the_users_code():
+    """syntax.in_order walks the user's code by its structure, whatever its statements (a
+    with, a try and its handlers), so it never skips one; the passes' walks over normalized
+    code go through the statement table instead, and name themselves on an unknown kind."""
     stmt = _unfenced(refuses_with).node.body[0]
-    with pytest.raises(syntax.InternalError, match="syntax.in_order has no case for With"):
-        list(syntax.in_order([stmt]))
+    assert list(syntax.in_order([stmt])) == [stmt, *stmt.body]
+    tried = gast.parse("try:\n    a = 1\nexcept E:\n    b = 2\nfinally:\n    c = 3").body
+    assert [type(s).__name__ for s in syntax.in_order(tried)] == ["Try", "Assign", "Assign",
+                                                                   "Assign"]
+    from s2sgrad import statements
+    with pytest.raises(syntax.InternalError, match="aliasing has no case for With"):
+        list(statements.in_order([stmt], "aliasing"))
 
 
 def test_optimize_names_itself_on_an_unknown_statement():
