@@ -9,6 +9,9 @@ After:  the same tree, unchanged, known to hold only supported constructs; other
         with open(p) as fh:   -> TransformError: 'with' statements are not supported
             ...                     at model.py:12:5 / Move the 'with' block out of ...
 
+A statement passes if ``normalize`` has a row for it (``normalize.STATEMENTS``) and its
+parts pass; the statements with a check of their own below (assignment targets, loops,
+break outside a loop) pass that check instead.
 Checks that need to know what a name refers to (calls without a derivative rule, ``eval``)
 happen in ``analyze``, where call targets are resolved.
 """
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import gast
 
+from .normalize import STATEMENTS
 from .parse import Parsed
 
 # Constructs that can never be differentiated correctly here, with what to do instead.
@@ -146,9 +150,23 @@ def _check_statement(parsed: Parsed, stmt: gast.stmt, loop_depth: int = 0) -> No
     elif isinstance(stmt, (gast.Break, gast.Continue)):
         if not loop_depth:
             raise parsed.error(f"'{type(stmt).__name__.lower()}' outside a loop", stmt)
+    elif type(stmt) in STATEMENTS:  # a construct normalize desugars: its parts must pass
+        _check_parts(parsed, stmt, loop_depth)
     else:
         raise parsed.error(f"'{type(stmt).__name__}' statements are not supported", stmt,
                            "Rewrite it with assignments, calls and return.")
+
+
+def _check_parts(parsed: Parsed, node: gast.AST, loop_depth: int) -> None:
+    """The nested statements and the expressions of a statement with no check of its own."""
+    for _, value in gast.iter_fields(node):
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, gast.stmt):
+                _check_statement(parsed, item, loop_depth)
+            elif isinstance(item, gast.excepthandler):
+                _check_parts(parsed, item, loop_depth)
+            elif isinstance(item, gast.AST):
+                _check_expression_tree(parsed, item)
 
 
 def _check_target(parsed: Parsed, target: gast.expr, value: gast.expr | None) -> None:

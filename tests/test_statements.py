@@ -109,3 +109,44 @@ def test_optimize_walks_generated_statements():
     kept, live = _eliminate_dead([update], {"a"})
     assert kept == [update] and live == {"a", "b"}
     assert _definitely_assigned([update]) == []
+
+
+# --- a construct added where CONTRIBUTING.md says: one row in normalize's table -----------
+
+
+def with_try_finally(x):
+    y = np.tanh(x)
+    try:
+        z = y * 2.0
+    finally:
+        w = z + x
+    return np.sum(w ** 2)
+
+
+def with_try_finally_of_a_set(x):
+    try:
+        z = x * 2.0
+    finally:
+        w = {z}
+    return np.sum(z)
+
+
+def test_a_construct_added_to_normalizes_table_passes_fence(monkeypatch):
+    import s2sgrad
+    from s2sgrad import fence as fence_module
+    from s2sgrad import normalize as normalize_package
+    from s2sgrad.errors import TransformError
+
+    def try_finally(self, stmt):  # the body, then the finally block
+        for s in stmt.body + stmt.finalbody:
+            self.walk.statement(s)
+
+    statements_class = normalize_package._Statements
+    monkeypatch.setattr(statements_class, "try_finally", try_finally, raising=False)
+    monkeypatch.setitem(statements_class.TABLE, gast.Try, "try_finally")
+    monkeypatch.setattr(fence_module, "STATEMENTS", frozenset(statements_class.TABLE))
+    monkeypatch.delitem(fence_module._REFUSED, gast.Try)
+    x = np.linspace(-1.0, 1.0, 4)
+    s2sgrad.testing.check_grads(with_try_finally, x)
+    with pytest.raises(TransformError, match="set literals"):  # its parts are still checked
+        s2sgrad.gradient(with_try_finally_of_a_set)(x)

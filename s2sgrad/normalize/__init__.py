@@ -109,29 +109,40 @@ def normalize(parsed: Parsed) -> Normalized:
 
 class _Statements:
     """The handler of each user-level statement, by class (``Walk.handlers``). Fence lets
-    no other statement through; ``return`` and ``continue`` never reach a handler
-    (``lift_returns`` and ``Loops.guard_jumps`` desugar them first), and ``break`` only
-    as the loop guards make it. A new construct adds its row here."""
+    no other statement through (``STATEMENTS``); ``return`` and ``continue`` never reach a
+    handler (``lift_returns`` and ``Loops.guard_jumps`` desugar them first), and ``break``
+    only as the loop guards make it. A new construct adds its row here."""
+
+    TABLE = {
+        gast.Assign: "assign",
+        gast.AnnAssign: "annotated_assign",
+        gast.AugAssign: "augmented_assign",
+        gast.Expr: "expression",
+        gast.If: "if_",
+        gast.For: "for_loop",
+        gast.While: "while_loop",
+        gast.FunctionDef: "function_def",
+        gast.Break: "break_",
+        gast.Assert: "assert_",
+        gast.Raise: "raise_",
+        gast.Pass: "pass_",
+    }
 
     def __init__(self, walk: Walk):
         self.walk = walk
         self.expressions = Expressions(walk)
         self.assignments = Assignments(walk, self.expressions)
         self.loops = Loops(walk, self.expressions)
-        walk.handlers.update({
-            gast.Assign: self.assign,
-            gast.AnnAssign: self.annotated_assign,
-            gast.AugAssign: self.assignments.augmented_assign,
-            gast.Expr: self.expression,
-            gast.If: self.if_,
-            gast.For: self.loops.for_loop,
-            gast.While: self.loops.while_loop,
-            gast.FunctionDef: self.function_def,
-            gast.Break: self.break_,
-            gast.Assert: self.assert_,
-            gast.Raise: self.raise_,
-            gast.Pass: self.pass_,
-        })
+        walk.handlers.update({cls: getattr(self, name) for cls, name in self.TABLE.items()})
+
+    def augmented_assign(self, stmt: gast.AugAssign) -> None:
+        self.assignments.augmented_assign(stmt)
+
+    def for_loop(self, stmt: gast.For) -> None:
+        self.loops.for_loop(stmt)
+
+    def while_loop(self, stmt: gast.While) -> None:
+        self.loops.while_loop(stmt)
 
     def assign(self, stmt: gast.Assign) -> None:
         self.assignments.assign(stmt.targets, stmt.value)
@@ -166,3 +177,7 @@ class _Statements:
 
     def pass_(self, stmt: gast.Pass) -> None:
         pass
+
+
+# The user-level statements normalize handles: what fence lets through.
+STATEMENTS = frozenset(_Statements.TABLE)
