@@ -6,9 +6,6 @@ with a block, `break` (only as the whole body of an `if`), and the function ends
 `return <atom>`. Within a block, no name is assigned twice.
 """
 
-import importlib
-import inspect
-import pkgutil
 
 import gast
 import pytest
@@ -19,17 +16,7 @@ from s2sgrad.errors import TransformError
 from s2sgrad.fence import fence
 from s2sgrad.normalize import normalize
 from s2sgrad.parse import parse
-
-
-def _functions():
-    found = []
-    for package in (tests.cases, tests.catalogue):
-        for info in pkgutil.iter_modules(package.__path__):
-            module = importlib.import_module(f"{package.__name__}.{info.name}")
-            for name, fn in vars(module).items():
-                if inspect.isfunction(fn) and fn.__module__ == module.__name__:
-                    found.append(pytest.param(fn, id=f"{info.name}.{name}"))
-    return found
+from tests import corpus
 
 
 def is_atom(node, locals_):
@@ -117,7 +104,7 @@ def check_block(block, locals_, in_loop=False):
             assert isinstance(stmt, (gast.Assert, gast.Raise, gast.Pass)), gast.dump(stmt)
 
 
-@pytest.mark.parametrize("fn", _functions())
+@pytest.mark.parametrize("fn", corpus.functions(tests.cases, tests.catalogue))
 def test_normalize_establishes_anf(fn):
     try:
         parsed = fence(parse(fn))

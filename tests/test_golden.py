@@ -9,7 +9,6 @@ intended change, refresh the files with:  S2SGRAD_UPDATE_GOLDEN=1 python -m pyte
 import os
 import pathlib
 
-import numpy as np
 import pytest
 
 import s2sgrad
@@ -18,28 +17,7 @@ from tests.cases import golden_cases as cases
 from tests.passes import as_text, through_passes
 
 GOLDEN = pathlib.Path(__file__).parent / "golden"
-rng = np.random.default_rng(0)
-
-
-def _mlp_args():
-    x = rng.standard_normal((8, 5))
-    onehot = np.eye(3)[rng.integers(0, 3, 8)]
-    return (rng.standard_normal((5, 4)), np.zeros(4), rng.standard_normal((4, 3)), np.zeros(3),
-            x, onehot)
-
-
-CASES = {
-    "tanh_regression": (cases.tanh_regression, (0,),
-                        (rng.standard_normal(3), rng.standard_normal((6, 3)),
-                         rng.standard_normal(6))),
-    "mlp_loss": (cases.mlp_loss, (0, 1, 2, 3), _mlp_args()),
-    "scalar_chain": (cases.scalar_chain, (0, 1), (1.3, 0.7)),
-    "clipped_rnn": (cases.clipped_rnn, (0, 1),
-                    (0.5 * rng.standard_normal((3, 3)), rng.standard_normal((5, 3)), 1.0)),
-    "logistic": (cases.logistic, (0, 1),
-                 (rng.standard_normal(4), 0.1, rng.standard_normal((10, 4)),
-                  (rng.random(10) > 0.5).astype(float))),
-}
+CASES = cases.calls()
 
 
 # one function without control flow, one calling another, one with a loop, a branch and an

@@ -7,9 +7,7 @@ refuses the in-place updates of arguments, and element writes into values that a
 arrays where those values are fresh.
 """
 
-import importlib
 import inspect
-import pkgutil
 
 import numpy as np
 import pytest
@@ -23,6 +21,7 @@ from s2sgrad.errors import TransformError
 from s2sgrad.fence import fence
 from s2sgrad.normalize import normalize
 from s2sgrad.parse import parse
+from tests import corpus
 
 X = np.linspace(0.5, 1.5, 3)
 
@@ -110,18 +109,7 @@ def test_an_element_write_keeps_the_origin_of_the_version_it_updates():
 # --- what normalize records --------------------------------------------------------------
 
 
-def _functions():
-    found = []
-    for package in (tests.cases, tests.catalogue, tests.catalogue_cf):
-        for info in pkgutil.iter_modules(package.__path__):
-            module = importlib.import_module(f"{package.__name__}.{info.name}")
-            for name, fn in vars(module).items():
-                if inspect.isfunction(fn) and fn.__module__ == module.__name__:
-                    found.append(pytest.param(fn, id=f"{info.name}.{name}"))
-    return found
-
-
-@pytest.mark.parametrize("fn", _functions())
+@pytest.mark.parametrize("fn", corpus.functions(tests.cases, tests.catalogue, tests.catalogue_cf))
 def test_updates_are_recorded_with_the_variable_and_the_version_they_update(fn):
     try:
         normalized = normalize(fence(parse(fn)))

@@ -9,7 +9,6 @@ every earlier pass returned must dump as they did (fields and source positions).
 import inspect
 
 import gast
-import numpy as np
 import pytest
 
 from s2sgrad.aliasing import aliasing
@@ -23,22 +22,7 @@ from s2sgrad.pipeline import compile_vjp
 from s2sgrad.reverse import reverse
 from tests.cases import golden_cases as cases
 
-rng = np.random.default_rng(0)
-
-CASES = {
-    "tanh_regression": (cases.tanh_regression, (0,),
-                        (rng.standard_normal(3), rng.standard_normal((6, 3)),
-                         rng.standard_normal(6))),
-    "mlp_loss": (cases.mlp_loss, (0, 1, 2, 3),
-                 (rng.standard_normal((5, 4)), np.zeros(4), rng.standard_normal((4, 3)),
-                  np.zeros(3), rng.standard_normal((8, 5)), np.eye(3)[rng.integers(0, 3, 8)])),
-    "scalar_chain": (cases.scalar_chain, (0, 1), (1.3, 0.7)),
-    "clipped_rnn": (cases.clipped_rnn, (0, 1),
-                    (0.5 * rng.standard_normal((3, 3)), rng.standard_normal((5, 3)), 1.0)),
-    "logistic": (cases.logistic, (0, 1),
-                 (rng.standard_normal(4), 0.1, rng.standard_normal((10, 4)),
-                  (rng.random(10) > 0.5).astype(float))),
-}
+CASES = cases.calls()
 
 
 def _dump(trees) -> str:

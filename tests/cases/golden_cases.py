@@ -44,3 +44,28 @@ def clipped_rnn(W, x, limit):
             h = h * 0.5
         states[t] = h
     return np.sum(states ** 2)
+
+
+def calls() -> dict:
+    """name -> (function, differentiated positions, arguments): how the golden files call
+    each function (the same arrays every time)."""
+    rng = np.random.default_rng(0)
+
+    def mlp_args():
+        x = rng.standard_normal((8, 5))
+        onehot = np.eye(3)[rng.integers(0, 3, 8)]
+        return (rng.standard_normal((5, 4)), np.zeros(4), rng.standard_normal((4, 3)),
+                np.zeros(3), x, onehot)
+
+    return {
+        "tanh_regression": (tanh_regression, (0,),
+                            (rng.standard_normal(3), rng.standard_normal((6, 3)),
+                             rng.standard_normal(6))),
+        "mlp_loss": (mlp_loss, (0, 1, 2, 3), mlp_args()),
+        "scalar_chain": (scalar_chain, (0, 1), (1.3, 0.7)),
+        "clipped_rnn": (clipped_rnn, (0, 1),
+                        (0.5 * rng.standard_normal((3, 3)), rng.standard_normal((5, 3)), 1.0)),
+        "logistic": (logistic, (0, 1),
+                     (rng.standard_normal(4), 0.1, rng.standard_normal((10, 4)),
+                      (rng.random(10) > 0.5).astype(float))),
+    }
