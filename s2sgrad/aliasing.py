@@ -44,7 +44,7 @@ import gast
 import numpy as np
 
 from . import statements, syntax
-from .analyze import Analysis, Op
+from .analyze import Analysis, Op, is_container
 from .normalize import APPEND, SETITEM, Normalized
 from .parse import MISSING
 
@@ -212,6 +212,7 @@ class Aliasing:
         self.origin = origins(analysis.normalized)
         self.branch_path: dict[int, tuple] = {}  # position -> ((if position, branch), ...)
         self.contained: set[str] = set()  # values put into a tuple, list or dict
+        self.item_of: dict[str, set[str]] = {}  # a value -> the containers it may be an item of
         for stmt in statements.in_order(analysis.body, "aliasing"):  # updates of arguments
             if id(stmt) in self.augmented:
                 self._check_augmented(stmt, *self.augmented[id(stmt)])
@@ -295,7 +296,7 @@ class Aliasing:
             self.contained |= {a.id for a in op.bindings.values() if isinstance(a, gast.Name)}
             return []
         if op.kind == "item":  # an array inside a container: not to be updated in place
-            self.contained.add(op.target)
+            self._item(op.target, op.bindings["c"])
             return []
         augmented = self.augmented.get(id(stmt))
         target_value = self.values.get(op.target)
@@ -317,9 +318,15 @@ class Aliasing:
             func = value.func
             if op.kind == "call":  # the callee knows which arguments its result may share
                 aliased = getattr(op.callee, "result_aliases", None)
-                return [a.id for p, atom in op.bindings.items()
-                        for a in (atom if isinstance(atom, tuple) else (atom,))
-                        if isinstance(a, gast.Name) and (aliased is None or p in aliased)]
+                shared = [a for p, atom in op.bindings.items()
+                          for a in (atom if isinstance(atom, tuple) else (atom,))
+                          if isinstance(a, gast.Name) and (aliased is None or p in aliased)]
+                for a in shared:  # an item of a container passed in (def first(xs): ...)
+                    if is_container(self.values.get(a.id)):
+                        self._item(op.target, a)
+                return [a.id for a in shared]
+            if op.kind == "rule" and op.rule.shape == "item":  # d.get(k): an item of d
+                self._item(op.target, op.bindings[op.rule.params[0]])
             if op.kind in ("rule", "nondiff", "unknown") and returns_new_array(op):
                 return []
             # Anything else may return a view of its array arguments (np.fliplr, np.split,
@@ -405,12 +412,27 @@ class Aliasing:
         branches = dict(self.branch_path.get(a, ()))
         return any(branches.get(at, side) != side for at, side in self.branch_path.get(b, ()))
 
+    def _item(self, target: str, container: Any) -> None:
+        """``target`` may be an item of ``container``: not to be updated in place."""
+        self.contained.add(target)
+        if isinstance(container, gast.Name):
+            self.item_of.setdefault(target, set()).add(container.id)
+
     def result_aliases(self, result: gast.expr) -> frozenset[str]:
-        """The parameters whose memory the returned value may share."""
+        """The parameters whose memory the returned value may share, or that may hold it
+        as an item (a caller then treats the result as an item of what it passed)."""
         if not isinstance(result, gast.Name):
             return frozenset()
-        group = self._find(result.id)
-        return frozenset(p for p in self.parsed.params if self._find(p) == group)
+        names = set(self.group) | set(self.group.values()) | set(self.defs) | set(
+            self.parsed.params) | set(self.item_of)
+        groups = {self._find(result.id)}
+        while True:  # the groups of the containers holding it, of those holding them, ...
+            holders = {self._find(c) for n in names if self._find(n) in groups
+                       for c in self.item_of.get(n, ())}
+            if holders <= groups:
+                break
+            groups |= holders
+        return frozenset(p for p in self.parsed.params if self._find(p) in groups)
 
     def is_in_place(self, stmt: gast.stmt) -> bool:
         return id(stmt) in self.in_place

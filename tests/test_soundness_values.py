@@ -757,7 +757,8 @@ def test_rows_saved_by_a_loop_are_the_forwards():
 
 
 @pytest.mark.parametrize("fn", [cases.get_in_dict, cases.get_missing_default, cases.get_by_name,
-                                cases.get_in_loop, cases.get_tuple_item, cases.get_decorated],
+                                cases.get_in_loop, cases.get_tuple_item, cases.get_decorated,
+                                cases.get_tuple_default],
                          ids=lambda f: f.__name__)
 def test_dict_get(fn):
     check(fn, X, np.abs(X) + 0.5)
@@ -780,3 +781,33 @@ def test_dict_get_of_an_argument():
     grad = s2sgrad.gradient(cases.get_from_argument)({"w": X.copy()})
     s2sgrad.testing.assert_gradient_matches(
         lambda v: cases.get_from_argument({"w": v}), [X.copy()], 0, grad["w"], rng)
+
+
+# --- an item handed back is still inside its container -------------------------------------
+
+
+@pytest.mark.parametrize("fn,token", [
+    (cases.write_into_got, "w[0]"), (cases.add_into_got, "w += 1.0"),
+    (cases.write_into_first_of, "w[0]"), (cases.add_into_item_by_key, "w += 1.0"),
+    (cases.add_into_got_by_helper, "w += 1.0"), (cases.write_into_nested_item, "w[0]"),
+    (cases.write_into_item_in_loop, "w[0]")], ids=lambda v: getattr(v, "__name__", v))
+def test_update_of_an_item_handed_back_is_refused(fn, token):
+    """d.get(k), or a helper returning an item of what it was given, hands back memory the
+    container (and the caller's array in it) still holds: an update of it is refused."""
+    x = X.copy()
+    refused(fn, (x,), token, "put into a tuple, list or dict")
+    assert np.array_equal(x, X)
+
+
+@pytest.mark.parametrize("fn", [cases.fresh_through_helper, cases.copy_of_item_written],
+                         ids=lambda f: f.__name__)
+def test_new_memory_through_a_helper_is_differentiated(fn):
+    check(fn, X)
+
+
+def test_a_dict_subclass_with_its_own_get_runs_its_get():
+    d = cases.Doubling(a=X.copy())
+    grad = s2sgrad.gradient(cases.reads_doubling)(d)
+    np.testing.assert_allclose(grad["a"], 8.0 * X)  # d/da of sum((2a)^2)
+    np.testing.assert_allclose(s2sgrad.gradient(cases.reads_doubling)({"a": X.copy()})["a"],
+                               2.0 * X)  # a plain dict, after: another specialisation

@@ -197,7 +197,7 @@ _MUTATING = {list: ("append", "extend", "insert", "pop", "remove", "clear", "sor
 # Primitives whose rules take a tuple or list of values (one contribution per item).
 _TAKES_SEQUENCES = frozenset({np.stack, np.concatenate, sum, containers.concat,
                               containers.repeat, np.array, np.asarray, np.asanyarray,
-                              np.ascontiguousarray})
+                              np.ascontiguousarray, dict.get})
 
 # Functions without a rule known not to change their arguments: a call of one on a
 # differentiated value is refused only where its result is used.

@@ -15,6 +15,7 @@ nothing of the compiler.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import inspect
@@ -166,7 +167,8 @@ def abstract_of(value: Any) -> Abstract:
         items = tuple((k, abstract_of(v)) for k, v in enumerate(value))
         return Abstract("object", (None,) * len(value), any(a.float for _, a in items),
                         type(value), items)
-    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+    if isinstance(value, dict) and _reads_like_dict(type(value)) and all(
+            isinstance(k, str) for k in value):
         items = tuple((k, abstract_of(v)) for k, v in sorted(value.items()))
         return Abstract("object", None, any(a.float for _, a in items), dict, items)
     cls = type(value)
@@ -177,6 +179,18 @@ def abstract_of(value: Any) -> Abstract:
 
 
 _OBJECTS: dict[type, Abstract] = {}  # the abstract value of a plain object, per class
+
+# What the compiler reads of a dict: a subclass that defines one of these (a get that scales,
+# a __getitem__ that computes) is an object of its own class, its methods differentiated
+# through; OrderedDict only orders its keys differently, which reads by key do not see.
+_DICT_READS = ("__getitem__", "get", "keys", "values", "items", "__iter__", "__len__",
+               "__contains__")
+
+
+@functools.lru_cache(maxsize=None)
+def _reads_like_dict(cls: type) -> bool:
+    return cls is dict or cls is collections.OrderedDict or all(
+        getattr(cls, name) is getattr(dict, name) for name in _DICT_READS)
 
 
 def is_container(value: Abstract | None) -> bool:

@@ -843,3 +843,94 @@ def get_decorated(w, b):
 
 def get_from_argument(p):
     return np.sum(np.exp(p.get("w")) * p.get("b", 1.0))
+
+
+# --- an item handed back (by d.get, or by a helper) is still inside its container ---------
+
+
+def first_of(xs):
+    return xs[0]
+
+
+def item_by_key(d):
+    return d["a"]
+
+
+def got_by_key(d):
+    return d.get("a")
+
+
+def first_of_pair(d):
+    return first_of(d["pair"])
+
+
+def write_into_got(x):
+    w = {"a": x}.get("a")
+    w[0] = 5.0  # <- refused
+    return np.sum(w * x)
+
+
+def add_into_got(x):
+    d = {"a": x}
+    w = d.get("a")
+    w += 1.0  # <- refused
+    return np.sum(x * w)
+
+
+def write_into_first_of(x):
+    w = first_of([x])
+    w[0] = 5.0  # <- refused
+    return np.sum(w * x)
+
+
+def add_into_item_by_key(x):
+    w = item_by_key({"a": x})
+    w += 1.0  # <- refused
+    return np.sum(w * x)
+
+
+def add_into_got_by_helper(x):
+    w = got_by_key({"a": x})
+    w += 1.0  # <- refused
+    return np.sum(w)
+
+
+def write_into_nested_item(x):
+    w = first_of_pair({"pair": (x, x)})
+    w[0] = 2.0  # <- refused
+    return np.sum(w * x)
+
+
+def write_into_item_in_loop(x):
+    total = 0.0
+    for k in range(2):
+        w = first_of([x, x * 2.0])
+        w[0] = 1.0 * k  # <- refused
+        total = total + np.sum(w * x)
+    return total
+
+
+def fresh_through_helper(x):
+    w = first_of([x * 1.0])
+    w = w + 1.0
+    return np.sum(w * x)
+
+
+def copy_of_item_written(x):
+    w = first_of([x]).copy()
+    w[0] = 5.0
+    return np.sum(w * x)
+
+
+class Doubling(dict):
+    def get(self, key, default=None):
+        return dict.get(self, key, default) * 2.0
+
+
+def reads_doubling(d):
+    return np.sum(d.get("a") ** 2)
+
+
+def get_tuple_default(w, b):
+    first, second = {"w": w}.get("pair", (w, b * 2.0))
+    return np.sum(first * second)
