@@ -811,3 +811,13 @@ def test_a_dict_subclass_with_its_own_get_runs_its_get():
     np.testing.assert_allclose(grad["a"], 8.0 * X)  # d/da of sum((2a)^2)
     np.testing.assert_allclose(s2sgrad.gradient(cases.reads_doubling)({"a": X.copy()})["a"],
                                2.0 * X)  # a plain dict, after: another specialisation
+
+
+@pytest.mark.parametrize("fn,token", [(cases.bound_sum, "x.sum"), (cases.bound_get, "d.get")],
+                         ids=lambda v: getattr(v, "__name__", v))
+def test_a_method_read_without_a_call_is_refused(fn, token):
+    refused(fn, (X,), token, "reads a method without calling it")
+
+
+def test_a_method_of_a_constant_read_without_a_call():
+    check(cases.bound_method_of_constant, X[:3])

@@ -95,6 +95,12 @@ class Operations:
                 return self.calls.opaque(target, [node.value], f".{node.attr}")
             if descriptor is MISSING:
                 return self.calls.opaque(target, [node.value], f".{node.attr}")
+            if isinstance(descriptor, _METHODS) and self.is_varied(node.value):
+                name = syntax.dotted_name(node) or f"....{node.attr}"
+                raise self.parsed.error(
+                    f"'{name}' reads a method without calling it: the bound method is a "
+                    "function made from a differentiated value, which is not followed", node,
+                    f"Call it where it is used: `{name}(...)`.")
             return self.calls.primitive(descriptor, [node.value], {}, target, node)
         if isinstance(node, gast.Subscript):
             return self.subscript(node, target)
@@ -290,3 +296,7 @@ _CMP_PRIMITIVES = {cls: getattr(operator, op, None) for cls, op in syntax.CMPOPS
 _DUNDER = {prim: f"__{prim.__name__.strip('_')}__" for prim in checks.SYMBOLS}
 _DUNDER[operator.and_], _DUNDER[operator.or_] = "__and__", "__or__"
 _REFLECTED = {prim: "__r" + name[2:] for prim, name in _DUNDER.items()}
+# What an attribute of an array, a number or a container is when it is a method (x.sum,
+# d.get), not a value (x.T, x.shape): reading it makes a bound method.
+_METHODS = (types.MethodDescriptorType, types.WrapperDescriptorType,
+            types.ClassMethodDescriptorType, types.FunctionType, types.BuiltinFunctionType)

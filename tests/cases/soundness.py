@@ -934,3 +934,19 @@ def reads_doubling(d):
 def get_tuple_default(w, b):
     first, second = {"w": w}.get("pair", (w, b * 2.0))
     return np.sum(first * second)
+
+
+def bound_sum(x):
+    total = x.sum  # <- refused
+    return total() * 2.0
+
+
+def bound_get(x):
+    d = {"a": x}
+    get = d.get  # <- refused
+    return np.sum(get("a") ** 2)
+
+
+def bound_method_of_constant(x):
+    make = np.ones(3).sum
+    return np.sum(x * make())
