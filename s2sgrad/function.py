@@ -236,34 +236,45 @@ class _Specialiser:
         return self.last
 
 
-def _leaves(value: Any) -> list:
+def _leaves(value: Any, path: str) -> list:
+    """(path, leaf) of a structure of parameters: ``d['w']``, ``params[0]``."""
     if isinstance(value, dict):
-        return [leaf for v in value.values() for leaf in _leaves(v)]
+        return [leaf for k, v in value.items() for leaf in _leaves(v, f"{path}[{k!r}]")]
     if isinstance(value, (list, tuple)):
-        return [leaf for v in value for leaf in _leaves(v)]
-    return [value]
+        return [leaf for k, v in enumerate(value) for leaf in _leaves(v, f"{path}[{k}]")]
+    return [(path, value)]
 
 
 def _check_differentiable(fname: str, i: int, param: str, value: Any) -> None:
-    if isinstance(value, (dict, list, tuple)) and (  # a structure of parameters
-            not isinstance(value, dict) or all(isinstance(k, str) for k in value)):
-        for leaf in _leaves(value):
-            _check_differentiable(fname, i, param, leaf)
+    if isinstance(value, dict) and not all(isinstance(k, str) for k in value):
+        raise TypeError(f"{fname}(): argument {i} ('{param}') is a dict with keys that are not "
+                        "strings; a differentiated dict is keyed by names. Use string keys, "
+                        "or a list.")
+    if isinstance(value, (dict, list, tuple)):  # a structure of parameters
+        for path, leaf in _leaves(value, param):
+            _check_leaf(fname, i, param, path, leaf)
         return
+    _check_leaf(fname, i, param, param, value)
+
+
+def _check_leaf(fname: str, i: int, param: str, path: str, value: Any) -> None:
+    where = f"argument {i} ('{param}')" + (f" holds at {path}" if path != param else " is")
     kind = abstract_of(value)
     if kind.kind in ("scalar", "array") and kind.float:
         if np.iscomplexobj(value):
-            raise TypeError(f"{fname}(): argument {i} ('{param}') is complex; complex "
-                            "differentiation is not supported")
+            raise TypeError(f"{fname}(): {where} a complex value; complex differentiation is "
+                            "not supported")
         return
     if kind.kind in ("scalar", "array"):
         dtype = np.asarray(value).dtype
         raise TypeError(
-            f"{fname}(): argument {i} ('{param}') is an integer or boolean value ({dtype}); "
-            "only floating-point inputs can be differentiated. Pass a float instead, e.g. "
-            f"np.asarray({param}, dtype=float).")
-    raise TypeError(f"{fname}(): argument {i} ('{param}') is a {type(value).__name__}; only "
-                    "floats and floating-point NumPy arrays can be differentiated here")
+            f"{fname}(): {where} an integer or boolean value ({dtype}); only floating-point "
+            f"inputs can be differentiated. Pass a float instead, e.g. "
+            f"np.asarray({path}, dtype=float).")
+    hint = "" if path == param else (" Pass it as an argument of its own, and differentiate "
+                                     "with respect to the others (wrt=...).")
+    raise TypeError(f"{fname}(): {where} a {type(value).__name__}; only floats and "
+                    f"floating-point NumPy arrays can be differentiated here.{hint}")
 
 
 _specialisers: dict[Callable, _Specialiser] = {}

@@ -225,3 +225,24 @@ def test_plain_call_needs_no_source():
     exec("def f(x):\n    return np.sum(x * 2.0)\n", namespace)  # noqa: S102
     f = s2sgrad.grad(namespace["f"])
     assert f(np.ones(3)) == 6.0  # runs the original: nothing to differentiate
+
+
+def _total(p):
+    return 0.0
+
+
+@pytest.mark.parametrize("value,words", [
+    (np.arange(3), "argument 0 ('p') is an integer or boolean value (int64)"),
+    (np.array([True, False]), "is an integer or boolean value (bool)"),
+    (np.array([1j, 2.0]), "argument 0 ('p') is a complex value"),
+    ("label", "argument 0 ('p') is a str; only floats"),
+    ({"w": np.ones(2), "act": np.sin}, "argument 0 ('p') holds at p['act'] a ufunc"),
+    ({"w": np.ones(2), "steps": np.arange(2)}, "holds at p['steps'] an integer or boolean"),
+    ([np.ones(2), (np.ones(2), "tag")], "holds at p[1][1] a str"),
+    ({1: np.ones(2)}, "is a dict with keys that are not strings"),
+], ids=["int", "bool", "complex", "str", "function_leaf", "int_leaf", "nested_str",
+        "int_keys"])
+def test_what_cannot_be_differentiated_is_named_where_it_is(value, words):
+    with pytest.raises(TypeError) as info:
+        s2sgrad.gradient(_total)(value)
+    assert words in str(info.value), str(info.value)
