@@ -214,10 +214,10 @@ class Aliasing:
         self.contained: set[str] = set()  # values put into a tuple, list or dict
         self.item_of: dict[str, set[str]] = {}  # a value -> the containers it may be an item of
         for stmt in statements.in_order(analysis.body, "aliasing"):  # updates of arguments
-            if id(stmt) in self.augmented:
-                self._check_augmented(stmt, *self.augmented[id(stmt)])
-            if id(stmt) in analysis.normalized.writes:
-                self._check_element_write(stmt, *analysis.normalized.writes[id(stmt)])
+            if stmt in self.augmented:
+                self._check_augmented(stmt, *self.augmented[stmt])
+            if stmt in analysis.normalized.writes:
+                self._check_element_write(stmt, *analysis.normalized.writes[stmt])
         self._walk(analysis.body[:-1], analysis)
         self._check()
 
@@ -275,7 +275,7 @@ class Aliasing:
                 for field in kind.blocks:
                     self._walk(getattr(stmt, field), analysis, path + ((here, field),))
             elif isinstance(stmt, gast.Assign):
-                op = analysis.ops.get(id(stmt))
+                op = analysis.ops.get(stmt)
                 target = op.target if op is not None else None
                 if target is None:
                     continue
@@ -298,7 +298,7 @@ class Aliasing:
         if op.kind == "item":  # an array inside a container: not to be updated in place
             self._item(op.target, op.bindings["c"])
             return []
-        augmented = self.augmented.get(id(stmt))
+        augmented = self.augmented.get(stmt)
         target_value = self.values.get(op.target)
         if augmented is not None and target_value is not None and (
                 target_value.kind == "array" or target_value.type is list):  # xs += [v] too

@@ -187,7 +187,7 @@ def _analysis(analysis: Analysis) -> str:
              f"specialised on string values: {analysis.by_string_value}", "", "statements:"]
     rows = []
     for text, stmt in _statements(analysis.body):
-        op = analysis.ops.get(id(stmt)) if stmt is not None else None
+        op = analysis.ops.get(stmt) if stmt is not None else None
         if op is None:
             rows.append((text, ""))
             continue

@@ -81,7 +81,7 @@ from .values import (  # noqa: F401
 class Analysis:
     normalized: Normalized
     wrt: tuple[str, ...]
-    ops: dict[int, Op]  # the operation of each ANF statement, by id() of the statement
+    ops: dict[gast.stmt, Op]  # the operation of each ANF statement
     values: dict[str, Abstract]
     shape_class: dict[str, int]
     active: frozenset[str]
@@ -117,7 +117,7 @@ class _Walk:
         self.wrt = wrt
         self.facts = Facts(normalized.parsed, wrt, signature)
         self.operations = Operations(self.facts, Calls(self.facts, compile_callee))
-        self.ops: dict[int, Op] = {}
+        self.ops: dict[gast.stmt, Op] = {}
 
     def run(self) -> Analysis:
         facts, parsed = self.facts, self.normalized.parsed
@@ -138,13 +138,13 @@ class _Walk:
         facts = self.facts
         for stmt in stmts:
             kind = statements.kind(stmt, "analyze")
-            if id(stmt) in self.normalized.placeholders:  # no value: the loop assigns it
-                self.ops[id(stmt)] = Op("nondiff", stmt.targets[0].id)
+            if stmt in self.normalized.placeholders:  # no value: the loop assigns it
+                self.ops[stmt] = Op("nondiff", stmt.targets[0].id)
                 facts.set_value(stmt.targets[0].id, Abstract("none", None, False))
             elif kind.computes:
-                if id(stmt) in self.normalized.iterations:
+                if stmt in self.normalized.iterations:
                     checks.check_iterable(facts, stmt.value.args[0], stmt)
-                self.ops[id(stmt)] = self.statement(stmt)
+                self.ops[stmt] = self.statement(stmt)
             elif kind.loop:
                 if isinstance(stmt, gast.For):  # the loop's index
                     facts.set_value(stmt.target.id, Abstract("scalar", (), False))

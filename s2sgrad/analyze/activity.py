@@ -38,7 +38,7 @@ class _Useful:
         for stmt in reversed(stmts):
             kind = statements.kind(stmt, "analyze")
             if kind.computes:
-                self.statement(stmt, self.ops[id(stmt)], useful)
+                self.statement(stmt, self.ops[stmt], useful)
             elif kind.loop:
                 while True:  # what a later iteration needs, an earlier one must provide
                     after = useful

@@ -77,17 +77,18 @@ class Normalized:
     parsed: Parsed
     node: gast.FunctionDef  # the ANF function
     namer: Namer  # knows every name in use; later passes draw fresh names from it
-    # Statements that came from `x += y` (by id), with the user's name and the version of x
-    # they update: NumPy's += updates that version in place, visible through its aliases.
-    augmented: dict[int, tuple[str, str]]  # id -> (user name, version updated)
-    writes: dict[int, tuple[str, str]]  # `y[i] = v` statements by id, the same way
+    # Statements that came from `x += y`, with the user's name and the version of x they
+    # update: NumPy's += updates that version in place, visible through its aliases. Tables
+    # of statements are keyed by the statement itself (nodes compare by identity).
+    augmented: dict[gast.stmt, tuple[str, str]]  # statement -> (user name, version updated)
+    writes: dict[gast.stmt, tuple[str, str]]  # `y[i] = v` statements, the same way
     # The variable each version stands for (`h_2` -> `h`; a parameter stands for itself),
     # the user's and those the desugaring introduces; temporaries are not versions.
     variable_of: dict[str, str]
-    placeholders: frozenset[int]  # `v = None` statements that only bind a name early
+    placeholders: frozenset[gast.stmt]  # `v = None` statements that only bind a name early
     # `n = len(xs)` statements that start a loop over the items of xs (xs[0], xs[1], ...):
     # the analysis checks that xs is a sequence whose items these are
-    iterations: frozenset[int] = frozenset()
+    iterations: frozenset[gast.stmt] = frozenset()
 
 
 def normalize(parsed: Parsed) -> Normalized:

@@ -40,8 +40,8 @@ class Assignments:
         self.parsed, self.namer, self.versions = walk.parsed, walk.namer, walk.versions
         self.emit = walk.emit
         self.expressions = expressions
-        self.augmented: dict[int, tuple[str, str]] = {}  # `h += x` statements, by id
-        self.writes: dict[int, tuple[str, str]] = {}  # `y[i] = v` statements, by id
+        self.augmented: dict[gast.stmt, tuple[str, str]] = {}  # `h += x` statements
+        self.writes: dict[gast.stmt, tuple[str, str]] = {}  # `y[i] = v` statements
 
     def assign(self, targets: list[gast.expr], value: gast.expr) -> None:
         first, *others = targets
@@ -92,7 +92,7 @@ class Assignments:
         value = syntax.binop(syntax.name(stmt.target.id), stmt.op, stmt.value)
         self.assign([stmt.target], syntax.located(value, stmt))
         if previous is not None:
-            self.augmented[id(self.walk.out[-1])] = (stmt.target.id, previous)
+            self.augmented[self.walk.out[-1]] = (stmt.target.id, previous)
 
     def store(self, target: gast.Subscript, value: gast.expr, op: gast.operator | None,
               origin: gast.AST) -> None:
@@ -113,7 +113,7 @@ class Assignments:
         region = syntax.subscript(syntax.name(previous), index)
         new = self.versions.define(base.id)
         self.emit(syntax.assign(new, syntax.call(syntax.name(SETITEM), [region, atom])), origin)
-        self.writes[id(self.walk.out[-1])] = (base.id, previous)
+        self.writes[self.walk.out[-1]] = (base.id, previous)
 
     def append(self, base: gast.Name, value: gast.expr, origin: gast.AST) -> None:
         """``xs.append(v)`` -> ``xs_1 = __append__(xs, v)``: a new version of the list, which

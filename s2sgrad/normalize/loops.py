@@ -44,7 +44,7 @@ class Loops:
         self.parsed, self.namer, self.versions = walk.parsed, walk.namer, walk.versions
         self.emit, self.branch = walk.emit, walk.branch
         self.atom, self.operation = expressions.atom, expressions.operation
-        self.iterations: set[int] = set()  # `n = len(xs)` of loops over xs's items
+        self.iterations: set[gast.stmt] = set()  # `n = len(xs)` of loops over xs's items
 
     def for_loop(self, stmt: gast.For) -> None:
         if stmt.orelse:
@@ -154,7 +154,7 @@ class Loops:
             kept = syntax.name(before) if before else syntax.const(None)
             binding = syntax.assign(version, kept)
             if before is None:
-                self.versions.placeholders.add(id(binding))
+                self.versions.placeholders.add(binding)
             self.walk.out.append(binding)
         body = self.loop_body(prelude, stmt.body, carried, stmt)
         self.emit(syntax.for_(syntax.name(version, store=True), sequence_range, body), stmt)
@@ -211,7 +211,7 @@ class Loops:
         atom = self.evaluated_once(node, rebound, loop)
         length = self.operation(syntax.call(syntax.name("len"), [atom]), temp=True)
         syntax.located(self.walk.out[-1], node)  # where the loop names what it loops over
-        self.iterations.add(id(self.walk.out[-1]))
+        self.iterations.add(self.walk.out[-1])
         last = self.operation(syntax.binop(length, "Sub", syntax.const(1)), temp=True) \
             if backwards else None
         return atom, last, length

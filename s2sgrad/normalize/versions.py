@@ -46,7 +46,7 @@ class Versions:
         self.variable_of: dict[str, str] = {p: p for p in parsed.params}  # version -> name
         self.synthetic: set[str] = set()  # variables of desugared expressions (versioned)
         self.reassigned: set[str] = set()  # generated names assigned more than once (flags)
-        self.placeholders: set[int] = set()  # `v = None` binding a loop version early
+        self.placeholders: set[gast.stmt] = set()  # `v = None` binding a loop version early
 
     def synthetic_variable(self) -> str:
         """A variable the desugaring introduces; versioned and merged like the user's own."""
@@ -96,7 +96,7 @@ class Versions:
                                             syntax.name(self.current[user])))
             else:  # first assigned in the loop: bound before it, so it can be saved after it
                 placeholder = syntax.assign(loop_versions[user], syntax.const(None))
-                self.placeholders.add(id(placeholder))
+                self.placeholders.add(placeholder)
                 before.append(placeholder)
         return loop_versions, before
 

@@ -61,13 +61,13 @@ class Adjoint:
         return block
 
     def assignment(self, stmt: gast.Assign) -> None:
-        self.operations.adjoint(stmt, self.ctx.analysis.ops[id(stmt)])
+        self.operations.adjoint(stmt, self.ctx.analysis.ops[stmt])
         for target in syntax.names_written(stmt.targets[0]):
             self.cotangents.defined.discard(target)  # this value's cotangent is now used up
 
     def effect(self, stmt: gast.Expr) -> None:
         """A call kept for its effect: it has no value, or an inactive one."""
-        op = self.ctx.analysis.ops.get(id(stmt))
+        op = self.ctx.analysis.ops.get(stmt)
         if op is not None and op.target is not None and op.target in self.ctx.analysis.active:
             raise syntax.unexpected("reverse", stmt, "an effect with an active value")
 
@@ -119,7 +119,7 @@ class Adjoint:
         a = self.ctx.analysis
         names = []
         for stmt in stmts:
-            op = a.ops.get(id(stmt)) if isinstance(stmt, gast.Assign) else None
+            op = a.ops.get(stmt) if isinstance(stmt, gast.Assign) else None
             if op is None or op.target not in a.active:
                 continue
             for p in ["x"] if op.kind == "copy" else op.diff_params:

@@ -80,7 +80,7 @@ class Forward:
     # --- statements ------------------------------------------------------------------------
 
     def computing(self, stmt: gast.stmt) -> list[gast.stmt]:
-        op = self.ctx.analysis.ops[id(stmt)]
+        op = self.ctx.analysis.ops[stmt]
         lower = self.by_op.get(op.kind)
         if lower is None:
             raise syntax.unexpected("reverse", stmt, f"an operation of kind {op.kind!r}")
