@@ -105,9 +105,11 @@ def check_array_operands(facts: Facts, rule: Rule, bindings: dict, diff_params: 
                          what: str, node: gast.AST) -> None:
     """The library's rules take arrays and numbers where they differentiate; NumPy
     converts a list or tuple there, the rules do not: such a call is refused unless
-    the rule is one of those that take a sequence (np.stack, np.array, sum, ...)."""
+    the rule is one of those that take a sequence (np.stack, np.array, sum, ...) or reads
+    an item of a container (its operands are containers and items: d.get)."""
     module = getattr(rule.template, "__module__", "") or ""
-    if not module.startswith("s2sgrad.") or rule.primitive in _TAKES_SEQUENCES:
+    if not module.startswith("s2sgrad.") or rule.primitive in _TAKES_SEQUENCES or \
+            rule.shape == "item":
         return
     for p in diff_params:
         atom = bindings.get(p)
@@ -197,7 +199,7 @@ _MUTATING = {list: ("append", "extend", "insert", "pop", "remove", "clear", "sor
 # Primitives whose rules take a tuple or list of values (one contribution per item).
 _TAKES_SEQUENCES = frozenset({np.stack, np.concatenate, sum, containers.concat,
                               containers.repeat, np.array, np.asarray, np.asanyarray,
-                              np.ascontiguousarray, dict.get})
+                              np.ascontiguousarray})
 
 # Functions without a rule known not to change their arguments: a call of one on a
 # differentiated value is refused only where its result is used.

@@ -96,6 +96,18 @@ class Facts:
     def is_int_array(self, name: str) -> bool:
         return name in self.int_arrays and name not in self.not_int
 
+    def key_of(self, atom: Any) -> Any:
+        """The key an index or ``get`` reads with, where it is known when compiling: a
+        literal, or a string passed in (the pair is then specialised on its value); else
+        None."""
+        if syntax.is_const(atom):
+            return atom.value
+        if isinstance(atom, gast.Name) and atom.id in self.values:
+            key = self.values[atom.id].value
+            self.by_string_value |= isinstance(key, str)
+            return key
+        return None
+
     def class_of(self, atom: Any) -> int | None:
         """The shape class of a name (None for other atoms)."""
         return self.shape_class.get(atom.id) if isinstance(atom, gast.Name) else None

@@ -107,19 +107,14 @@ def infer(facts: Facts, rule: Rule, bindings: dict, target: str | None) -> None:
 def _item(facts: Facts, rule: Rule, bindings: dict, container: Abstract) -> Abstract:
     """An item of ``container`` at the key bound to the rule's second parameter, or its
     ``default`` where the key may be missing (``d.get(k, default)``)."""
-    key_atom = bindings[rule.params[1]]
-    key = static(key_atom)
-    if isinstance(key_atom, gast.Name) and key_atom.id in facts.values:
-        key = facts.values[key_atom.id].value  # a string passed in: specialised on
-        facts.by_string_value |= isinstance(key, str)
-    known = key is not MISSING and key is not None and container.items is not None
-    keys = [k for k, _ in container.items or ()]
-    if known and key in keys:
+    key = facts.key_of(bindings[rule.params[1]])
+    keys = None if key is None or container.items is None else [k for k, _ in container.items]
+    if keys is not None and key in keys:
         return item_of(container, key)
     default = facts.value(bindings["default"]) if "default" in bindings else None
-    if known or default is None:  # certainly missing, or no default to fall back on
-        return default or item_of(container, None)
-    return join(item_of(container, None), default)
+    if default is None:
+        return item_of(container, None)
+    return default if keys is not None else join(item_of(container, None), default)
 
 
 def index_dims(facts: Facts, dims: tuple | None, index: Any) -> tuple | None:

@@ -96,7 +96,7 @@ class Operations:
             if descriptor is MISSING:
                 return self.calls.opaque(target, [node.value], f".{node.attr}")
             if isinstance(descriptor, _METHODS) and self.is_varied(node.value):
-                name = syntax.dotted_name(node) or f"....{node.attr}"
+                name = self.calls.user_name(node) or f"(...).{node.attr}"
                 raise self.parsed.error(
                     f"'{name}' reads a method without calling it: the bound method is a "
                     "function made from a differentiated value, which is not followed", node,
@@ -239,10 +239,7 @@ class Operations:
     def item(self, node: gast.Subscript, target: str | None) -> Op:
         """``t[k]`` of a tuple, list or dict: the item (a slice of a list is a list)."""
         container = self.value(node.value)
-        key = syntax.const_value(node.slice) if (syntax.is_const(node.slice)) else None
-        if isinstance(node.slice, gast.Name) and node.slice.id in self.facts.values:
-            key = self.facts.values[node.slice.id].value  # a string passed in: specialised on
-            self.facts.by_string_value |= isinstance(key, str)
+        key = self.facts.key_of(node.slice)
         held = self.parsed.resolve(node.value)
         if held is not MISSING and key is not None and isinstance(held, (dict, list, tuple)):
             try:  # an item of a global dict or list: recompile if it is replaced

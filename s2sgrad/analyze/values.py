@@ -187,7 +187,7 @@ _DICT_READS = ("__getitem__", "get", "keys", "values", "items", "__iter__", "__l
                "__contains__")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _reads_like_dict(cls: type) -> bool:
     return cls is dict or cls is collections.OrderedDict or all(
         getattr(cls, name) is getattr(dict, name) for name in _DICT_READS)
