@@ -805,6 +805,18 @@ def test_new_memory_through_a_helper_is_differentiated(fn):
     check(fn, X)
 
 
+@pytest.mark.parametrize("cls,scale", [(cases.Scaling, 3.0), (cases.Plain, 1.0), (dict, 1.0)],
+                         ids=lambda v: getattr(v, "__name__", None))
+def test_a_dict_subclass_reads_as_its_class_does(cls, scale):
+    """d["a"] and d.get("a") of a subclass that defines __getitem__ run its __getitem__
+    (get is dict's own, which does not call it); a subclass that defines no read is a dict."""
+    a = X.copy()
+    grad = s2sgrad.gradient(cases.reads_by_key)(cls(a=a))
+    np.testing.assert_allclose(grad["a"], 2.0 * scale * scale * a + 1.0)
+    s2sgrad.testing.assert_gradient_matches(lambda v: cases.reads_by_key(cls(a=v)), [a], 0,
+                                            grad["a"], rng)
+
+
 def test_a_dict_subclass_with_its_own_get_runs_its_get():
     d = cases.Doubling(a=X.copy())
     grad = s2sgrad.gradient(cases.reads_doubling)(d)
@@ -813,10 +825,13 @@ def test_a_dict_subclass_with_its_own_get_runs_its_get():
                                2.0 * X)  # a plain dict, after: another specialisation
 
 
-@pytest.mark.parametrize("fn,token", [(cases.bound_sum, "x.sum"), (cases.bound_get, "d.get")],
-                         ids=lambda v: getattr(v, "__name__", v))
-def test_a_method_read_without_a_call_is_refused(fn, token):
-    refused(fn, (X,), token, "reads a method without calling it")
+@pytest.mark.parametrize("fn,token,name", [
+    (cases.bound_sum, "x.sum", "'x.sum'"), (cases.bound_get, "d.get", "'d.get'"),
+    (cases.bound_method_of_a_temporary, "(x * 2.0).sum", "'(...).sum'")],
+    ids=lambda v: getattr(v, "__name__", None))
+def test_a_method_read_without_a_call_is_refused(fn, token, name):
+    """Named as the user wrote it, never by a temporary of the compiler's."""
+    refused(fn, (X,), token, f"{name} reads a method without calling it")
 
 
 def test_a_method_of_a_constant_read_without_a_call():

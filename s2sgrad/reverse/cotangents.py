@@ -20,7 +20,7 @@ from typing import Any
 import gast
 
 from .. import syntax
-from ..analyze import is_container
+from ..analyze import Abstract
 from ..runtime.containers import tree_add, zeros_tree
 from .context import Context
 
@@ -55,7 +55,7 @@ class Cotangents:
         if not isinstance(atom, gast.Name) or atom.id not in self.ctx.analysis.active:
             return
         target = self.bar(atom.id)
-        if atom.id in self.defined and is_container(self.ctx.analysis.values.get(atom.id)):
+        if atom.id in self.defined and _structured(self.ctx.analysis.values.get(atom.id)):
             helper = self.ctx.bindings.claim("tree_add", tree_add)
             contribution = syntax.call(syntax.name(helper), [syntax.name(target), contribution])
         elif atom.id in self.defined:
@@ -71,14 +71,14 @@ class Cotangents:
 
     def zero_like(self, name: str) -> gast.expr:
         value = self.ctx.analysis.values.get(name)
-        if value is not None and value.kind == "scalar" and not is_container(value):
+        if value is not None and value.kind == "scalar":
             return syntax.const(0.0)
         return self.zeros_shaped(name, syntax.name(name))
 
     def zeros_shaped(self, name: str, like: gast.expr) -> gast.expr:
-        """Zeros shaped like ``like`` (``name``'s value or cotangent): a container of
-        zeros for a tuple, list or dict, else an array."""
-        if is_container(self.ctx.analysis.values.get(name)):
+        """Zeros shaped like ``like`` (``name``'s value or cotangent): zeros per item for
+        a structure (see ``_structured``), else an array."""
+        if _structured(self.ctx.analysis.values.get(name)):
             return syntax.call(syntax.name(self.ctx.bindings.claim("zeros_tree", zeros_tree)),
                                [like])
         return syntax.call(f"{self.ctx.np}.zeros_like", [like])
@@ -88,3 +88,9 @@ class Cotangents:
         grads = [syntax.name(self.bar(p)) if p in self.defined else self.zero_like(p)
                  for p in wrt]
         return syntax.ret(syntax.tuple_(grads))
+
+
+def _structured(value: Abstract | None) -> bool:
+    """A value whose cotangent may be a structure (a tuple, list or dict, or an object of a
+    dict's subclass read through its own methods): added item by item, zeros per item."""
+    return value is not None and value.kind == "object"

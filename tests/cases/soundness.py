@@ -950,3 +950,21 @@ def bound_get(x):
 def bound_method_of_constant(x):
     make = np.ones(3).sum
     return np.sum(x * make())
+
+
+def bound_method_of_a_temporary(x):
+    total = (x * 2.0).sum  # <- refused
+    return total()
+
+
+class Scaling(dict):
+    def __getitem__(self, key):
+        return dict.get(self, key) * 3.0
+
+
+class Plain(dict):
+    """A subclass that reads like a dict: still a dict."""
+
+
+def reads_by_key(d):
+    return np.sum(d["a"] ** 2 + d.get("a"))
