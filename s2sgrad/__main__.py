@@ -53,13 +53,23 @@ def main(argv: list[str] | None = None) -> int:
     options = parser.parse_args(argv)
 
     from . import api, function
+    from .errors import TransformError
     fn = _load(options.target)
     if options.args is None:
         api.show(fn)
         return 0
-    args = tuple(_example(s) for s in options.args.split())
-    wrt = tuple(int(w) for w in options.wrt.split(","))
-    compiled = function.specialiser(fn).compiled(wrt, args, {})
+    try:
+        args = tuple(_example(s) for s in options.args.split())
+        wrt = tuple(int(w) for w in options.wrt.split(","))
+    except ValueError as exc:
+        parser.error(f"--args and --wrt: {exc}")
+    try:
+        compiled = function.specialiser(fn).compiled(wrt, args, {})
+    except TransformError as exc:  # the user's file:line:col and what to write instead
+        print(exc, file=sys.stderr)
+        return 1
+    except (TypeError, ValueError) as exc:  # the example arguments do not fit the function
+        parser.error(str(exc))
     print(compiled.forward_source)
     print(compiled.adjoint_source)
     return 0
