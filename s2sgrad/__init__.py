@@ -4,13 +4,15 @@
 the reverse pass needs and an adjoint function that computes input cotangents, as readable
 Python. Functional transforms (``gradient``, ``value_and_grad``, ``vjp``) call the pair back to
 back; Tensors with ``requires_grad`` give PyTorch's ``backward()`` / ``.grad`` semantics.
+Forward mode (``jvp``) compiles one tangent function from the same analysis.
 
 The modules form layers, bottom to top. A module imports only from its own layer and the
 ones below, and no imports form a cycle (tests/test_layering.py checks both against this
 table; a package stands for all its modules):
 
     leaf:     errors naming shapes syntax runtime
-    compiler: parse fence normalize statements analyze aliasing reverse optimize codegen
+    compiler: parse fence normalize statements analyze aliasing reverse tangent optimize
+              codegen
               templates rules pipeline sourcefile function
     tensor:   autograd nn optim
     api:      api testing __main__ __init__
@@ -21,7 +23,7 @@ A lower layer that calls a higher one offers a registration point instead of imp
 """
 
 from . import autograd, nn, optim, rules, testing  # noqa: F401  (importing rules registers them)
-from .api import grad, gradient, show, value_and_grad, vjp  # noqa: F401
+from .api import grad, gradient, jvp, show, value_and_grad, vjp  # noqa: F401
 from .autograd.grad_mode import (  # noqa: F401
     enable_grad,
     is_grad_enabled,
@@ -31,6 +33,6 @@ from .autograd.grad_mode import (  # noqa: F401
 from .autograd.tensor import Tensor, ones, ones_like, randn, tensor, zeros, zeros_like  # noqa: F401
 from .errors import TransformError  # noqa: F401
 from .function import Function  # noqa: F401
-from .rules import nondifferentiable, vjp_rule  # noqa: F401
+from .rules import jvp_rule, linear, nondifferentiable, vjp_rule  # noqa: F401
 
 __version__ = "0.1.0"

@@ -154,6 +154,67 @@ def vjp(fn: Callable, *args: Any, **kwargs: Any) -> tuple[Any, Callable]:
     return out, pullback
 
 
+def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
+    """``out, out_dot = jvp(f, primals, tangents)``: ``f(*primals)`` and its derivative
+    along ``tangents`` (one per primal; ``None`` for one that does not move), computed by
+    the generated tangent function in one pass (forward mode)."""
+    fn, prefix = _bound(fn)
+    spec = specialiser(fn)
+    primals, tangents = tuple(primals), tuple(tangents)
+    if len(primals) != len(tangents):
+        raise ValueError(f"jvp of {spec.fn.__name__}(): {len(primals)} primals but "
+                         f"{len(tangents)} tangents; give one tangent per primal (None for "
+                         "one that does not move)")
+    args = prefix + primals
+    positions = tuple(len(prefix) + i for i, t in enumerate(tangents) if t is not None)
+    if not positions:
+        out = spec.fn(*args)
+        return out, _zeros_like(out)
+    for i in positions:
+        _check_tangent(spec.fn.__name__, args[i], tangents[i - len(prefix)])
+    compiled = spec.compiled(positions, args, {}, mode="jvp")
+    dots = {}
+    for i in positions:
+        param = spec.params[i] if i < len(spec.params) else spec.star
+        t = tangents[i - len(prefix)]
+        if i >= len(spec.params):  # values received by *args: one tangent tuple
+            t = tuple(tangents[k - len(prefix)] if k in positions else _zeros_like(args[k])
+                      for k in range(len(spec.params), len(args)))
+        dots[compiled.tangent_params[compiled.wrt.index(param)]] = t
+    return compiled.jvp(*args, **dots)
+
+
+def _zeros_like(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _zeros_like(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_zeros_like(v) for v in value)
+    if isinstance(value, float):
+        return 0.0
+    return np.zeros_like(value)
+
+
+def _check_tangent(fname: str, primal: Any, tangent: Any) -> None:
+    """A tangent has its primal's structure and shape."""
+    if isinstance(primal, dict):
+        if not isinstance(tangent, dict) or set(tangent) != set(primal):
+            raise ValueError(f"jvp of {fname}(): a tangent of a dict must be a dict with the "
+                             f"same keys ({sorted(primal)})")
+        for k in primal:
+            _check_tangent(fname, primal[k], tangent[k])
+        return
+    if isinstance(primal, (list, tuple)):
+        if not isinstance(tangent, (list, tuple)) or len(tangent) != len(primal):
+            raise ValueError(f"jvp of {fname}(): a tangent of a {type(primal).__name__} of "
+                             f"{len(primal)} items must hold as many")
+        for p, t in zip(primal, tangent, strict=True):
+            _check_tangent(fname, p, t)
+        return
+    if np.shape(tangent) != np.shape(primal):
+        raise ValueError(f"jvp of {fname}(): a tangent has shape {np.shape(tangent)} but its "
+                         f"primal has shape {np.shape(primal)}")
+
+
 def grad(fn: Callable) -> Function:
     """Decorator: prepare ``fn`` for differentiation (compiled lazily, once per signature)."""
     if isinstance(fn, Function):

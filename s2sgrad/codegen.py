@@ -24,12 +24,14 @@ import textwrap
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import astor
 import gast
 
 from . import statements, syntax
 from .optimize import Optimized
+from .tangent import Tangents
 
 _MARK = "__s2sgrad_comment_{}__"
 
@@ -47,18 +49,70 @@ def codegen(opt: Optimized) -> Generated:
     rev = opt.reversed
     parsed = rev.analysis.normalized.parsed
     name = parsed.name
-    spans = _statement_spans(parsed.node)
-    lines = linecache.getlines(parsed.filename)
+    comments = _Comments(parsed)
 
-    def text_of(lineno: int) -> str:
+    forward_args = syntax.clone(parsed.node.args)
+    forward_args.defaults = []
+    forward_args.kw_defaults = [None] * len(forward_args.kwonlyargs)
+    forward = syntax.function(f"{name}_forward", [], comments.commented(opt.forward, "# "))
+    forward.args = forward_args
+
+    unpack = []
+    if opt.saved:
+        unpack = [syntax.unpack(list(opt.saved), syntax.name(rev.saved))]
+    adjoint = syntax.function(f"{name}_backward", [rev.saved, rev.seed],
+                              unpack + comments.commented(opt.adjoint, "# adjoint of: "))
+
+    forward_src = comments.render(forward)
+    adjoint_src = comments.render(adjoint)
+    fwd, bwd = _compile(parsed, rev.bindings, [forward_src, adjoint_src],
+                        [(f"{name}_forward", parsed.fn.__defaults__, parsed.fn.__kwdefaults__),
+                         (f"{name}_backward", None, None)])
+    return Generated(fwd, bwd, forward_src, adjoint_src, _filename(parsed))
+
+
+@dataclass(frozen=True)
+class GeneratedTangent:
+    jvp: Callable
+    source: str
+    filename: str
+
+
+def codegen_tangent(tan: Tangents) -> GeneratedTangent:
+    """The tangent function ``f_jvp(*params, *, x_dot...)`` (see tangent.py)."""
+    parsed = tan.analysis.normalized.parsed
+    name = f"{parsed.name}_jvp"
+    comments = _Comments(parsed)
+    fn = syntax.function(name, [], comments.commented(tan.body, "# "))
+    args = syntax.clone(parsed.node.args)
+    args.defaults = []
+    args.kw_defaults = [None] * len(args.kwonlyargs)
+    args.kwonlyargs = args.kwonlyargs + [syntax.param(p) for p in tan.tangent_params]
+    args.kw_defaults = args.kw_defaults + [None] * len(tan.tangent_params)
+    fn.args = args
+    source = comments.render(fn)
+    (jvp,) = _compile(parsed, tan.bindings, [source],
+                      [(name, parsed.fn.__defaults__, parsed.fn.__kwdefaults__)], "jvp")
+    return GeneratedTangent(jvp, source, _filename(parsed, "jvp"))
+
+
+class _Comments:
+    """``# <line>`` comments before the statements of each source line of the user's."""
+
+    def __init__(self, parsed):
+        self.spans = _statement_spans(parsed.node)
+        self.lines = linecache.getlines(parsed.filename)
+        self.comments: list[str] = []
+
+    def text_of(self, lineno: int) -> str:
         """The source of the innermost statement (or compound header) at ``lineno``,
         without a trailing comment."""
-        around = [(last - first, first, last, start, end) for first, last, start, end in spans
-                  if first <= lineno <= last]
+        around = [(last - first, first, last, start, end)
+                  for first, last, start, end in self.spans if first <= lineno <= last]
         if not around:
             return ""
         _, first, last, start, end = min(around)
-        text = lines[first - 1:last]
+        text = self.lines[first - 1:last]
         if not text:
             return ""
         if end is not None:
@@ -67,61 +121,55 @@ def codegen(opt: Optimized) -> Generated:
             text[0] = text[0][start:]
         return " ".join(line.strip() for line in text)
 
-    comments: list[str] = []
-
-    def commented(stmts: list[gast.stmt], prefix: str) -> list[gast.stmt]:
+    def commented(self, stmts: list[gast.stmt], prefix: str) -> list[gast.stmt]:
         out, last = [], None
         for stmt in stmts:
-            origin = text_of(getattr(stmt, "lineno", 0) or 0)
+            origin = self.text_of(getattr(stmt, "lineno", 0) or 0)
             if origin and origin != last and not isinstance(stmt, gast.Return):
-                comments.append(prefix + origin)
-                out.append(syntax.expr_stmt(syntax.name(_MARK.format(len(comments) - 1))))
+                self.comments.append(prefix + origin)
+                out.append(syntax.expr_stmt(syntax.name(_MARK.format(len(self.comments) - 1))))
             last = origin if not isinstance(stmt, gast.Return) else last
-            out.append(statements.map_blocks(stmt, lambda block: commented(block, prefix),
+            out.append(statements.map_blocks(stmt, lambda block: self.commented(block, prefix),
                                              "codegen", generated=True))
         return out
 
-    forward_args = syntax.clone(parsed.node.args)
-    forward_args.defaults = []
-    forward_args.kw_defaults = [None] * len(forward_args.kwonlyargs)
-    forward = syntax.function(f"{name}_forward", [], commented(opt.forward, "# "))
-    forward.args = forward_args
+    def render(self, fn: gast.FunctionDef) -> str:
+        return _render(fn, self.comments)
 
-    unpack = []
-    if opt.saved:
-        unpack = [syntax.unpack(list(opt.saved), syntax.name(rev.saved))]
-    adjoint = syntax.function(f"{name}_backward", [rev.saved, rev.seed],
-                              unpack + commented(opt.adjoint, "# adjoint of: "))
 
-    forward_src = _render(forward, comments)
-    adjoint_src = _render(adjoint, comments)
-
-    freevars = list(parsed.closure)
-    outer_params = list(rev.bindings) + [v for v in freevars if v not in rev.bindings]
-    maker = f"def __s2sgrad_make__({', '.join(outer_params)}):\n"
-    maker += textwrap.indent(forward_src + "\n" + adjoint_src, "    ")
-    maker += f"\n    return {name}_forward, {name}_backward\n"
+def _filename(parsed, kind: str = "") -> str:
     where = f"{os.path.basename(parsed.filename)}:{parsed.node.lineno}"
-    filename = f"<s2sgrad {parsed.fn.__qualname__} ({where})>"
+    label = f"{parsed.fn.__qualname__} {kind}".rstrip()
+    return f"<s2sgrad {label} ({where})>"
+
+
+def _compile(parsed, bindings: dict[str, Any], sources: list[str], functions: list[tuple],
+             kind: str = "") -> list[Callable]:
+    """Compile the generated functions under a file name of their own (registered with
+    linecache), reading the user's globals live and ``bindings`` and the function's closure
+    through cells. ``functions``: (name, defaults, keyword defaults) of each."""
+    freevars = list(parsed.closure)
+    outer_params = list(bindings) + [v for v in freevars if v not in bindings]
+    maker = f"def __s2sgrad_make__({', '.join(outer_params)}):\n"
+    maker += textwrap.indent("\n".join(sources), "    ")
+    maker += f"\n    return {', '.join(name for name, _, _ in functions)},\n"
+    filename = _filename(parsed, kind)
     linecache.cache[filename] = (len(maker), None, maker.splitlines(True), filename)
 
     code = compile(maker, filename, "exec")
     make_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
     inner = {c.co_name: c for c in make_code.co_consts if isinstance(c, types.CodeType)}
-    cells = {k: types.CellType(v) for k, v in rev.bindings.items()}
-    cells.update({k: v for k, v in parsed.closure.items() if k not in rev.bindings})
-
-    def build(code_name: str, argdefs, kwdefaults=None) -> Callable:
+    cells = {k: types.CellType(v) for k, v in bindings.items()}
+    cells.update({k: v for k, v in parsed.closure.items() if k not in bindings})
+    built = []
+    for code_name, argdefs, kwdefaults in functions:
         c = inner[code_name]
         fn = types.FunctionType(c, parsed.fn.__globals__, code_name, argdefs,
                                 tuple(cells[v] for v in c.co_freevars))
         if kwdefaults:
             fn.__kwdefaults__ = dict(kwdefaults)
-        return fn
-
-    fwd = build(f"{name}_forward", parsed.fn.__defaults__, parsed.fn.__kwdefaults__)
-    bwd = build(f"{name}_backward", None)
-    return Generated(fwd, bwd, forward_src, adjoint_src, filename)
+        built.append(fn)
+    return built
 
 
 def _statement_spans(fn: gast.FunctionDef) -> list[tuple]:

@@ -25,7 +25,7 @@ from . import parse as parse_module
 from .analyze import UNKNOWN_ARRAY, abstract_of
 from .errors import TransformError
 from .parse import parse, unwrap
-from .pipeline import Compiled, compile_vjp
+from .pipeline import Compiled, compile_jvp, compile_vjp
 from .rules import registry
 from .sourcefile import forwarding
 
@@ -91,12 +91,15 @@ class _Specialiser:
         return self._forwarded[1]
 
     def compiled(self, wrt: tuple[int, ...], args: tuple, kwargs: dict,
-                 lifted: dict[str, str] | None = None, lifted_wrt: tuple[str, ...] = ()
-                 ) -> Compiled:
+                 lifted: dict[str, str] | None = None, lifted_wrt: tuple[str, ...] = (),
+                 mode: str = "vjp") -> Compiled:
         """``lifted`` maps paths the function reads (``'self.W'``) to the keyword-only
         parameters that replace them; their values are in ``kwargs``, and ``lifted_wrt``
-        names those to differentiate."""
+        names those to differentiate. ``mode`` "jvp" gives the tangent function
+        (a ``CompiledJvp``) instead of the forward/backward pair."""
         extra = (tuple(lifted.items()), lifted_wrt) if lifted else ()
+        if mode != "vjp":
+            extra += (mode,)
         key = (wrt, _fast_key(args, kwargs)) + extra
         found = self.cache.get(key)
         by_type = found is not BY_STRING_VALUE
@@ -111,7 +114,7 @@ class _Specialiser:
         if found is None:
             if len(self.cache) > 4096:  # many distinct shapes: keep the look-up table small
                 self.cache.clear()
-            found = self._compile(wrt, args, kwargs, lifted or {}, lifted_wrt)
+            found = self._compile(wrt, args, kwargs, lifted or {}, lifted_wrt, mode)
             if found.by_string_value and by_type:
                 self.cache[key] = BY_STRING_VALUE
                 key = (wrt, _fast_key(args, kwargs, strings=True)) + extra
@@ -199,8 +202,8 @@ class _Specialiser:
         return names
 
     def _compile(self, wrt: tuple[int, ...], args: tuple, kwargs: dict,
-                 lifted: dict[str, str] | None = None, lifted_wrt: tuple[str, ...] = ()
-                 ) -> Compiled:
+                 lifted: dict[str, str] | None = None, lifted_wrt: tuple[str, ...] = (),
+                 mode: str = "vjp") -> Compiled:
         name = getattr(self.fn, "__qualname__", "function")
         lifted = lifted or {}
         extra = {k: kwargs[k] for k in lifted.values() if k in kwargs}
@@ -225,6 +228,8 @@ class _Specialiser:
                 names.append(param)
         signature = {k: abstract_of(v) for k, v in bound.arguments.items()}
         signature.update({k: abstract_of(v) for k, v in extra.items()})
+        if mode == "jvp":
+            return compile_jvp(self.target(), tuple(names), signature)
         return compile_vjp(self.target(), tuple(names) + tuple(lifted_wrt), signature,
                            lifted=lifted)
 

@@ -431,6 +431,12 @@ def _targets(stmt: gast.stmt) -> list[str]:
     return []
 
 
+def simplify(stmt: gast.stmt) -> gast.stmt:
+    """A copy of ``stmt`` with constants folded and identities removed (``g * 1``,
+    ``x ** (2 - True)`` -> ``x``)."""
+    return _Simplify().visit(syntax.clone(stmt))
+
+
 class _Simplify(gast.NodeTransformer):
     """Fold constants and drop multiplications by one, powers of one, additions of zero."""
 

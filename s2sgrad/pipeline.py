@@ -32,13 +32,14 @@ import numpy as np
 from . import syntax
 from .aliasing import aliasing
 from .analyze import Abstract, Analysis, abstract_of, analyze
-from .codegen import codegen
+from .codegen import codegen, codegen_tangent
 from .fence import fence
 from .normalize import normalize
 from .optimize import optimize
 from .parse import Parsed, own_state, parse, still_valid, unwrap
 from .reverse import reverse
 from .rules import registry
+from .tangent import tangent
 
 
 @dataclass(frozen=True)
@@ -89,12 +90,43 @@ class Compiled:
     def valid(self) -> bool:
         """Still what compiling now would give: the same rules, the same code and defaults,
         the same resolved names."""
-        return self.version is registry.version and still_valid(self.own) and \
-            still_valid(self.dependencies)
+        return _valid(self)
 
     @property
     def source(self) -> str:
         return self.forward_source + "\n\n" + self.adjoint_source
+
+
+def _valid(compiled: Any) -> bool:
+    return compiled.version is registry.version and still_valid(compiled.own) and \
+        still_valid(compiled.dependencies)
+
+
+@dataclass(frozen=True)
+class CompiledJvp:
+    """A compiled tangent function for one (function, wrt, signature): ``jvp(*args,
+    **kwargs, <x>_dot=...)`` returns ``(out, out_dot)`` (or ``out_dot`` alone)."""
+
+    fn: Callable
+    name: str
+    wrt: tuple[str, ...]  # the parameters that move, in the order of tangent_params
+    signature: tuple[tuple[str, Abstract], ...]
+    jvp: Callable
+    source: str
+    tangent_params: tuple[str, ...]  # the keyword-only parameters taking wrt's tangents
+    result_value: Abstract
+    filename: str
+    result_aliases: frozenset[str] = frozenset()
+    dependencies: tuple = ()
+    version: object = None
+    by_string_value: bool = False
+    code: Any = None
+    defaults: Any = None
+    own: tuple = ()
+    walk: bool = True
+
+    def valid(self) -> bool:
+        return _valid(self)
 
 
 class _Recursive:
@@ -116,7 +148,24 @@ class _Recursive:
         return _cache[self.fn][self.key].backward(saved, out_bar)
 
 
+class _RecursiveJvp:
+    """Stands for a tangent function still being compiled, where a function calls itself."""
+
+    result_value = Abstract("array", None, True)
+    result_aliases = None
+    dependencies = ()
+
+    def __init__(self, fn: Callable, key: tuple, wrt: tuple[str, ...],
+                 tangent_params: tuple[str, ...]):
+        self.fn, self.key, self.name = fn, key, fn.__name__
+        self.wrt, self.tangent_params = wrt, tangent_params
+
+    def jvp(self, *args, **kwargs):
+        return _jvp_cache[self.fn][self.key].jvp(*args, **kwargs)
+
+
 _cache: weakref.WeakKeyDictionary[Callable, dict] = weakref.WeakKeyDictionary()
+_jvp_cache: weakref.WeakKeyDictionary[Callable, dict] = weakref.WeakKeyDictionary()
 _lock = threading.RLock()
 _in_progress: set = set()
 
@@ -193,6 +242,66 @@ def _run_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
                         for op in analysis.ops.values() if op.kind == "call"),
                     own[0][3], own[1][3], own, len(own) > 2 or bool(dependencies),
                     optimized.external)
+
+
+def compile_jvp(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstract],
+                returns: str = "both") -> CompiledJvp:
+    """The compiled tangent function of ``fn`` for tangents of the parameters ``wrt``;
+    ``returns`` is "both" (``(out, out_dot)``) or "tangent" (``out_dot``)."""
+    fn = unwrap(fn)
+    if not inspect.isfunction(fn):
+        parse(fn)  # raises the TransformError that explains why
+    key = (tuple(wrt), tuple(sorted(signature.items())), returns)
+    with _lock:
+        per_fn = _jvp_cache.setdefault(fn, {})
+        if key in per_fn and per_fn[key].valid():
+            return per_fn[key]
+        token = ("jvp", fn, key)
+        if token in _in_progress:  # recursion: the function is looked up when it runs
+            return _RecursiveJvp(fn, key, tuple(wrt), _tangent_names(fn, wrt))
+        _in_progress.add(token)
+        try:
+            compiled = _run_tangent_passes(fn, tuple(wrt), signature, returns)
+        finally:
+            _in_progress.discard(token)
+        per_fn[key] = compiled
+        return compiled
+
+
+def _tangent_names(fn: Callable, wrt: tuple[str, ...]) -> tuple[str, ...]:
+    """The names the tangent parameters get (as the tangent pass names them)."""
+    return tuple(f"{w}_dot" for w in wrt)
+
+
+def _run_tangent_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstract],
+                        returns: str) -> CompiledJvp:
+    debug = _debug_level()
+    version = registry.version
+    own = own_state(fn)
+    parsed = fence(parse(fn, None, _spread_of(fn, signature)))
+    unknown = [w for w in wrt if w not in parsed.params]
+    if unknown:
+        raise TypeError(f"{fn.__qualname__}() has no parameter named {unknown[0]!r}")
+    normalized = normalize(parsed)
+
+    def compile_callee(callee, callee_wrt, callee_signature, node):
+        return compile_jvp(callee, callee_wrt, callee_signature)
+
+    analysis = analyze(normalized, wrt, signature, compile_callee)
+    aliases = aliasing(analysis)
+    tangents = tangent(analysis, aliases, returns)
+    generated = codegen_tangent(tangents)
+    if debug >= 1:
+        print(f"[s2sgrad] {fn.__qualname__} jvp wrt {wrt}:\n{generated.source}",
+              file=sys.stderr)
+    dependencies = _dependencies(parsed, analysis)
+    return CompiledJvp(fn, parsed.name, wrt, tuple(sorted(signature.items())), generated.jvp,
+                       generated.source, tangents.tangent_params, _result_value(analysis),
+                       generated.filename, tangents.result_aliases, dependencies, version,
+                       analysis.by_string_value or any(
+                           getattr(op.callee, "by_string_value", False)
+                           for op in analysis.ops.values() if op.kind == "call"),
+                       own[0][3], own[1][3], own, len(own) > 2 or bool(dependencies))
 
 
 def _spread_of(fn: Callable, signature: dict[str, Abstract]) -> tuple:

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from .api import vjp
+from .api import jvp, vjp
 
 # A central difference is off by about EPS**2 / 6 times the third derivative (truncation)
 # plus 1e-16 |f| / EPS (rounding): at EPS = 1e-6, near 1e-10 for values and derivatives of
@@ -136,37 +136,68 @@ def _weight_like(out: Any, rng: np.random.Generator) -> Any:
 
 
 def check_grads(fn: Callable, *args: Any, wrt: int | Sequence[int] | None = None, order: int = 1,
-                eps: float = EPS, rtol: float = RTOL, atol: float = ATOL, directions: int = 2,
-                seed: int = 0) -> None:
-    """Check the gradient of ``fn`` at ``args`` against central finite differences, and
+                modes: Sequence[str] = ("rev",), eps: float = EPS, rtol: float = RTOL,
+                atol: float = ATOL, directions: int = 2, seed: int = 0) -> None:
+    """Check the derivatives of ``fn`` at ``args`` against central finite differences, and
     the compiled forward's value against a plain call of ``fn``.
 
-    For a random output weighting ``u`` and random input directions ``v``, compares
-    ``<vjp(u), v>`` with ``(<u, f(x + eps v)> - <u, f(x - eps v)>) / (2 eps)`` (the moved
-    input in float64), once per differentiable argument and ``directions`` times; they agree
-    when ``|analytic - numeric| <= atol + rtol |numeric|``. Differentiable arguments are the
-    floating-point ones, or those of them whose positions ``wrt`` names.
+    For a random output weighting ``u`` and random input directions ``v``, compares the
+    derivative ``<u, J v>`` with ``(<u, f(x + eps v)> - <u, f(x - eps v)>) / (2 eps)`` (the
+    moved input in float64), once per differentiable argument and ``directions`` times;
+    they agree when ``|analytic - numeric| <= atol + rtol |numeric|``. ``modes`` names the
+    derivatives checked: "rev" computes ``<J^T u, v>`` with ``vjp``, "fwd" ``<u, J v>``
+    with ``jvp``. Differentiable arguments are the floating-point ones, or those of them
+    whose positions ``wrt`` names.
     """
     if order != 1:
         raise ValueError(f"check_grads(order={order}): only first-order checks are available; "
                          "higher orders need differentiating the generated adjoint")
+    unknown = set(modes) - {"rev", "fwd"}
+    if unknown or not modes:
+        raise ValueError(f"check_grads(modes={tuple(modes)!r}): modes are 'rev' and 'fwd'")
     rng = np.random.default_rng(seed)
     positions = range(len(args)) if wrt is None else ([wrt] if isinstance(wrt, int) else wrt)
     positions = [i for i in positions if _is_float(args[i])]
     if not positions:
         raise ValueError("check_grads: no floating-point argument to check")
-    out, pullback = vjp(fn, *args)
+    plain = fn(*args)
+    if "rev" in modes:
+        out, pullback = vjp(fn, *args)
+        _check_value(fn, out, plain)
+        for _ in range(directions):
+            u = _weight_like(out, rng)
+            grads = pullback(u)
+            for i in positions:
+                _agrees(fn, args, i, grads[i], random_direction(args[i], rng), u, eps, rtol,
+                        atol)
+    if "fwd" in modes:
+        for _ in range(directions):
+            for i in positions:
+                v = random_direction(args[i], rng)
+                tangents = [None] * len(args)
+                tangents[i] = v if not isinstance(args[i], np.ndarray) else v.astype(
+                    args[i].dtype)
+                out, out_dot = jvp(fn, args, tangents)
+                _check_value(fn, out, plain)
+                if np.shape(out_dot) != np.shape(out):
+                    raise AssertionError(
+                        f"the tangent of {_name(fn)} along argument {i} has shape "
+                        f"{np.shape(out_dot)}, but its output has shape {np.shape(out)}")
+                u = _weight_like(out, rng)
+                analytic = float(np.sum(u * out_dot))
+                numeric = central_difference(fn, args, i, v, weight=u, eps=eps)
+                if not np.isclose(analytic, numeric, rtol=rtol, atol=atol):
+                    raise AssertionError(
+                        f"the jvp of {_name(fn)} along argument {i} disagrees with finite "
+                        f"differences: <u, J v> = {analytic!r}, numeric = {numeric!r}")
+
+
+def _check_value(fn: Callable, out: Any, plain: Any) -> None:
     if not _is_float(out):
         raise TypeError(f"check_grads: {_name(fn)} returned {type(out).__name__}, "
                         "not a floating-point value")
-    plain = fn(*args)
     if np.shape(out) != np.shape(plain) or not np.allclose(out, plain, rtol=1e-12, atol=0.0,
                                                           equal_nan=True):
         raise AssertionError(
             f"the compiled forward of {_name(fn)} computes {out!r}, but calling it "
             f"computes {plain!r}")
-    for _ in range(directions):
-        u = _weight_like(out, rng)
-        grads = pullback(u)
-        for i in positions:
-            _agrees(fn, args, i, grads[i], random_direction(args[i], rng), u, eps, rtol, atol)

@@ -10,7 +10,7 @@ import numpy as np
 from ..runtime.containers import (concat, default_cotangent, flat_pieces, item_cotangent,
                                   leading, repeat, split_points, sum_repeats, trailing,
                                   unbroadcast_each)
-from .registry import vjp_rule
+from .registry import linear, vjp_rule
 
 
 @vjp_rule(np.stack, shape=None)
@@ -49,3 +49,8 @@ def repetition(g, ans, a, n):
 def dict_get(g, ans, self, key, default=None):
     # The item read gets g where the key is there; the default gets it where it is not.
     return item_cotangent(self, key, g), None, default_cotangent(self, key, g, default)
+
+
+# Forward mode: all of these are linear in their items (and in sum's start, and in the
+# default of d.get), so the tangent is the same call on the tangents.
+linear(np.stack, np.concatenate, sum, concat, repeat, dict.get)

@@ -8,7 +8,7 @@ final reshape raise instead of returning a wrong gradient.
 
 import numpy as np
 
-from .registry import vjp_rule
+from .registry import linear, vjp_rule
 
 
 @vjp_rule(np.full, shape=None)
@@ -35,3 +35,7 @@ def linspace(g, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=No
     t = np.linspace(0.0, 1.0, num, endpoint)
     g_stop = np.sum(g * t)
     return np.reshape(np.sum(g) - g_stop, np.shape(start)), np.reshape(g_stop, np.shape(stop))
+
+
+# Forward mode: the entries are linear in the fill value and in the endpoints.
+linear(np.full, np.full_like, np.linspace)

@@ -11,7 +11,7 @@ import operator
 
 import numpy as np
 
-from .registry import vjp_rule
+from .registry import jvp_rule, linear, vjp_rule
 
 
 @vjp_rule(np.dot, np.ndarray.dot, shape="dot")
@@ -158,3 +158,41 @@ def diag(g, ans, v, k=0):
         g_v = np.pad(square, ((0, np.shape(v)[0] - np.shape(square)[0]),
                               (0, np.shape(v)[1] - np.shape(square)[1])))
     return g_v
+
+
+# --- forward mode: g is the tangent of one operand; each rule gives the output's tangent ----
+
+linear(np.trace, np.ndarray.trace, np.diag)
+
+
+@jvp_rule(np.dot, np.ndarray.dot)
+def dot_jvp(g, ans, a, b, out=None):
+    return np.dot(g, b), np.dot(a, g)
+
+
+@jvp_rule(operator.matmul, np.matmul)
+def matmul_jvp(g, ans, a, b):
+    return g @ b, a @ g
+
+
+@jvp_rule(np.outer)
+def outer_jvp(g, ans, a, b, out=None):
+    return np.outer(g, b), np.outer(a, g)
+
+
+@jvp_rule(np.linalg.inv)
+def inv_jvp(g, ans, a):
+    # d(A^-1) = -A^-1 dA A^-1
+    return -(ans @ g @ ans)
+
+
+@jvp_rule(np.linalg.det)
+def det_jvp(g, ans, a):
+    # d det(A) = det(A) tr(A^-1 dA)
+    return ans * np.sum(np.swapaxes(np.linalg.inv(a), -1, -2) * g, axis=(-2, -1))
+
+
+@jvp_rule(np.linalg.norm)
+def norm_jvp(g, ans, x, ord=None, axis=None, keepdims=False):
+    # d|x| = <x, dx> / |x|, and 0 where x is 0.
+    return np.sum(x * g, axis=axis, keepdims=keepdims) / np.where(ans == 0, 1.0, ans)

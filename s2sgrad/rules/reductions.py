@@ -11,7 +11,7 @@ the input, computed without dividing by zero.
 
 import numpy as np
 
-from .registry import vjp_rule
+from .registry import jvp_rule, linear, vjp_rule
 
 
 @vjp_rule(np.sum, np.ndarray.sum, shape="reduce")
@@ -104,3 +104,48 @@ def cumsum(g, ans, a, axis=None, dtype=None, out=None):
     else:
         g_a = np.flip(np.cumsum(np.flip(g, axis), axis), axis)
     return g_a
+
+
+# --- forward mode: g is the tangent of a; each rule gives the tangent of the reduction ------
+
+linear(np.sum, np.ndarray.sum, np.mean, np.ndarray.mean, np.cumsum, np.ndarray.cumsum)
+
+
+@jvp_rule(np.max, np.amax, np.ndarray.max, np.min, np.amin, np.ndarray.min)
+def extremum_jvp(g, ans, a, axis=None, out=None, keepdims=False):
+    # The mean of the tangent over the entries tied at the extremum (the vjp's sharing).
+    if axis is None or keepdims:
+        ans_kept = ans
+    else:
+        ans_kept = np.expand_dims(ans, axis)
+    hits = a == ans_kept
+    return np.sum(g * hits, axis=axis, keepdims=keepdims) / np.sum(
+        hits, axis=axis, keepdims=keepdims, dtype=np.result_type(ans))
+
+
+@jvp_rule(np.prod, np.ndarray.prod)
+def prod_jvp(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    # The sum of each entry's tangent times the product of the others (exact with zeros,
+    # as in the vjp rule).
+    zero = a == 0
+    zeros = np.sum(zero, axis=axis, keepdims=True)
+    nonzero = np.where(zero, 1.0, a)
+    others = np.prod(nonzero, axis=axis, keepdims=True) / nonzero
+    return np.sum(g * np.where((zeros == 0) | (zero & (zeros == 1)), others, 0.0), axis=axis,
+                  keepdims=keepdims)
+
+
+@jvp_rule(np.var, np.ndarray.var)
+def var_jvp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    count = np.size(a) // (np.size(ans) or 1) or 1
+    centered = a - np.sum(a, axis=axis, keepdims=True) / count
+    return np.sum(g * centered, axis=axis, keepdims=keepdims) * (2.0 / (count - ddof or np.nan))
+
+
+@jvp_rule(np.std, np.ndarray.std)
+def std_jvp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    # The var rule divided by 2 * ans, and 0 where ans is 0 (as the vjp rule).
+    count = np.size(a) // (np.size(ans) or 1) or 1
+    centered = a - np.sum(a, axis=axis, keepdims=True) / count
+    return np.sum(g * centered, axis=axis, keepdims=keepdims) * (
+        1.0 / (count - ddof or np.nan)) / (ans + (ans == 0))

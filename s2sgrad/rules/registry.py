@@ -36,6 +36,15 @@ container: the one at the key given as the second, or the ``default``), or ``Non
 uses of its primitive (``np.linalg.norm``'s rule is the 2-norm's): it returns None, or the
 reason the call is refused at transform time.
 
+Forward mode (``jvp``) has a table beside this one, read through ``jvp_lookup``. A jvp
+template has the vjp template's parameters, with ``g`` now the tangent of one input: entry i
+of what it returns is the output's tangent when only parameter i moves, by ``g``. So an
+elementwise vjp template is its own jvp template (``g * (1.0 - ans * ans)`` both ways), and
+the library's elementwise and scalar rules need no second one. A primitive that is linear in
+its differentiable parameters (``np.sum``, ``x[i]``, ``np.stack``) is declared with
+``linear``: its tangent is the primitive applied to the tangents. A user's ``vjp_rule``
+drops the forward-mode rule its primitive had; register one with ``jvp_rule`` beside it.
+
 Users register their own rules with the same decorator; a later registration for the same
 primitive replaces the earlier one. Registration checks the template (``check.py``): a rule
 the compiler would misread, such as ``return helper(g, x, y)`` in a rule of two inputs, or
@@ -73,8 +82,25 @@ class Rule:
         return primitive_name(self.primitive)
 
 
+@dataclass(frozen=True)
+class JvpRule:
+    """A forward-mode rule: a template (see above), or a linear primitive (no template: its
+    tangent is the primitive itself applied to the tangents)."""
+
+    primitive: Any
+    template: Callable | None
+    linear: bool = False
+
+    @property
+    def name(self) -> str:
+        return primitive_name(self.primitive)
+
+
 _RULES: dict[Any, Rule] = {}
 _NONDIFF: dict[Any, str] = {}
+_JVP: dict[Any, JvpRule] = {}
+# elementwise and scalar vjp templates of the library that are their own jvp templates
+_POINTWISE = ("elementwise", "scalar")
 
 
 def _key(primitive: Any) -> Any:
@@ -119,12 +145,67 @@ def vjp_rule(*primitives: Any, shape: str | None = None,
         }
         for primitive in primitives:
             _NONDIFF.pop(_key(primitive), None)
+            _JVP.pop(_key(primitive), None)  # a new derivative: its tangent is not known
             _RULES[_key(primitive)] = Rule(primitive, template, params, defaults, shape,
                                            requires)
         _changed()
         return template
 
     return register
+
+
+def jvp_rule(*primitives: Any) -> Callable[[Callable], Callable]:
+    """Register ``fn`` as the forward-mode (Jacobian-vector product) rule of ``primitives``,
+    each of which has a ``vjp_rule`` with the same parameters.
+
+    >>> @jvp_rule(np.linalg.inv)
+    ... def inv(g, ans, a):
+    ...     return -(ans @ g @ ans)
+    """
+
+    def register(template: Callable) -> Callable:
+        names = list(inspect.signature(template).parameters)
+        for primitive in primitives:
+            rule = _RULES.get(_key(primitive))
+            if rule is None:
+                raise TypeError(f"jvp_rule({primitive_name(primitive)}): register its "
+                                "vjp_rule first; the two rules share their parameters")
+            if tuple(names[2:]) != rule.params or names[:2] != ["g", "ans"]:
+                raise TypeError(
+                    f"jvp rule {template.__name__}{inspect.signature(template)}: the "
+                    f"parameters must be (g, ans, {', '.join(rule.params)}), as in the vjp "
+                    f"rule of {primitive_name(primitive)}")
+        if not (getattr(template, "__module__", None) or "").startswith(f"{__package__}."):
+            check_rule(template)
+        for primitive in primitives:
+            _JVP[_key(primitive)] = JvpRule(primitive, template)
+        _changed()
+        return template
+
+    return register
+
+
+def linear(*primitives: Any) -> None:
+    """Declare primitives linear in their differentiable parameters (those their vjp rule
+    gives a contribution to), jointly: ``np.sum``, ``x[i]``, ``np.stack``. Forward mode
+    applies the primitive itself to the tangents."""
+    for primitive in primitives:
+        if _key(primitive) not in _RULES:
+            raise TypeError(f"linear({primitive_name(primitive)}): register its vjp_rule first")
+        _JVP[_key(primitive)] = JvpRule(primitive, None, linear=True)
+    _changed()
+
+
+def jvp_lookup(primitive: Any) -> JvpRule | None:
+    """The forward-mode rule of ``primitive``, or None."""
+    found = _JVP.get(_key(primitive))
+    if found is not None:
+        return found
+    rule = _RULES.get(_key(primitive))
+    if rule is not None and rule.shape in _POINTWISE and (
+            getattr(rule.template, "__module__", None) or "").startswith(f"{__package__}."):
+        return JvpRule(primitive, rule.template)
+    return None
 
 
 def nondifferentiable(*primitives: Any, why: str = "") -> None:
@@ -134,6 +215,7 @@ def nondifferentiable(*primitives: Any, why: str = "") -> None:
     """
     for primitive in primitives:
         _RULES.pop(_key(primitive), None)
+        _JVP.pop(_key(primitive), None)
         _NONDIFF[_key(primitive)] = why
     _changed()
 

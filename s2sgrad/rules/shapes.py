@@ -10,7 +10,7 @@ import operator
 
 import numpy as np
 
-from .registry import vjp_rule
+from .registry import linear, vjp_rule
 
 
 @vjp_rule(operator.getitem, shape=None)
@@ -147,3 +147,12 @@ def array(g, ans, object, dtype=None, copy=True, order="K", subok=False, ndmin=0
 def roll(g, ans, a, shift, axis=None):
     # Rolling back by the same shift undoes the roll.
     return np.roll(g, np.negative(shift), axis)
+
+
+# Forward mode: each of these moves or copies entries, so its tangent is the same move of the
+# tangent (``x_dot[i]``, ``x_dot.T``, ``np.reshape(x_dot, s)``).
+linear(operator.getitem, np.transpose, np.ndarray.transpose, np.ndarray.T, np.swapaxes,
+       np.ndarray.swapaxes, np.moveaxis, np.flip, np.reshape, np.ndarray.reshape, np.ravel,
+       np.ndarray.ravel, np.ndarray.flatten, np.squeeze, np.ndarray.squeeze, np.expand_dims,
+       np.copy, np.ndarray.copy, np.ndarray.astype, *_matrix_transposes, np.asarray,
+       np.asanyarray, np.ascontiguousarray, np.array, np.roll)

@@ -1,0 +1,378 @@
+"""Pass 5 of forward mode, tangent: the function that returns a value and its tangent.
+
+Before: an ``Analysis`` of an ANF function, differentiated with respect to ``wrt`` (the
+        inputs that move), and its ``Aliasing``.
+After:  ``Tangents``: the body of ``f_jvp``, which runs every primal statement as ``f``
+        does (element writes and appends in place) and, after each statement whose target
+        is active, the statement that computes the target's tangent ``<target>_dot``:
+
+    copy      y = x                  y_dot = x_dot
+    rule      y = np.tanh(x)         the forward-mode rule inlined with g = x_dot, one
+                                     term per moving operand, summed: g * (1.0 - y * y)
+              y = np.sum(x, axis=0)  a linear primitive applied to the tangents:
+                                     y_dot = np.sum(x_dot, axis=0)
+    call      y = f(x)               y, y_dot = f_jvp(x, x_dot=x_dot)
+    setitem   y_1 = __setitem__(y[i], v)   y_1_dot = y_dot; y_1_dot[i] = v_dot
+    pack      t = (a, b)             t_dot = (a_dot, b_dot)
+    item      a = t[k]               a_dot = t_dot[k]
+    append    xs_1 = __append__(xs, v)     xs_1_dot = xs_dot; xs_1_dot.append(v_dot)
+
+A value that does not move has no tangent name; where an active statement reads one, its
+tangent is a zero of its kind (``0.0``, ``np.zeros_like(h)``, ``zeros_tree(xs)``), which is
+also how a loop-carried value that starts constant gets its first tangent. ``if``, ``for``
+and ``while`` keep their shape, with the tangent statements inside. Tangents alias exactly
+as their values do, so element writes can be done in place on them too; where a rule's
+tangent would be another tangent or a broadcast view while its value is new memory, it is
+copied if the function writes elements of an active array at all.
+
+The tangent function takes the primal parameters as ``f`` does, then the tangents of
+``wrt`` as keyword-only parameters, and returns ``(out, out_dot)`` (or ``out_dot`` only).
+Each statement class has one entry in ``statements``, each operation kind one in ``by_op``;
+a missing one is an internal error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import gast
+import numpy as np
+
+from . import statements, syntax
+from .aliasing import Aliasing
+from .analyze import Analysis, Op, is_container
+from .optimize import simplify
+from .reverse.context import Context
+from .rules import registry
+from .runtime.containers import zeros_tree
+from .templates import Facts, Template, inline, template_of
+
+
+@dataclass(frozen=True)
+class Tangents:
+    analysis: Analysis
+    body: list[gast.stmt]  # ends with the return
+    bindings: dict[str, Any]  # names the generated code reads -> the objects they name
+    tangent_params: tuple[str, ...]  # the keyword-only parameters: the tangents of wrt
+    result_aliases: frozenset[str]
+
+
+def tangent(analysis: Analysis, aliases: Aliasing, returns: str = "both") -> Tangents:
+    """``returns``: "both" for ``(out, out_dot)``, "tangent" for ``out_dot`` alone."""
+    return _Tangent(analysis, aliases).run(returns)
+
+
+class _Tangent:
+    def __init__(self, analysis: Analysis, aliases: Aliasing):
+        self.analysis = analysis
+        self.ctx = Context(analysis, aliases)
+        self.parsed = analysis.normalized.parsed
+        self.active = analysis.active
+        self.dot_of: dict[str, str] = {}
+        self.facts = Facts(ndim=analysis.ndim, is_none=self.is_none,
+                           is_numpy=lambda name: self.ctx.bindings.names.get(name) is np)
+        # an element write into an active array: tangents must own memory as values do
+        self.owning = any(op.kind in ("setitem", "append") and op.target in self.active
+                          for op in analysis.ops.values())
+        self.statements: dict[type, Callable[[gast.stmt], list[gast.stmt]]] = {
+            gast.Assign: self.computing, gast.Expr: self.computing,
+            gast.If: self.branch, gast.For: self.loop, gast.While: self.loop,
+            gast.Assert: self.kept, gast.Raise: self.kept, gast.Break: self.kept,
+            gast.Continue: self.kept, gast.Pass: self.kept,
+        }
+        self.by_op: dict[str, Callable[[gast.stmt, Op], list[gast.stmt]]] = {
+            "copy": self.copy, "rule": self.rule, "call": self.call,
+            "setitem": self.setitem, "pack": self.substituted, "item": self.substituted,
+            "append": self.append, "nondiff": self.primal, "effect": self.primal,
+            "unknown": self.primal,
+        }
+
+    def run(self, returns: str) -> Tangents:
+        params = [p for p in self.analysis.wrt]
+        tangent_params = tuple(self.dot(p) for p in params)
+        body = self.block(self.analysis.body[:-1])
+        result = self.analysis.result
+        out_dot = syntax.name(self.dot(result.id)) if self.is_active(result) else \
+            self.zero(result)
+        value = out_dot if returns == "tangent" else syntax.tuple_(
+            [syntax.clone(result), out_dot])
+        body.append(syntax.located(syntax.ret(value), self.analysis.body[-1]))
+        return Tangents(self.analysis, body, self.ctx.bindings.names, tangent_params,
+                        self.ctx.aliases.result_aliases(result))
+
+    # --- names ---------------------------------------------------------------------------
+
+    def dot(self, name: str) -> str:
+        if name not in self.dot_of:
+            self.dot_of[name] = self.ctx.namer.fresh(f"{name}_dot")
+        return self.dot_of[name]
+
+    def is_active(self, atom: Any) -> bool:
+        return isinstance(atom, gast.Name) and atom.id in self.active
+
+    def tangent_of(self, atom: Any) -> gast.expr:
+        """The tangent of an atom: its tangent name, or a zero of its kind."""
+        if self.is_active(atom):
+            return syntax.name(self.dot(atom.id))
+        return self.zero(atom)
+
+    def zero(self, atom: Any) -> gast.expr:
+        """A zero tangent for a value that does not move: 0.0 for a float, a zero array or
+        container shaped like it, and the value itself where nothing can move (an int, a
+        string, None)."""
+        if isinstance(atom, tuple):  # what a callee's *args receives
+            return syntax.tuple_([self.zero(a) for a in atom])
+        if syntax.is_const(atom):
+            value = atom.value
+            if isinstance(value, (bool, np.bool_)) or value is None or isinstance(value, str):
+                return syntax.clone(atom)
+            return syntax.const(0 if isinstance(value, int) else 0.0)
+        if not isinstance(atom, gast.Name):
+            return syntax.clone(atom)
+        value = self.analysis.values.get(atom.id)
+        if value is None or value.kind in ("none", "module", "callable"):
+            return syntax.clone(atom)
+        if value.kind == "scalar":
+            return syntax.const(0.0 if value.float else 0)
+        if value.kind == "array":
+            return syntax.call(f"{self.ctx.np}.zeros_like", [syntax.clone(atom)])
+        if is_container(value):
+            helper = self.ctx.bindings.claim("zeros_tree", zeros_tree)
+            return syntax.call(syntax.name(helper), [syntax.clone(atom)])
+        return syntax.clone(atom)
+
+    def is_none(self, name: str) -> bool | None:
+        value = self.analysis.values.get(name)
+        if value is None or value.none:
+            return None
+        if value.kind == "none":
+            return True
+        if value.kind == "scalar" or is_container(value) or (
+                value.kind == "array" and value.dims is not None):
+            return False
+        return None
+
+    # --- statements ----------------------------------------------------------------------
+
+    def block(self, stmts: list[gast.stmt]) -> list[gast.stmt]:
+        out: list[gast.stmt] = []
+        for stmt in stmts:
+            statements.kind(stmt, "tangent")
+            lower = self.statements.get(type(stmt))
+            if lower is None:
+                raise syntax.unexpected("tangent", stmt)
+            out.extend(lower(stmt))
+        return out
+
+    def computing(self, stmt: gast.stmt) -> list[gast.stmt]:
+        op = self.analysis.ops[stmt]
+        lower = self.by_op.get(op.kind)
+        if lower is None:
+            raise syntax.unexpected("tangent", stmt, f"an operation of kind {op.kind!r}")
+        if op.kind not in ("setitem", "append", "call") and (
+                op.target is None or op.target not in self.active):
+            return [stmt]
+        return [syntax.located(s, stmt) for s in lower(stmt, op)]
+
+    def branch(self, stmt: gast.If) -> list[gast.stmt]:
+        return [syntax.replace(stmt, body=syntax.block(self.block(stmt.body)),
+                               orelse=self.block(stmt.orelse))]
+
+    def loop(self, stmt: gast.For | gast.While) -> list[gast.stmt]:
+        return [syntax.replace(stmt, body=syntax.block(self.block(stmt.body)))]
+
+    def kept(self, stmt: gast.stmt) -> list[gast.stmt]:
+        return [stmt]
+
+    # --- operations ----------------------------------------------------------------------
+
+    def primal(self, stmt: gast.stmt, op: Op) -> list[gast.stmt]:
+        """No derivative; an active name it assigns (a constant on one side of a branch)
+        has a zero tangent there."""
+        return [stmt, self.assign_dot(op.target, self.zero(syntax.name(op.target)))]
+
+    def assign_dot(self, target: str, value: gast.expr) -> gast.stmt:
+        return simplify(syntax.assign(self.dot(target), value))
+
+    def copy(self, stmt: gast.stmt, op: Op) -> list[gast.stmt]:
+        return [stmt, self.assign_dot(op.target, self.tangent_of(op.bindings["x"]))]
+
+    def substituted(self, stmt: gast.stmt, op: Op) -> list[gast.stmt]:
+        """A linear operation: the same expression on the tangents (a tuple of tangents, an
+        item of the container's tangent)."""
+        diff = list(op.bindings.values()) if op.kind == "pack" else [op.bindings.get("c")]
+        return [stmt, self.assign_dot(op.target, self.on_tangents(stmt.value, diff))]
+
+    def on_tangents(self, value: gast.expr, diff: list[Any]) -> gast.expr:
+        """``value`` with each differentiable atom in ``diff`` replaced by its tangent."""
+        names = {a.id for a in diff if isinstance(a, gast.Name)}
+        mapping = {n: self.tangent_of(syntax.name(n)) for n in names}
+        new = syntax.clone(value)
+        consts = {id(a) for a in diff if syntax.is_const(a)}
+        if consts:  # a constant moving part (a list's 0.0 item) becomes its zero
+            copies = {id(b) for a, b in zip(gast.walk(value), gast.walk(new)) if id(a) in consts}
+            new = _ReplaceConstants(copies, self.zero).visit(new)
+        return syntax.rename(new, mapping)
+
+    def rule(self, stmt: gast.stmt, op: Op) -> list[gast.stmt]:
+        jvp = registry.jvp_lookup(op.rule.primitive)
+        if jvp is None:
+            raise self.parsed.error(
+                f"{op.what}() has a reverse-mode rule but no forward-mode one, so its "
+                "forward-mode derivative (jvp, hessian, a derivative of a gradient) is not "
+                "known", stmt, "Register one beside its vjp rule with @s2sgrad.jvp_rule.")
+        diff = [op.bindings[p] for p in op.diff_params if p in op.bindings]
+        if jvp.linear:
+            value = self.on_tangents(stmt.value, diff)
+            return [stmt, self.assign_dot(op.target, self.owned(op, value))]
+        out: list[gast.stmt] = [stmt]
+        template = self.template(jvp, op)
+        global_names = {k: self.ctx.bindings.claim(k, v) for k, v in template.globals.items()}
+        terms: list[gast.expr] = []
+        moving = []
+        for i, p in enumerate(op.rule.params):
+            atom = op.bindings.get(p)
+            if p not in op.diff_params or not self.is_active(atom):
+                continue
+            moving.append(atom.id)
+            params = {"g": syntax.name(self.dot(atom.id)), "ans": syntax.name(op.target)}
+            params.update(op.bindings)
+            inlined = inline(template, params, self.facts, self.ctx.namer, global_names)
+            if inlined is None:  # a test on run-time values: call the template
+                several = len(template.outputs) > 1
+                if several and jvp.template is not op.rule.template:
+                    # a call computes every entry from one g, which only a pointwise rule
+                    # (its own vjp template) can take for every operand
+                    raise self.parsed.error(
+                        f"the forward-mode rule of {op.what}() tests a value known only at "
+                        "run time, and has several entries, so it can be neither inlined "
+                        "nor called", stmt, "Test only static facts in the jvp rule "
+                        "(constants, `x is None`, np.ndim(x)).")
+                fn = self.ctx.bindings.claim(f"{template.function.__name__}_jvp",
+                                             template.function)
+                names = ["g", "ans", *op.rule.params]
+                term = syntax.call(syntax.name(fn), [syntax.clone(params[n]) for n in names])
+                if several:
+                    term = syntax.subscript(term, syntax.const(i))
+            else:
+                term = inlined.contributions[i] if i < len(inlined.contributions) else None
+                if term is None:
+                    continue
+                out.extend(simplify(s) for s in _needed(inlined.statements, term))
+            terms.append(term)
+        if not terms:
+            return out + [self.assign_dot(op.target, self.zero(syntax.name(op.target)))]
+        total = terms[0]
+        for term in terms[1:]:
+            total = syntax.binop(total, "Add", term)
+        target = self.analysis.values.get(op.target)
+        if op.rule.shape in ("elementwise", "scalar") and target is not None and \
+                target.kind == "array" and not any(self.full_shaped(m, op) for m in moving):
+            # a term shaped like its operand, which the output broadcasts
+            total = syntax.call(f"{self.ctx.np}.broadcast_to", [
+                total, syntax.call(f"{self.ctx.np}.shape", [syntax.name(op.target)])])
+        total = simplify(syntax.expr_stmt(total)).value  # x_dot * 1.0 is x_dot itself
+        out.append(self.assign_dot(op.target, self.owned(op, total)))
+        return out
+
+    def full_shaped(self, moving: str, op: Op) -> bool:
+        """Does a term of an elementwise rule that ``moving``'s tangent scales have the
+        output's shape? Yes when ``moving`` has it, or no other operand can broadcast it."""
+        a = self.analysis
+        if a.same_shape(moving, op.target):
+            return True
+        mine, out = a.values[moving].dims, a.values[op.target].dims
+        if mine is not None and out is not None and len(mine) == len(out) and not any(
+                d is not False for d in mine):  # no axis of size 1: nothing stretches it
+            return True
+        others = [b for p, b in op.bindings.items() if p in op.rule.params and not (
+            isinstance(b, gast.Name) and b.id == moving)]
+        return mine is not None and all(
+            syntax.is_const(b) or (isinstance(b, gast.Name) and a.ndim(b.id) == 0)
+            for b in others)
+
+    def template(self, jvp: registry.JvpRule, op: Op) -> Template:
+        found = template_of(dataclasses.replace(op.rule, template=jvp.template))
+        return found
+
+    def owned(self, op: Op, value: gast.expr) -> gast.expr:
+        """A tangent that is new memory where its value is: copied if it would be another
+        tangent or a view, in a function that writes elements in place."""
+        target = self.analysis.values.get(op.target)
+        if not self.owning or target is None or target.kind != "array":
+            return value
+        if isinstance(value, gast.Name) or (isinstance(value, gast.Call) and (
+                syntax.dotted_name(value.func) or "").endswith("broadcast_to")):
+            return syntax.call(f"{self.ctx.np}.array", [value])
+        return value
+
+    def call(self, stmt: gast.stmt, op: Op) -> list[gast.stmt]:
+        """``y, y_dot = f_jvp(x, x_dot=x_dot)``: the callee's tangent function."""
+        if op.target is None or op.target not in self.active:
+            return [stmt]
+        compiled = op.callee
+        fname = self.ctx.bindings.claim(f"{compiled.name}_jvp", compiled.jvp)
+        call = stmt.value
+        args = [syntax.clone(a) for a in op.callee_args]
+        keywords = [(k.arg, syntax.clone(k.value)) for k in getattr(call, "keywords", ())]
+        for p, kw in zip(compiled.wrt, compiled.tangent_params, strict=True):
+            atom = op.bindings[p]
+            keywords.append((kw, self.tangent_of(atom) if not isinstance(atom, tuple) else
+                             syntax.tuple_([self.tangent_of(a) for a in atom])))
+        new = syntax.unpack([op.target, self.dot(op.target)],
+                            syntax.call(syntax.name(fname), args, keywords))
+        return [new]
+
+    def setitem(self, stmt: gast.stmt, op: Op) -> list[gast.stmt]:
+        """y_1 = y; y_1[i] = v, and the same on the tangents."""
+        region = stmt.value.args[0]
+        base, value = region.value, stmt.value.args[1]
+        out = [syntax.assign(op.target, syntax.clone(base)),
+               syntax.assign(syntax.subscript(syntax.name(op.target),
+                                              syntax.clone(region.slice), store=True),
+                             syntax.clone(value))]
+        if op.target not in self.active:
+            return out
+        dot = self.dot(op.target)
+        out.append(syntax.assign(dot, self.tangent_of(base)))
+        out.append(syntax.assign(syntax.subscript(syntax.name(dot), syntax.clone(region.slice),
+                                                  store=True), self.tangent_of(value)))
+        return out
+
+    def append(self, stmt: gast.stmt, op: Op) -> list[gast.stmt]:
+        """xs_1 = xs; xs_1.append(v), and the same on the tangents."""
+        base, value = stmt.value.args
+        out = [syntax.assign(op.target, syntax.clone(base)),
+               syntax.expr_stmt(syntax.call(syntax.attribute(syntax.name(op.target), "append"),
+                                            [syntax.clone(value)]))]
+        if op.target not in self.active:
+            return out
+        dot = self.dot(op.target)
+        out.append(syntax.assign(dot, self.tangent_of(base)))
+        out.append(syntax.expr_stmt(syntax.call(syntax.attribute(syntax.name(dot), "append"),
+                                                [self.tangent_of(value)])))
+        return out
+
+
+class _ReplaceConstants(gast.NodeTransformer):
+    def __init__(self, consts: set[int], zero: Callable[[Any], gast.expr]):
+        self.consts, self.zero = consts, zero
+
+    def visit_Constant(self, node: gast.Constant) -> gast.expr:
+        return self.zero(node) if id(node) in self.consts else node
+
+
+def _needed(stmts: list[gast.stmt], value: gast.expr) -> list[gast.stmt]:
+    """The statements of an inlined template that ``value`` needs (the others compute
+    another operand's term)."""
+    needed = syntax.names_read(value)
+    kept = []
+    for stmt in reversed(stmts):
+        written = syntax.names_written(stmt)
+        if written & needed or not written:
+            kept.append(stmt)
+            needed |= syntax.names_read(stmt)
+    return kept[::-1]
