@@ -12,8 +12,8 @@ table; a package stands for all its modules):
 
     leaf:     errors naming shapes syntax runtime
     compiler: parse fence normalize statements analyze aliasing reverse tangent optimize
-              codegen
-              templates rules pipeline sourcefile function
+              codegen templates rules compiled derivatives higher pipeline sourcefile
+              function
     tensor:   autograd nn optim
     api:      api testing __main__ __init__
 
@@ -23,7 +23,19 @@ A lower layer that calls a higher one offers a registration point instead of imp
 """
 
 from . import autograd, nn, optim, rules, testing  # noqa: F401  (importing rules registers them)
-from .api import grad, gradient, jvp, show, value_and_grad, vjp  # noqa: F401
+from .api import (  # noqa: F401
+    grad,
+    gradient,
+    hessian,
+    hvp,
+    jacfwd,
+    jacobian,
+    jacrev,
+    jvp,
+    show,
+    value_and_grad,
+    vjp,
+)
 from .autograd.grad_mode import (  # noqa: F401
     enable_grad,
     is_grad_enabled,

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .analyze import abstract_of
+from .derivatives import Derivative, set_maker
 from .function import BoundFunction, Function, specialiser
 
 Wrt = int | Sequence[int]
@@ -24,6 +25,8 @@ Wrt = int | Sequence[int]
 
 def _bound(fn: Callable) -> tuple[Callable, tuple]:
     """A bound method (or ``@grad`` method on an instance) -> (the function, (self,))."""
+    if isinstance(fn, Derivative):
+        return fn, ()
     if isinstance(fn, BoundFunction):
         return fn.function, (fn.obj,)
     if inspect.ismethod(fn):
@@ -73,8 +76,23 @@ def _as_gradient(g: Any, x: Any, seed: Any) -> Any:
     return g
 
 
-def value_and_grad(fn: Callable, wrt: Wrt = 0) -> Callable:
-    """``value_and_grad(f, wrt)(*args) -> (f(*args), gradient)``; a tuple if ``wrt`` is one."""
+def value_and_grad(fn: Callable, wrt: Wrt = 0) -> Derivative:
+    """``value_and_grad(f, wrt)(*args) -> (f(*args), gradient)``; a tuple if ``wrt`` is one.
+    The result can itself be differentiated (``gradient(value_and_grad(f))``, a call of it
+    inside a differentiated function)."""
+    return _derivative(fn, wrt, True)
+
+
+def gradient(fn: Callable, wrt: Wrt = 0) -> Derivative:
+    """``gradient(f, wrt)(*args)``: the gradient of scalar ``f`` with respect to ``args[wrt]``
+    (a tuple of them if ``wrt`` is a tuple). ``gradient(gradient(f))`` is the second
+    derivative; a call of a gradient inside a differentiated function is differentiated
+    too (higher order)."""
+    return _derivative(fn, wrt, False)
+
+
+def _derivative(fn: Callable, wrt: Wrt, with_value: bool) -> Derivative:
+    target = fn
     fn, prefix = _bound(fn)
     spec = specialiser(fn)
     positions, single = _normalize_wrt(wrt)
@@ -83,7 +101,6 @@ def value_and_grad(fn: Callable, wrt: Wrt = 0) -> Callable:
 
     plain: dict[int, tuple] = {}  # per specialisation: are all differentiated args floats?
 
-    @functools.wraps(spec.fn)
     def value_and_grad_fn(*args, **kwargs):
         if prefix:
             args = prefix + args
@@ -102,20 +119,20 @@ def value_and_grad(fn: Callable, wrt: Wrt = 0) -> Callable:
                                                                           strict=True))
         return out, (grads[0] if single else grads)
 
-    value_and_grad_fn._s2sgrad_transform = f"value_and_grad({fname})"
-    return value_and_grad_fn
-
-
-def gradient(fn: Callable, wrt: Wrt = 0) -> Callable:
-    """``gradient(f, wrt)(*args)``: the gradient of scalar ``f`` with respect to ``args[wrt]``."""
-    inner = value_and_grad(fn, wrt)
-
-    @functools.wraps(inner)
     def gradient_fn(*args, **kwargs):
-        return inner(*args, **kwargs)[1]
+        return value_and_grad_fn(*args, **kwargs)[1]
 
-    gradient_fn._s2sgrad_transform = f"gradient({getattr(fn, '__name__', 'f')})"
-    return gradient_fn
+    own = tuple(i - len(prefix) for i in positions)
+    name = f"{'value_and_grad' if with_value else 'gradient'}_{fname}"
+    return Derivative(target, own, single, with_value,
+                      value_and_grad_fn if with_value else gradient_fn, name)
+
+
+def _make(target: Any, positions: Wrt, with_value: bool) -> Derivative:
+    return _derivative(target, positions, with_value)
+
+
+set_maker(_make, {gradient: False, value_and_grad: True})
 
 
 def _differentiable(value: Any, raw: Any) -> bool:
@@ -213,6 +230,92 @@ def _check_tangent(fname: str, primal: Any, tangent: Any) -> None:
     if np.shape(tangent) != np.shape(primal):
         raise ValueError(f"jvp of {fname}(): a tangent has shape {np.shape(tangent)} but its "
                          f"primal has shape {np.shape(primal)}")
+
+
+def hvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
+    """The Hessian of scalar ``f`` at ``primals`` times ``tangents`` (None for an argument
+    held fixed): the tangent of ``gradient(f)`` along ``tangents``, without forming the
+    Hessian. One array, or a tuple when several arguments move."""
+    moving = tuple(i for i, t in enumerate(tangents) if t is not None)
+    if not moving:
+        raise ValueError("hvp: give a tangent for at least one argument")
+    wrt = moving[0] if len(moving) == 1 else moving
+    return jvp(gradient(fn, wrt), primals, tangents)[1]
+
+
+def jacobian(fn: Callable, wrt: Wrt = 0, mode: str | None = None) -> Callable:
+    """``jacobian(f, wrt)(*args)``: the derivative of every output entry with respect to
+    every entry of ``args[wrt]``, of shape ``out.shape + arg.shape`` (a tuple, one per
+    argument, if ``wrt`` is a tuple). ``mode`` "rev" builds it a row at a time (one vjp per
+    output entry), "fwd" a column at a time (one jvp per input entry); by default the one
+    with fewer passes."""
+    if mode not in (None, "rev", "fwd"):
+        raise ValueError(f"jacobian(mode={mode!r}): mode is 'rev', 'fwd' or None")
+    positions, single = _normalize_wrt(wrt)
+
+    @functools.wraps(fn)
+    def jacobian_fn(*args):
+        out = fn(*args)
+        size_out = int(np.size(out))
+        size_in = sum(int(np.size(args[i])) for i in positions)
+        chosen = mode or ("rev" if size_out <= size_in else "fwd")
+        shape = np.shape(out)
+        blocks = []
+        if chosen == "rev":
+            _, pullback = vjp(fn, *args)
+            rows = [pullback(np.reshape(e, shape) if shape else type(out)(e.item()))
+                    for e in np.eye(size_out)]
+            for i in positions:
+                blocks.append(np.reshape(np.stack([np.asarray(r[i]) for r in rows]),
+                                         shape + np.shape(args[i])))
+        else:
+            for i in positions:
+                columns = []
+                for e in np.eye(int(np.size(args[i]))):
+                    tangents = [None] * len(args)
+                    tangents[i] = np.reshape(e, np.shape(args[i])) if isinstance(
+                        args[i], np.ndarray) else float(e[0])
+                    columns.append(np.asarray(jvp(fn, args, tangents)[1]))
+                block = np.stack(columns, axis=-1) if columns else np.zeros(shape + (0,))
+                blocks.append(np.reshape(block, shape + np.shape(args[i])))
+        return blocks[0] if single else tuple(blocks)
+
+    return jacobian_fn
+
+
+def jacfwd(fn: Callable, wrt: Wrt = 0) -> Callable:
+    """``jacobian(f, wrt, mode="fwd")``: a column per input entry, by forward mode."""
+    return jacobian(fn, wrt, mode="fwd")
+
+
+def jacrev(fn: Callable, wrt: Wrt = 0) -> Callable:
+    """``jacobian(f, wrt, mode="rev")``: a row per output entry, by reverse mode."""
+    return jacobian(fn, wrt, mode="rev")
+
+
+def hessian(fn: Callable, wrt: Wrt = 0) -> Callable:
+    """``hessian(f, wrt)(*args)``: the second derivatives of scalar ``f``, the Jacobian of
+    its gradient, of shape ``arg.shape + arg.shape`` (a tuple of tuples of blocks if
+    ``wrt`` is a tuple); each column is one Hessian-vector product."""
+    positions, single = _normalize_wrt(wrt)
+    grad_fn = gradient(fn, wrt)
+
+    def hessian_fn(*args):
+        if single:
+            return jacobian(grad_fn, positions[0], mode="fwd")(*args)
+        rows = []
+        for k in range(len(positions)):
+            row = jacobian(_item(grad_fn, k), positions, mode="fwd")(*args)
+            rows.append(row)
+        return tuple(rows)
+
+    return functools.wraps(fn)(hessian_fn)
+
+
+def _item(fn: Callable, k: int) -> Callable:
+    def item(*args):
+        return fn(*args)[k]
+    return item
 
 
 def grad(fn: Callable) -> Function:

@@ -68,7 +68,7 @@ def codegen(opt: Optimized) -> Generated:
     fwd, bwd = _compile(parsed, rev.bindings, [forward_src, adjoint_src],
                         [(f"{name}_forward", parsed.fn.__defaults__, parsed.fn.__kwdefaults__),
                          (f"{name}_backward", None, None)])
-    return Generated(fwd, bwd, forward_src, adjoint_src, _filename(parsed))
+    return Generated(fwd, bwd, forward_src, adjoint_src, fwd.__code__.co_filename)
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ def codegen_tangent(tan: Tangents) -> GeneratedTangent:
     source = comments.render(fn)
     (jvp,) = _compile(parsed, tan.bindings, [source],
                       [(name, parsed.fn.__defaults__, parsed.fn.__kwdefaults__)], "jvp")
-    return GeneratedTangent(jvp, source, _filename(parsed, "jvp"))
+    return GeneratedTangent(jvp, source, jvp.__code__.co_filename)
 
 
 class _Comments:
@@ -137,6 +137,21 @@ class _Comments:
         return _render(fn, self.comments)
 
 
+_sources: dict[str, str] = {}  # generated file name -> its text
+
+
+def _unique(filename: str, text: str) -> str:
+    """``filename``, or a numbered variant of it when another text has the name (another
+    specialisation of the same function): the compiler reads generated source back by its
+    file name, for higher order, so two texts never share one."""
+    name, n = filename, 1
+    while _sources.get(name, text) != text:
+        n += 1
+        name = f"{filename[:-1]} #{n}>"
+    _sources[name] = text
+    return name
+
+
 def _filename(parsed, kind: str = "") -> str:
     where = f"{os.path.basename(parsed.filename)}:{parsed.node.lineno}"
     label = f"{parsed.fn.__qualname__} {kind}".rstrip()
@@ -153,7 +168,7 @@ def _compile(parsed, bindings: dict[str, Any], sources: list[str], functions: li
     maker = f"def __s2sgrad_make__({', '.join(outer_params)}):\n"
     maker += textwrap.indent("\n".join(sources), "    ")
     maker += f"\n    return {', '.join(name for name, _, _ in functions)},\n"
-    filename = _filename(parsed, kind)
+    filename = _unique(_filename(parsed, kind), maker)
     linecache.cache[filename] = (len(maker), None, maker.splitlines(True), filename)
 
     code = compile(maker, filename, "exec")

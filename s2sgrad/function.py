@@ -23,6 +23,7 @@ import numpy as np
 
 from . import parse as parse_module
 from .analyze import UNKNOWN_ARRAY, abstract_of
+from .derivatives import Derivative
 from .errors import TransformError
 from .parse import parse, unwrap
 from .pipeline import Compiled, compile_jvp, compile_vjp
@@ -62,7 +63,7 @@ class _Specialiser:
 
     def __init__(self, fn: Callable):
         self.fn = unwrap(fn)
-        if not inspect.isfunction(self.fn):
+        if not inspect.isfunction(self.fn) and not isinstance(self.fn, Derivative):
             parse(self.fn)  # raises the TransformError that explains why
         self.signature = inspect.signature(self.fn, follow_wrapped=False)
         self.params = [p.name for p in self.signature.parameters.values()
@@ -142,7 +143,8 @@ class _Specialiser:
         path to its Tensor."""
         if self._paths is None:
             # a function with a rule reads nothing the rule does not name
-            self._paths = self._implicit_paths() if self.target() is self.fn else []
+            self._paths = self._implicit_paths() if self.target() is self.fn and not \
+                isinstance(self.fn, Derivative) else []
         if not self._paths:
             return {}
         found: dict[str, Any] = {}

@@ -159,8 +159,9 @@ def unwrap(fn: Any) -> Callable:
 
 
 def made_by_transform(fn: Any) -> str | None:
-    """What a function returned by one of s2sgrad's transforms is (``'gradient(f)'``), or
-    None. Differentiating one is differentiating a derivative: higher order."""
+    """What a function returned by ``vjp`` is (``'the pullback of vjp(f)'``), or None.
+    Differentiating one is higher order through a pullback, which is not followed
+    (``gradient`` and ``value_and_grad`` return Derivatives, which are: higher.py)."""
     return getattr(fn, "_s2sgrad_transform", None)
 
 
@@ -169,10 +170,10 @@ def _refuse_transform(fn: Callable, made: str) -> TransformError:
     code = getattr(inner, "__code__", None)
     where = (code.co_filename, code.co_firstlineno) if code is not None else ("<unknown>", 0)
     return TransformError(
-        f"cannot differentiate {made}: it is a derivative computed by s2sgrad, and "
-        "derivatives of derivatives (higher order) are not supported yet", *where, 0,
-        hint="Write the derivative you need as a function of its own (by hand) and "
-             "differentiate that.")
+        f"cannot differentiate {made}: a derivative through a vjp pullback (higher "
+        "order) is not followed", *where, 0,
+        hint="Differentiate s2sgrad.gradient(f) or s2sgrad.value_and_grad(f) instead, whose "
+             "derivatives are.")
 
 
 def implicit_paths(fn: Callable) -> list[tuple[str, ...]]:

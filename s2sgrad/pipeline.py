@@ -23,110 +23,23 @@ import sys
 import threading
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import gast
-import numpy as np
 
-from . import syntax
+from . import higher, syntax
 from .aliasing import aliasing
 from .analyze import Abstract, Analysis, abstract_of, analyze
 from .codegen import codegen, codegen_tangent
+from .compiled import Compiled, CompiledJvp
+from .derivatives import Derivative
 from .fence import fence
 from .normalize import normalize
 from .optimize import optimize
-from .parse import Parsed, own_state, parse, still_valid, unwrap
+from .parse import Parsed, own_state, parse, unwrap
 from .reverse import reverse
 from .rules import registry
 from .tangent import tangent
-
-
-@dataclass(frozen=True)
-class Compiled:
-    """A compiled forward/backward pair for one (function, wrt, signature)."""
-
-    fn: Callable
-    name: str
-    wrt: tuple[str, ...]  # differentiated parameters, in the order backward returns them
-    signature: tuple[tuple[str, Abstract], ...]
-    forward: Callable
-    backward: Callable
-    forward_source: str
-    adjoint_source: str
-    saved: tuple[str, ...]  # the primal values the forward keeps for the adjoint
-    result_value: Abstract  # what is known of the output
-    filename: str
-    result_aliases: frozenset[str] = frozenset()  # parameters the output may share memory with
-    dependencies: tuple = ()  # what non-local names resolved to (see parse.still_valid)
-    version: object = None  # the rule table's version it was compiled with (registry.version)
-    by_string_value: bool = False  # specialised on the values of string arguments
-
-    # the function's code, defaults and keyword defaults when compiled (see parse.own_state)
-    code: Any = None
-    defaults: Any = None
-    own: tuple = ()
-    # whether a call must walk ``dependencies`` (and keyword defaults) to know it is valid;
-    # the code and the defaults are checked by identity on every call (api)
-    walk: bool = True
-    # saved values that may share memory with arrays outside: (index, parameter or None); a
-    # backward that runs later copies them when the forward runs (own_saved)
-    external: tuple = ()
-
-    def own_saved(self, saved: tuple, protected: set | frozenset = frozenset()) -> tuple:
-        """``saved`` with the arrays it may share with the outside copied, so that a
-        backward run later sees the values of the forward; the parameters in ``protected``
-        are guarded another way (a Tensor's version counter)."""
-        if not self.external:
-            return saved
-        own = list(saved)
-        for i, param in self.external:
-            if isinstance(own[i], np.ndarray) and param not in protected:
-                own[i] = own[i].copy()
-            elif type(own[i]) is list:  # a loop's stack: the views in it (rows of an argument)
-                own[i] = [_own_views(v) for v in own[i]]
-        return tuple(own)
-
-    def valid(self) -> bool:
-        """Still what compiling now would give: the same rules, the same code and defaults,
-        the same resolved names."""
-        return _valid(self)
-
-    @property
-    def source(self) -> str:
-        return self.forward_source + "\n\n" + self.adjoint_source
-
-
-def _valid(compiled: Any) -> bool:
-    return compiled.version is registry.version and still_valid(compiled.own) and \
-        still_valid(compiled.dependencies)
-
-
-@dataclass(frozen=True)
-class CompiledJvp:
-    """A compiled tangent function for one (function, wrt, signature): ``jvp(*args,
-    **kwargs, <x>_dot=...)`` returns ``(out, out_dot)`` (or ``out_dot`` alone)."""
-
-    fn: Callable
-    name: str
-    wrt: tuple[str, ...]  # the parameters that move, in the order of tangent_params
-    signature: tuple[tuple[str, Abstract], ...]
-    jvp: Callable
-    source: str
-    tangent_params: tuple[str, ...]  # the keyword-only parameters taking wrt's tangents
-    result_value: Abstract
-    filename: str
-    result_aliases: frozenset[str] = frozenset()
-    dependencies: tuple = ()
-    version: object = None
-    by_string_value: bool = False
-    code: Any = None
-    defaults: Any = None
-    own: tuple = ()
-    walk: bool = True
-
-    def valid(self) -> bool:
-        return _valid(self)
 
 
 class _Recursive:
@@ -185,7 +98,7 @@ def compile_vjp(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
     ``lifted`` maps values the function reads (``'self.W'``) to keyword-only parameters
     that replace them (see parse), so that ``wrt`` can name them."""
     fn = unwrap(fn)
-    if not inspect.isfunction(fn):
+    if not inspect.isfunction(fn) and not isinstance(fn, Derivative):
         parse(fn)  # raises the TransformError that explains why
     lifted = dict(lifted or {})
     key = (tuple(wrt), tuple(sorted(signature.items())), tuple(sorted(lifted.items())))
@@ -198,7 +111,11 @@ def compile_vjp(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
             return _Recursive(fn, key)
         _in_progress.add(token)
         try:
-            compiled = _run_passes(fn, tuple(wrt), signature, lifted)
+            if isinstance(fn, Derivative):  # higher order
+                compiled = higher.derivative_pair(fn, tuple(wrt), signature, compile_vjp,
+                                                  compile_jvp)
+            else:
+                compiled = _run_passes(fn, tuple(wrt), signature, lifted)
         finally:
             _in_progress.discard(token)
         per_fn[key] = compiled
@@ -249,7 +166,7 @@ def compile_jvp(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
     """The compiled tangent function of ``fn`` for tangents of the parameters ``wrt``;
     ``returns`` is "both" (``(out, out_dot)``) or "tangent" (``out_dot``)."""
     fn = unwrap(fn)
-    if not inspect.isfunction(fn):
+    if not inspect.isfunction(fn) and not isinstance(fn, Derivative):
         parse(fn)  # raises the TransformError that explains why
     key = (tuple(wrt), tuple(sorted(signature.items())), returns)
     with _lock:
@@ -261,7 +178,11 @@ def compile_jvp(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
             return _RecursiveJvp(fn, key, tuple(wrt), _tangent_names(fn, wrt))
         _in_progress.add(token)
         try:
-            compiled = _run_tangent_passes(fn, tuple(wrt), signature, returns)
+            if isinstance(fn, Derivative):  # higher order
+                compiled = higher.derivative_tangent(fn, tuple(wrt), signature, compile_jvp,
+                                                     returns)
+            else:
+                compiled = _run_tangent_passes(fn, tuple(wrt), signature, returns)
         finally:
             _in_progress.discard(token)
         per_fn[key] = compiled
@@ -317,16 +238,6 @@ def _spread_of(fn: Callable, signature: dict[str, Abstract]) -> tuple:
         elif p.kind == p.VAR_KEYWORD:
             keys = tuple(k for k, _ in items)
     return count, keys
-
-
-def _own_views(value: Any) -> Any:
-    """A value pushed on a loop's stack, with the arrays in it that view another array's
-    memory copied (what the loop made itself owns its memory)."""
-    if isinstance(value, np.ndarray):
-        return value.copy() if value.base is not None else value
-    if type(value) is tuple:
-        return tuple(_own_views(v) for v in value)
-    return value
 
 
 def _dependencies(parsed: Parsed, analysis: Analysis) -> tuple:

@@ -43,6 +43,11 @@ def define(name: str, params: list[str], expression: str, body: tuple[str, ...] 
     return namespace[name]
 
 
+def source_of(fn: Callable) -> str:
+    """The source text of a function defined here."""
+    return inspect.getsource(fn)
+
+
 def identifier(name: Any, default: str) -> str:
     """``name`` if it can name a generated function, else ``default``."""
     if isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name):
@@ -56,18 +61,10 @@ def register() -> None:
     linecache.cache[FILENAME] = (sum(map(len, lines)), None, lines, FILENAME)
 
 
-def forwarding(primitive: Any, signature: inspect.Signature) -> Callable:
-    """``def f(x, k=<default>): return <primitive>(x, k)``, with ``signature``'s parameters:
-    a function whose one operation is a call of ``primitive``. The compiler differentiates
-    that call with the rule registered for ``primitive``, as it does a call inside any
-    compiled function; so the transforms of a function that has a rule use the rule."""
-    if FILENAME not in linecache.cache:
-        register()  # the compiler reads the source from linecache
-    names = set(signature.parameters)
-    callee = "primitive_"
-    while callee in names:  # a parameter would hide the global
-        callee += "_"
-    bindings: dict[str, Any] = {callee: primitive}
+def parameters(signature: inspect.Signature, bindings: dict[str, Any]
+               ) -> tuple[list[str], list[str]]:
+    """The parameter list of a ``def`` with ``signature``'s parameters (their defaults bound
+    as globals in ``bindings``), and the arguments of a call that passes each on."""
     params: list[str] = []
     call: list[str] = []
     previous = None
@@ -98,5 +95,21 @@ def forwarding(primitive: Any, signature: inspect.Signature) -> Callable:
             call.append(p.name)
     if previous == inspect.Parameter.POSITIONAL_ONLY:
         params.append("/")
+    return params, call
+
+
+def forwarding(primitive: Any, signature: inspect.Signature) -> Callable:
+    """``def f(x, k=<default>): return <primitive>(x, k)``, with ``signature``'s parameters:
+    a function whose one operation is a call of ``primitive``. The compiler differentiates
+    that call with the rule registered for ``primitive``, as it does a call inside any
+    compiled function; so the transforms of a function that has a rule use the rule."""
+    if FILENAME not in linecache.cache:
+        register()  # the compiler reads the source from linecache
+    names = set(signature.parameters)
+    callee = "primitive_"
+    while callee in names:  # a parameter would hide the global
+        callee += "_"
+    bindings: dict[str, Any] = {callee: primitive}
+    params, call = parameters(signature, bindings)
     name = identifier(getattr(primitive, "__name__", None), "function")
     return define(name, params, f"{callee}({', '.join(call)})", (), bindings)

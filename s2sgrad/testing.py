@@ -24,12 +24,14 @@ numeric ``n`` agree when ``|a - n| <= ATOL + RTOL |n|``, with ``RTOL`` = 1e-5 an
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from .api import jvp, vjp
+from . import sourcefile
+from .api import gradient, jvp, vjp
 
 # A central difference is off by about EPS**2 / 6 times the third derivative (truncation)
 # plus 1e-16 |f| / EPS (rounding): at EPS = 1e-6, near 1e-10 for values and derivatives of
@@ -149,9 +151,8 @@ def check_grads(fn: Callable, *args: Any, wrt: int | Sequence[int] | None = None
     with ``jvp``. Differentiable arguments are the floating-point ones, or those of them
     whose positions ``wrt`` names.
     """
-    if order != 1:
-        raise ValueError(f"check_grads(order={order}): only first-order checks are available; "
-                         "higher orders need differentiating the generated adjoint")
+    if order not in (1, 2):
+        raise ValueError(f"check_grads(order={order}): the orders checked are 1 and 2")
     unknown = set(modes) - {"rev", "fwd"}
     if unknown or not modes:
         raise ValueError(f"check_grads(modes={tuple(modes)!r}): modes are 'rev' and 'fwd'")
@@ -161,6 +162,16 @@ def check_grads(fn: Callable, *args: Any, wrt: int | Sequence[int] | None = None
     if not positions:
         raise ValueError("check_grads: no floating-point argument to check")
     plain = fn(*args)
+    if order == 2:
+        # the second derivatives are the first derivatives of the gradient, which is
+        # checked against differences of the (checked) first-order gradient
+        check_grads(fn, *args, wrt=positions, modes=modes, eps=eps, rtol=rtol, atol=atol,
+                    directions=directions, seed=seed)
+        scalar = fn if np.ndim(plain) == 0 else weighted(fn, _weight_like(plain, rng))
+        for i in positions:
+            check_grads(gradient(scalar, i), *args, wrt=positions, modes=modes, eps=eps,
+                        rtol=rtol, atol=atol, directions=directions, seed=seed + 1 + i)
+        return
     if "rev" in modes:
         out, pullback = vjp(fn, *args)
         _check_value(fn, out, plain)
@@ -190,6 +201,17 @@ def check_grads(fn: Callable, *args: Any, wrt: int | Sequence[int] | None = None
                     raise AssertionError(
                         f"the jvp of {_name(fn)} along argument {i} disagrees with finite "
                         f"differences: <u, J v> = {analytic!r}, numeric = {numeric!r}")
+
+
+def weighted(fn: Callable, weight: Any) -> Callable:
+    """``np.sum(weight * fn(...))``, with ``fn``'s parameters, as a function with source (so
+    that it can be differentiated, to any order)."""
+    signature = inspect.signature(fn)
+    bindings = {"fn_": fn, "weight_": weight}
+    params, call = sourcefile.parameters(signature, bindings)
+    name = sourcefile.identifier(f"weighted_{getattr(fn, '__name__', 'f')}", "weighted")
+    return sourcefile.define(name, params, f"np.sum(weight_ * fn_({', '.join(call)}))", (),
+                             bindings)
 
 
 def _check_value(fn: Callable, out: Any, plain: Any) -> None:

@@ -286,6 +286,10 @@ CASES: dict = {
                      case(normal(3, 4), axis=0, keepdims=True), case(normal(4), 2)],
     np.roll: [case(normal(5), 2), case(normal(3, 4), -1, axis=1), case(normal(3, 4), (1, 2),
                                                                        axis=(0, 1))],
+    np.broadcast_to: [case(normal(3), (4, 3)), case(normal(2, 1), (3, 2, 4)),
+                      case(normal(), (2,))],
+    unbroadcast: [case(normal(4, 3), (3,)), case(normal(3, 4), (3, 1)), case(normal(3), (2, 3)),
+                  case(normal(2, 3), (2, 3))],
     np.stack: [case([normal(3), normal(3)]), case([normal(2, 3), normal(2, 3)], axis=1)],
     np.concatenate: [case([normal(3), normal(2)]), case([normal(2, 3), normal(2, 1)], axis=1),
                      case([normal(2, 2), normal(3)], axis=None)],
@@ -572,7 +576,8 @@ ALLOWED_GLOBALS = {"np": np, "math": math, "split_points": _containers.split_poi
                    "sum_repeats": _containers.sum_repeats,
                    "flat_pieces": _containers.flat_pieces,
                    "item_cotangent": _containers.item_cotangent,
-                   "default_cotangent": _containers.default_cotangent}
+                   "default_cotangent": _containers.default_cotangent,
+                   "unbroadcast": unbroadcast}
 FORBIDDEN = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
              ast.NamedExpr, ast.IfExp, ast.Yield, ast.YieldFrom, ast.Await, ast.Starred)
 

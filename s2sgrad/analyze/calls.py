@@ -27,7 +27,8 @@ from typing import Any
 import gast
 import numpy as np
 
-from .. import syntax
+from .. import derivatives, syntax
+from ..derivatives import Derivative
 from ..errors import TransformError
 from ..parse import MISSING, unwrap
 from ..rules import registry
@@ -124,6 +125,11 @@ class Calls:
         if resolved in (eval, exec, compile, globals, locals, vars):
             raise self.parsed.error(f"{resolved.__name__}() is not supported", node,
                                     "Write the code out directly.")
+        if isinstance(resolved, Derivative):  # higher order: see higher.py
+            return self.user_call(resolved, args, keywords, target, node)
+        maker = derivatives.maker_of(resolved)
+        if maker is not None:
+            return self.derivative(resolved, maker, args, keywords, target, node)
         checks.refuse_transform(self.facts, resolved, node)
         if isinstance(resolved, functools.partial) and any(
                 self.is_varied(a) for a in args + list(keywords.values())):
@@ -157,6 +163,22 @@ class Calls:
                 call, types.FunctionType) and not is_library(call):  # an object's __call__
             return self.user_call(call, [func] + args, keywords, target, node)
         return self.primitive(resolved, args, keywords, target, node)
+
+    def derivative(self, resolved: Any, with_value: bool, args: list, keywords: dict,
+                   target: str | None, node: gast.AST) -> Op:
+        """``gradient(f, wrt)`` of a function known here: made now, so that calls of it are
+        calls of one known Derivative (the statement still runs, making an equal one)."""
+        fn = self.callee_of(args[0]) if args else MISSING
+        wrt = args[1] if len(args) > 1 else keywords.get("wrt", syntax.const(0))
+        if fn is MISSING or len(args) > 2 or set(keywords) - {"wrt"} or not (
+                syntax.is_const(wrt) or syntax.is_static_tuple(wrt)):
+            raise self.parsed.error(
+                f"{resolved.__name__}() of a function or of positions not known when the "
+                "code is compiled", node, f"Name the function and the positions directly: "
+                f"`{resolved.__name__}(f, wrt=0)`.")
+        made = resolved(fn, syntax.const_value(wrt))
+        self.set_value(target, abstract_of(made))
+        return Op("nondiff", target, what=resolved.__name__)
 
     def callee_of(self, func: gast.expr) -> Any:
         """The object a call's function atom refers to: a non-local name, or a local name

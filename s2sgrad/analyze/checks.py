@@ -134,20 +134,19 @@ def refuse_container_method(facts: Facts, owner: Abstract, attr: str, node: gast
         node, hint)
 
 def refuse_transform(facts: Facts, resolved: Any, node: gast.AST) -> None:
-    """Differentiating code that computes a derivative is higher order: not yet."""
+    """A vjp, its pullback or ``grad`` called inside the function being differentiated:
+    higher order through them is not followed (``gradient`` and ``value_and_grad`` are)."""
     made = made_by_transform(resolved)
     module = getattr(resolved, "__module__", "") or ""
     name = getattr(resolved, "__name__", "")
-    if made is None and module == "s2sgrad.api" and name in (
-            "gradient", "value_and_grad", "vjp", "grad"):
+    if made is None and module == "s2sgrad.api" and name in ("vjp", "grad"):
         made = f"s2sgrad.{name}"
     if made is not None:
         raise facts.parsed.error(
-            f"this calls {made}, a derivative computed by s2sgrad, inside the function "
-            "being differentiated: derivatives of derivatives (higher order) are not "
-            "supported yet", node,
-            "Write the inner derivative as a function of its own and differentiate the "
-            "whole by hand, or compute it outside the differentiated function.")
+            f"this calls {made} inside the function being differentiated: a derivative "
+            "through a vjp or its pullback (higher order) is not followed", node,
+            "Compute the inner derivative with s2sgrad.gradient or s2sgrad.value_and_grad "
+            "(whose derivatives are), or outside the differentiated function.")
 
 
 def unsupported_call(what: str, prim: Any) -> tuple[str, str] | None:

@@ -111,7 +111,8 @@ def identified(value: Any) -> bool:
     what a call, a cast or a lookup through them does depends on which one it is."""
     return isinstance(value, (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
                               np.ufunc, functools.partial, type, np.dtype, str,
-                              types.ModuleType)) or hasattr(value, "compiled_for")
+                              types.ModuleType)) or hasattr(value, "compiled_for") or \
+        hasattr(value, "derivative_of")  # a Derivative: gradient(f)
 
 
 _FUNCTION_TYPES = frozenset({types.FunctionType, types.BuiltinFunctionType, types.MethodType,

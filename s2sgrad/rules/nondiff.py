@@ -43,8 +43,9 @@ GROUPS = (
             np.argmax, np.argmin, np.argsort, np.ndarray.argmax, np.ndarray.argmin,
             np.ndarray.argsort, np.nonzero, np.flatnonzero, np.argwhere, np.searchsorted,
             np.count_nonzero,
-            len, range, np.shape, np.ndim, np.size,
+            len, range, np.shape, np.ndim, np.size, np.broadcast_shapes,
             np.ndarray.shape, np.ndarray.ndim, np.ndarray.size, np.ndarray.dtype,
+            np.result_type, np.promote_types,
         ),
     ),
     (

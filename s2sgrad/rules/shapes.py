@@ -10,6 +10,7 @@ import operator
 
 import numpy as np
 
+from ..runtime.unbroadcast import unbroadcast
 from .registry import linear, vjp_rule
 
 
@@ -149,10 +150,26 @@ def roll(g, ans, a, shift, axis=None):
     return np.roll(g, np.negative(shift), axis)
 
 
+@vjp_rule(np.broadcast_to, shape=None)
+def broadcast_to(g, ans, array, shape, subok=False):
+    # Each entry of array was repeated along the broadcast axes: it collects their sum.
+    g_array = unbroadcast(g, np.shape(array))
+    return (g_array,)
+
+
+@vjp_rule(unbroadcast, shape=None)
+def unbroadcast_vjp(g, ans, a, shape):
+    # The reverse pass's reduction of a contribution to an operand's shape (summing a down
+    # to shape, or broadcasting it up): g goes back the other way, to a's shape.
+    g_a = unbroadcast(np.broadcast_to(g, np.broadcast_shapes(np.shape(g), np.shape(a))),
+                      np.shape(a))
+    return (g_a,)
+
+
 # Forward mode: each of these moves or copies entries, so its tangent is the same move of the
 # tangent (``x_dot[i]``, ``x_dot.T``, ``np.reshape(x_dot, s)``).
 linear(operator.getitem, np.transpose, np.ndarray.transpose, np.ndarray.T, np.swapaxes,
        np.ndarray.swapaxes, np.moveaxis, np.flip, np.reshape, np.ndarray.reshape, np.ravel,
        np.ndarray.ravel, np.ndarray.flatten, np.squeeze, np.ndarray.squeeze, np.expand_dims,
        np.copy, np.ndarray.copy, np.ndarray.astype, *_matrix_transposes, np.asarray,
-       np.asanyarray, np.ascontiguousarray, np.array, np.roll)
+       np.asanyarray, np.ascontiguousarray, np.array, np.roll, np.broadcast_to, unbroadcast)

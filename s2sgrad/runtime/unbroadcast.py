@@ -9,17 +9,18 @@ from __future__ import annotations
 import numpy as np
 
 
-def unbroadcast(g, shape: tuple[int, ...]):
-    """Sum ``g`` over the axes that broadcasting added or stretched to reach ``np.shape(g)``."""
-    g_shape = np.shape(g)
-    if g_shape == shape:
-        return g
-    extra = len(g_shape) - len(shape)
+def unbroadcast(a, shape: tuple[int, ...]):
+    """Sum ``a`` over the axes that broadcasting added or stretched to reach ``np.shape(a)``
+    from ``shape``."""
+    a_shape = np.shape(a)
+    if a_shape == shape:
+        return a
+    extra = len(a_shape) - len(shape)
     if extra < 0:
-        return np.broadcast_to(g, shape)
+        return np.broadcast_to(a, shape)
     if extra:
-        g = np.sum(g, axis=tuple(range(extra)))
-    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and g_shape[extra + i] != 1)
+        a = np.sum(a, axis=tuple(range(extra)))
+    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and a_shape[extra + i] != 1)
     if stretched:
-        g = np.sum(g, axis=stretched, keepdims=True)
-    return g
+        a = np.sum(a, axis=stretched, keepdims=True)
+    return a

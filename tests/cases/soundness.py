@@ -116,7 +116,7 @@ def cube(x):
 
 
 def uses_gradient_inside(x):
-    slope = s2sgrad.gradient(cube)(x)  # <- refused
+    slope = s2sgrad.gradient(cube)(x)
     return slope * x
 
 
@@ -124,7 +124,7 @@ DCUBE = s2sgrad.gradient(cube)
 
 
 def uses_global_gradient(x):
-    return DCUBE(x) * x  # <- refused
+    return DCUBE(x) * x
 
 
 # --- function values --------------------------------------------------------------------

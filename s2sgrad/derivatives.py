@@ -1,0 +1,80 @@
+"""What ``gradient(f)`` and ``value_and_grad(f)`` return: a ``Derivative``, a callable the
+compiler recognises, so that differentiating code that calls one (or a transform of one) is
+higher order rather than a refusal (see ``higher.py``).
+
+A Derivative is called like the function it differentiates and returns what the transform
+returns; how it runs is given by the public API (``set_maker``), which sits above the
+compiler. Part of the compiler layer; imports nothing of s2sgrad.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+# Set by the public API: (function, positions, with_value) -> a Derivative that runs it;
+# and its functions that make Derivatives (gradient -> False, value_and_grad -> True).
+_maker: Callable[[Any, tuple[int, ...], bool], Derivative] | None = None
+_makers: dict[Any, bool] = {}
+
+
+def set_maker(maker: Callable[[Any, tuple[int, ...], bool], Derivative],
+              makers: dict[Any, bool]) -> None:
+    global _maker
+    _maker = maker
+    _makers.update(makers)
+
+
+def maker_of(fn: Any) -> bool | None:
+    """For ``gradient`` False, for ``value_and_grad`` True (with the value), else None."""
+    try:
+        return _makers.get(fn)
+    except TypeError:  # unhashable
+        return None
+
+
+def make(target: Any, positions: tuple[int, ...], with_value: bool) -> Derivative:
+    """``gradient(target, positions)`` (``value_and_grad`` with ``with_value``)."""
+    return _maker(target, positions, with_value)
+
+
+class Derivative:
+    """``gradient(f, wrt)`` or ``value_and_grad(f, wrt)``: ``derivative_of`` is ``f`` (a
+    function, or another Derivative), ``positions`` the positional parameters it
+    differentiates, ``single`` whether the gradient is one value rather than a tuple."""
+
+    def __init__(self, target: Any, positions: tuple[int, ...], single: bool, with_value: bool,
+                 call: Callable, name: str):
+        self.derivative_of = target
+        self.positions = positions
+        self.single = single
+        self.with_value = with_value
+        self._call = call
+        self.__signature__ = signature_of(target)
+        self.__name__ = self.__qualname__ = name
+        self.__doc__ = getattr(target, "__doc__", None)
+        self.__module__ = getattr(target, "__module__", None)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._call(*args, **kwargs)
+
+    @property
+    def transform(self) -> str:
+        kind = "value_and_grad" if self.with_value else "gradient"
+        target = getattr(self.derivative_of, "__name__", "f")
+        wrt = self.positions[0] if self.single else self.positions
+        return f"{kind}({target}, wrt={wrt})"
+
+    def __repr__(self) -> str:
+        return f"<s2sgrad.{self.transform}>"
+
+
+def signature_of(fn: Any) -> inspect.Signature:
+    if isinstance(fn, Derivative):
+        return fn.__signature__
+    target = getattr(fn, "fn", fn) if hasattr(fn, "compiled_for") else fn
+    try:
+        return inspect.signature(target, follow_wrapped=False)
+    except (TypeError, ValueError):  # a cache (functools.lru_cache) has none of its own
+        return inspect.signature(target)

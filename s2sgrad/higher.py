@@ -1,0 +1,183 @@
+"""Higher order: the derivatives of a derivative, as first-order derivatives of generated code.
+
+A call of ``D = gradient(f, wrt=P)`` (a ``Derivative``) inside differentiated code, or a
+transform of ``D`` itself, needs ``D``'s own derivatives. They are not found by
+differentiating ``f``'s adjoint. By the symmetry of second derivatives both are first-order
+derivatives of ``f``'s tangent function ``F(x; t) = <grad_P f(x), t>``, which forward mode
+generates as ordinary source:
+
+    reverse   D's output has cotangent g    ->  input a gets  d/da F(x; t=g)
+              (the vjp of F, the tangent parameters held at g)
+    forward   the inputs move along u       ->  D's output moves by  grad_P F(x; u),
+              F now f's tangent function along u: a Derivative of generated code
+
+So a second derivative is reverse (or forward) mode applied to a generated tangent function,
+a third one the same one level up: the compiler applied to its own output. The pair and the
+tangent function of a Derivative are themselves generated source, short and readable:
+
+    def grad_f_forward(x, y):               def grad_f_backward(saved, out_bar):
+        return grad_f(x, y), (x, y)             x, y = saved
+                                                _, f_jvp_saved = f_jvp_forward(
+                                                    x, y, x_dot=out_bar)
+                                                return f_jvp_backward(f_jvp_saved, 1.0)
+
+    def grad_f_jvp(x, y, *, x_dot, y_dot):
+        return grad_f(x, y), grad_f_jvp_dot(x, y, x_dot=x_dot, y_dot=y_dot)
+
+``compile_vjp`` and ``compile_jvp`` (pipeline) hand a Derivative to ``derivative_pair`` and
+``derivative_tangent``, passing themselves in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from . import sourcefile
+from .analyze import Abstract
+from .compiled import Compiled, CompiledJvp
+from .derivatives import Derivative, make, signature_of
+from .errors import TransformError
+from .parse import own_state, unwrap
+from .rules import registry
+
+
+def target_of(d: Derivative) -> Any:
+    """The function a Derivative differentiates, as the compiler reads it."""
+    target = d.derivative_of
+    if isinstance(target, Derivative):
+        return target
+    plain = unwrap(target)
+    if signature_of(plain) != signature_of(target):  # a bound method: self is not a parameter
+        raise TransformError(
+            f"{d.transform} is of a method bound to an object; its derivatives are computed "
+            "for functions. Differentiate a function that takes the object as an argument.")
+    return plain
+
+
+def root_of(d: Any) -> Callable:
+    """The plain function at the bottom of a chain of Derivatives."""
+    while isinstance(d, Derivative):
+        d = target_of(d)
+    return d
+
+
+def names_of(d: Derivative) -> tuple[str, ...]:
+    """The parameters a Derivative differentiates, by name."""
+    params = [p for p in signature_of(d.derivative_of).parameters.values()
+              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    names = []
+    for i in d.positions:
+        if not -len(params) <= i < len(params):
+            raise TransformError(
+                f"{d.transform} differentiates a value passed through *args; a derivative "
+                "of it is computed only for named parameters. Name the parameter in the "
+                "function's signature.")
+        names.append(params[i].name)
+    return tuple(names)
+
+
+def _tangent_names(params: list[str], wrt: tuple[str, ...]) -> tuple[str, ...]:
+    taken = set(params)
+    names = []
+    for w in wrt:
+        name = f"{w}_dot"
+        while name in taken:
+            name += "_"
+        taken.add(name)
+        names.append(name)
+    return tuple(names)
+
+
+def _valid_state(d: Derivative) -> dict[str, Any]:
+    root = root_of(d)
+    own = own_state(root)
+    return {"version": registry.version, "code": own[0][3], "defaults": own[1][3], "own": own,
+            "walk": True}
+
+
+def _result_value(d: Derivative, signature: dict[str, Abstract], value: Abstract) -> Abstract:
+    grads = [signature[n] for n in names_of(d)]
+    grad = grads[0] if d.single else _tuple(grads)
+    return _tuple([value, grad]) if d.with_value else grad
+
+
+def _tuple(items: list[Abstract]) -> Abstract:
+    return Abstract("object", (None,) * len(items), any(a.float for a in items), tuple,
+                    tuple(enumerate(items)))
+
+
+def derivative_pair(d: Derivative, wrt: tuple[str, ...], signature: dict[str, Abstract],
+                    compile_vjp: Callable, compile_jvp: Callable) -> Compiled:
+    """The forward/backward pair of a Derivative, differentiated in ``wrt``."""
+    f = target_of(d)
+    names = names_of(d)
+    tangent = compile_jvp(f, names, signature, "both" if d.with_value else "tangent")
+    dots = dict(zip(names, tangent.tangent_params, strict=True))
+    outer = compile_vjp(tangent.jvp, wrt, {**signature, **{
+        dots[n]: signature[n] for n in names}})
+    name = _name(d)
+    bindings: dict[str, Any] = {name: d, f"{tangent.name}_forward": outer.forward,
+                                f"{tangent.name}_backward": outer.backward}
+    params, call = sourcefile.parameters(signature_of(d), bindings)
+    saved = [p.lstrip("*") for p in params if p not in ("/", "*")]
+    saved = [s.split("=")[0] for s in saved]
+    packed = ", ".join(saved) + ("," if len(saved) == 1 else "")
+    forward_src = sourcefile.define(
+        f"{name}_forward", params, f"{name}({', '.join(call)}), ({packed})", (), bindings)
+    if d.with_value:
+        unpack = ["value_bar, grad_bar = out_bar"]
+        seed, grads = "(value_bar, 1.0)", "grad_bar"
+    else:
+        unpack, seed, grads = [], "1.0", "out_bar"
+    moved = [f"{dots[n]}={grads}" if d.single else f"{dots[n]}={grads}[{k}]"
+             for k, n in enumerate(names)]
+    body = (f"{packed} = saved", *unpack,
+            (f"_, {tangent.name}_saved = {tangent.name}_forward("
+             f"{', '.join(call + moved)})"))
+    backward = sourcefile.define(
+        f"{name}_backward", ["saved", "out_bar"],
+        f"{tangent.name}_backward({tangent.name}_saved, {seed})", body, bindings)
+    state = _valid_state(d)
+    return Compiled(root_of(d), name, tuple(wrt), tuple(sorted(signature.items())),
+                    forward_src, backward, sourcefile.source_of(forward_src),
+                    sourcefile.source_of(backward), tuple(saved),
+                    _result_value(d, signature, tangent.result_value), sourcefile.FILENAME,
+                    frozenset(), tangent.dependencies + outer.dependencies,
+                    external=tuple(enumerate(saved)), **state)
+
+
+def derivative_tangent(d: Derivative, wrt: tuple[str, ...], signature: dict[str, Abstract],
+                       compile_jvp: Callable, returns: str = "both") -> CompiledJvp:
+    """The tangent function of a Derivative, for tangents of ``wrt``."""
+    f = target_of(d)
+    moving = compile_jvp(f, wrt, signature, "both" if d.with_value else "tangent")
+    inner = make(moving.jvp, d.positions if not d.single else d.positions[0], d.with_value)
+    name = _name(d)
+    bindings: dict[str, Any] = {name: d, f"{name}_jvp_dot": inner}
+    params, call = sourcefile.parameters(signature_of(d), bindings)
+    dots = _tangent_names([p.lstrip("*").split("=")[0] for p in params], tuple(wrt))
+    # the tangents are keyword-only, before any **kwargs
+    end = next((k for k, p in enumerate(params) if p.startswith("**")), len(params))
+    marker = [] if any(p == "*" or (p.startswith("*") and not p.startswith("**"))
+                       for p in params[:end]) else ["*"]
+    signature_text = params[:end] + marker + list(dots) + params[end:]
+    moved = [f"{p}={t}" for p, t in zip(moving.tangent_params, dots, strict=True)]
+    value = f"{name}({', '.join(call)})"
+    dot = f"{name}_jvp_dot({', '.join(call + moved)})"
+    expression = dot if returns == "tangent" else f"{value}, {dot}"
+    jvp = sourcefile.define(f"{name}_jvp", signature_text, expression, (), bindings)
+    state = _valid_state(d)
+    return CompiledJvp(root_of(d), name, tuple(wrt), tuple(sorted(signature.items())), jvp,
+                       sourcefile.source_of(jvp), dots,
+                       _result_value(d, signature, moving.result_value),
+                       sourcefile.FILENAME, frozenset(), moving.dependencies, **state)
+
+
+def _name(d: Any) -> str:
+    """grad_f, value_and_grad_f, grad_grad_f: a readable identifier for a Derivative."""
+    prefix = "value_and_grad_" if d.with_value else "grad_"
+    inner = d.derivative_of
+    if isinstance(inner, Derivative):
+        return prefix + _name(inner)
+    return prefix + sourcefile.identifier(getattr(unwrap(inner), "__name__", None), "f")
