@@ -130,14 +130,6 @@ def test_backward_on_a_tensor_that_does_not_require_grad() -> None:
         tensor([2.0, 1.0]).backward()
 
 
-def test_create_graph_is_not_supported_yet() -> None:
-    x = tensor([2.0], requires_grad=True)
-    with pytest.raises(NotImplementedError, match="create_graph=True is not supported yet"):
-        (x * x).sum().backward(create_graph=True)
-    with pytest.raises(NotImplementedError, match="create_graph=True is not supported yet"):
-        autograd.grad((x * x).sum(), x, create_graph=True)
-
-
 def test_diamond_and_fan_out_are_summed_before_each_node_runs() -> None:
     # y feeds two branches that meet again: y's node must run once, after both arrive.
     def f(x: Tensor) -> Tensor:

@@ -278,6 +278,24 @@ dy/dx = tensor([7.])
 Gradients for vector: tensor([2., 4., 6.])
 """
 
+# The FAQ of 003: "Use create_graph=True in backward() ... to enable second-order gradients".
+SNIPPETS["003_faq_second_order"] = """
+x = torch.tensor([2.0], requires_grad=True)
+loss = x ** 3
+loss.backward(create_graph=True)
+print(f"first derivative: {x.grad.detach()}") # 3 * 2**2 = 12
+print(f"it can be differentiated: {x.grad.requires_grad}")
+first = x.grad
+x.grad = None
+first.backward()
+print(f"second derivative: {x.grad}") # 6 * 2 = 12
+"""
+EXPECTED["003_faq_second_order"] = """\
+first derivative: tensor([12.])
+it can be differentiated: True
+second derivative: tensor([12.])
+"""
+
 SNIPPETS["003_accumulation"] = """
 x = torch.tensor([2.0], requires_grad=True)
 
@@ -434,7 +452,7 @@ def test_seed_prints_what_torch_prints(name: str, capsys: pytest.CaptureFixture)
 
 def test_every_seed_snippet_has_an_expectation() -> None:
     assert sorted(SNIPPETS) == sorted(EXPECTED)
-    assert len(SNIPPETS) == 17  # 3 + 3 + 3 + 8 snippets in seeds 000-003
+    assert len(SNIPPETS) == 18  # 3 + 3 + 3 + 8 snippets in seeds 000-003, and 003's FAQ
 
 
 def test_nonleaf_grad_in_seed_003_warns_like_torch() -> None:

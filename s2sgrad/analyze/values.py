@@ -237,6 +237,8 @@ def user_method(value: Abstract, name: str | None) -> Any:
     return method if isinstance(method, types.FunctionType) else None
 
 
+GENERATED = "<s2sgrad"  # how the file names of generated source begin
+
 _LIBRARIES = ("numpy", "s2sgrad", "builtins", "math", "operator")
 
 
@@ -246,6 +248,12 @@ def is_library_type(cls: type) -> bool:
 
 
 def is_library(fn: Callable) -> bool:
-    """A function of NumPy, Python or ours: called, never differentiated through."""
+    """A function of NumPy, Python or ours: called, never differentiated through. The
+    functions s2sgrad writes as source (Tensor operations and higher order's pairs in
+    ``sourcefile``'s file, the generated forward, backward and tangent functions in files
+    named ``<s2sgrad ...>``) are differentiated through like a user's."""
     module = getattr(fn, "__module__", "") or ""
+    code = getattr(fn, "__code__", None)
+    if code is not None and code.co_filename.startswith(GENERATED):
+        return False
     return module.split(".")[0] in _LIBRARIES

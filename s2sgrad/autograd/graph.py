@@ -17,13 +17,15 @@ that a ``@grad`` Function called with Tensors records its node here.
 
 from __future__ import annotations
 
+import inspect
 import weakref
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from ..function import register_tensor_call
+from .. import derivatives, sourcefile
+from ..function import Function, register_tensor_call
 from . import grad_mode
 from .tensor import Tensor, _make, sync
 
@@ -34,9 +36,10 @@ FREED = (
     "backward through the graph a second time or if you need to access saved tensors after "
     "calling backward."
 )
-CREATE_GRAPH = (
-    "create_graph=True is not supported yet: gradients of gradients through Tensors are not "
-    "implemented. Differentiate a @grad function twice with the functional API instead."
+LIFTED = (
+    "create_graph=True through {name}: its function reads Tensors that require grad from "
+    "attributes or globals (self.W), whose second derivatives are not followed. Pass them to "
+    "the function as arguments."
 )
 
 
@@ -50,6 +53,7 @@ class Node:
 
     __slots__ = (
         "__weakref__",
+        "call",
         "checks",
         "compiled",
         "edges",
@@ -61,8 +65,11 @@ class Node:
     )
 
     def __init__(self, name: str, compiled: Any, saved: Any, edges: tuple,
-                 checks: tuple, outputs: tuple | None) -> None:
+                 checks: tuple, outputs: tuple | None, call: tuple | None = None) -> None:
         self.name = name
+        # (Function, args, kwargs, wrt): the call itself, which create_graph differentiates
+        # again; None where the function read Tensors it was not passed
+        self.call = call
         self.compiled = compiled
         self.saved = saved
         # A node that saved no array has nothing to free: it may run backward again (PyTorch
@@ -199,7 +206,8 @@ def call_function(function: Any, args: tuple, kwargs: dict, name: str | None = N
         saved = compiled.own_saved(saved, tensors | set(extra))
     if name is None:
         name = node_name(compiled.name)
-    return record(name, compiled, saved, out, inputs, wrt)
+    call = None if lifted else (function, args, kwargs, tuple(wrt))
+    return record(name, compiled, saved, out, inputs, wrt, call)
 
 
 _RAW = frozenset([np.ndarray, float, int, bool, complex, str, type(None), np.float64,
@@ -262,7 +270,7 @@ def _bind_keyword_tensors(function: Any, args: tuple, kwargs: dict) -> tuple[tup
 
 
 def record(name: str, compiled: Any, saved: Any, out: Any, args: Sequence[Any],
-           wrt: Sequence[int]) -> Any:
+           wrt: Sequence[int], call: tuple | None = None) -> Any:
     """Make the node of one call and the output Tensors that point at it.
 
     ``args`` are the call's arguments; ``wrt`` the positions of those differentiated, in
@@ -281,7 +289,8 @@ def record(name: str, compiled: Any, saved: Any, out: Any, args: Sequence[Any],
     edges = tuple(edges)
     if isinstance(out, tuple):
         arrays = [np.asarray(o) for o in out]
-        node = Node(name, compiled, saved, edges, (), tuple((a.shape, a.dtype) for a in arrays))
+        node = Node(name, compiled, saved, edges, (), tuple((a.shape, a.dtype) for a in arrays),
+                    call)
         outs = []
         for i, a in enumerate(arrays):
             if a.dtype.kind in "fc":
@@ -295,7 +304,7 @@ def record(name: str, compiled: Any, saved: Any, out: Any, args: Sequence[Any],
     array = out if type(out) is np.ndarray else np.asarray(out)
     if array.dtype.kind not in "fc":
         return _output(array, None, 0, args)  # not differentiable
-    node = Node(name, compiled, saved, edges, (), None)
+    node = Node(name, compiled, saved, edges, (), None, call)
     t = _output(array, node, 0, args)
     checks.append((t._version, t._version.value, array, 0))
     node.checks = tuple(checks)
@@ -336,15 +345,14 @@ def backward(tensors: Sequence[Tensor], grad_tensors: Sequence[Any] | None = Non
              inputs: Sequence[Tensor] | None = None) -> None:
     """Accumulate into the leaves' ``.grad`` the gradients of ``tensors`` (PyTorch's
     ``torch.autograd.backward``)."""
-    if create_graph:
-        raise NotImplementedError(CREATE_GRAPH)
     tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
     only = None if inputs is None else ([inputs] if isinstance(inputs, Tensor) else
                                         list(inputs))
     if only is not None and not only:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     roots = _seeds(tensors, grad_tensors)
-    grads = run(roots, bool(retain_graph), only, accumulate=True)
+    retain = create_graph if retain_graph is None else retain_graph
+    grads = run(roots, bool(retain), only, accumulate=True, create_graph=create_graph)
     for t, g in zip(only or (), grads or (), strict=True):
         if g is not None:
             _accumulate(t, g)  # a leaf, or a non-leaf named in inputs (as in PyTorch)
@@ -358,8 +366,6 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
     Returns a tuple with one Tensor per input (None for an unused input when
     ``allow_unused=True``).
     """
-    if create_graph:
-        raise NotImplementedError(CREATE_GRAPH)
     outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
     inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
     if not inputs:
@@ -368,7 +374,8 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     roots = _seeds(outputs, grad_outputs)
-    grads = run(roots, bool(retain_graph), inputs, accumulate=False)
+    retain = create_graph if retain_graph is None else retain_graph
+    grads = run(roots, bool(retain), inputs, accumulate=False, create_graph=create_graph)
     result = []
     for k, (t, g) in enumerate(zip(inputs, grads, strict=True)):
         if g is None:
@@ -378,6 +385,8 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
                     "the graph. Set allow_unused=True if this is the desired behavior."
                 )
             result.append(None)
+        elif isinstance(g, Tensor):  # create_graph: a Tensor with its own grad_fn
+            result.append(g)
         else:
             result.append(_make(np.array(g, dtype=t._data.dtype)))
     return tuple(result)
@@ -458,13 +467,27 @@ def _topological(roots: list[Node]) -> list[Node]:
 
 
 def run(roots: list[tuple[Tensor, Any]], retain_graph: bool,
-        inputs: Sequence[Tensor] | None, accumulate: bool) -> list | None:
+        inputs: Sequence[Tensor] | None, accumulate: bool, create_graph: bool = False
+        ) -> list | None:
     """Propagate the root cotangents backwards.
 
     With ``accumulate``, leaves' ``.grad`` receive their gradients (all leaves, or only
     ``inputs`` when given: the caller stores them). Returns the gradient of each of
     ``inputs`` (None where none arrived), or None when ``inputs`` is None.
+
+    With ``create_graph`` the cotangents are Tensors, and each node's backward is itself a
+    recorded call (``backward_graph``), so the gradients can be differentiated again.
     """
+    if create_graph:
+        with grad_mode.enable_grad():
+            roots = [(t, g if isinstance(g, Tensor) else _make(g)) for t, g in roots]
+            return _run(roots, retain_graph, inputs, accumulate, True)
+    return _run(roots, retain_graph, inputs, accumulate, False)
+
+
+def _run(roots: list[tuple[Tensor, Any]], retain_graph: bool,
+         inputs: Sequence[Tensor] | None, accumulate: bool, create_graph: bool
+         ) -> list | None:
     pending: dict[Node, list] = {}  # cotangents arriving at each node's outputs
     root_nodes = []
     leaf_slot: dict[int, int] = {}  # id(leaf) -> index in inputs
@@ -489,7 +512,7 @@ def run(roots: list[tuple[Tensor, Any]], retain_graph: bool,
             if k is not None:
                 found[k] = g if found[k] is None else found[k] + g
         elif accumulate:
-            _accumulate(target, g)
+            _accumulate(target, g, create_graph)
 
     for t, g in roots:
         if t._grad_fn is None:
@@ -524,7 +547,10 @@ def run(roots: list[tuple[Tensor, Any]], retain_graph: bool,
         else:
             out_bar = tuple(np.zeros(shape, dtype) if g is None else g
                             for g, (shape, dtype) in zip(slots, node.outputs, strict=True))
-        in_bars = node.compiled.backward(node.saved, out_bar)
+        if create_graph:
+            in_bars = backward_graph(node, out_bar)
+        else:
+            in_bars = node.compiled.backward(node.saved, out_bar)
         if len(node.edges) == 1 and not isinstance(in_bars, tuple):
             in_bars = (in_bars,)
         if not retain_graph and node.freeable:
@@ -550,9 +576,20 @@ def _needed(order: list[Node], leaf_slot: dict, node_slot: dict) -> set[int]:
     return needed
 
 
-def _accumulate(leaf: Tensor, g: Any) -> None:
-    """Add ``g`` into ``leaf.grad``: a fresh copy the first time, then in place."""
-    g = np.asarray(g)
+def _accumulate(leaf: Tensor, g: Any, create_graph: bool = False) -> None:
+    """Add ``g`` into ``leaf.grad``: a fresh copy the first time, then in place; a Tensor
+    that keeps its graph (``create_graph``) as it is, then added out of place."""
+    if create_graph and isinstance(g, Tensor):
+        if g.shape != leaf._data.shape:
+            raise RuntimeError(f"internal error: a gradient of shape {g.shape} reached a "
+                               f"Tensor of shape {leaf._data.shape}")
+        if leaf._grad is None:
+            leaf._grad = g if g._requires_grad else _make(np.array(g._data,
+                                                                   dtype=leaf._data.dtype))
+        else:
+            leaf._grad = leaf._grad + g
+        return
+    g = np.asarray(g._data if isinstance(g, Tensor) else g)
     if g.shape != leaf._data.shape:
         raise RuntimeError(
             f"internal error: a gradient of shape {g.shape} reached a Tensor of shape "
@@ -564,6 +601,67 @@ def _accumulate(leaf: Tensor, g: Any) -> None:
         leaf._grad._data += g
         leaf._grad._version.value += 1
 
+
+
+# -- create_graph: a node's backward as a recorded call ------------------------------------
+
+def backward_graph(node: Node, out_bar: Any) -> tuple:
+    """The node's input cotangents, computed by a recorded call that can be differentiated
+    again: the gradient, in the differentiated inputs, of ``<f(inputs), out_bar>`` (a
+    Derivative, whose own derivatives higher.py derives)."""
+    if node.call is None:
+        raise RuntimeError(LIFTED.format(name=node.name))
+    function, args, kwargs, wrt = node.call
+    for a in args:
+        expected = _version_seen(node, a) if isinstance(a, Tensor) else None
+        if expected is not None and expected != a._version.value:
+            raise RuntimeError(_modified_message(a._data, None, node, a._version.value,
+                                                 expected))
+    seeds = out_bar if node.outputs is not None else (out_bar,)
+    seeds = tuple(g if isinstance(g, Tensor) else _make(np.asarray(g)) for g in seeds)
+    seeded = _seeded(function.fn, wrt, len(seeds), node.outputs)
+    grads = call_function(seeded, seeds + tuple(args), kwargs, f"{node.name}Backward")
+    return grads if isinstance(grads, tuple) else (grads,)
+
+
+def _version_seen(node: Node, tensor: Tensor) -> int | None:
+    """The version of an input when the call was recorded."""
+    return next((expected for version, expected, _, _ in node.checks
+                 if version is tensor._version), None)
+
+
+_seeded_cache: dict[tuple, Any] = {}
+
+
+def _seeded(fn: Any, wrt: tuple[int, ...], count: int, outputs: tuple | None) -> Any:
+    """``gradient(q, wrt)`` as a Function, for ``q(seed..., *args) = <fn(*args), seed>``."""
+    kinds = None if outputs is None else tuple(dtype.kind for _, dtype in outputs)
+    key = (fn, wrt, count, kinds)
+    found = _seeded_cache.get(key)
+    if found is not None:
+        return found
+    signature = inspect.signature(fn, follow_wrapped=False)
+    taken = set(signature.parameters)
+    seeds = []
+    for k in range(count):
+        name = f"seed{k}_"
+        while name in taken:
+            name += "_"
+        seeds.append(name)
+    bindings: dict[str, Any] = {"fn_": fn}
+    params, call = sourcefile.parameters(signature, bindings)
+    value = f"fn_({', '.join(call)})"
+    if outputs is None:
+        body, expression = (), f"np.sum({value} * {seeds[0]})"
+    else:
+        body = (f"out_ = {value}",)
+        expression = " + ".join(f"np.sum(out_[{i}] * {seed})" for i, seed in enumerate(seeds)
+                                if kinds[i] in "fc")
+    name = sourcefile.identifier(f"{getattr(fn, '__name__', 'f')}_seeded", "seeded")
+    q = sourcefile.define(name, seeds + params, expression, body, bindings)
+    found = _seeded_cache[key] = Function(derivatives.make(q, tuple(count + i for i in wrt),
+                                                           False))
+    return found
 
 
 register_tensor_call(Tensor, call_function)

@@ -1,0 +1,181 @@
+"""``create_graph=True``: gradients through Tensors that can be differentiated again.
+
+``check_double_backward(f, *arrays)`` runs ``f`` on leaf Tensors, takes the gradients with
+``autograd.grad(..., create_graph=True)``, back-propagates ``<grads, v>`` for a random ``v``,
+and compares each leaf's ``.grad`` (a Hessian-vector product) with central differences of the
+first-order gradient (computed without ``create_graph``), entry by entry. The programs are the
+ones users write: Tensor operators, ``@grad`` functions, both mixed, fan-out, tuples,
+indexing, three levels deep, a gradient penalty that trains.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+import s2sgrad
+from s2sgrad import autograd
+from s2sgrad.autograd.tensor import Tensor, tensor
+from s2sgrad.testing import numeric_gradient
+
+
+def check_double_backward(f: Callable[..., Tensor], *arrays: np.ndarray, seed: int = 0
+                          ) -> None:
+    arrays = [np.asarray(a, dtype=np.float64) for a in arrays]
+    rng = np.random.default_rng(seed)
+    v = [rng.standard_normal(a.shape) for a in arrays]
+    leaves = [tensor(a, requires_grad=True) for a in arrays]
+    grads = autograd.grad(f(*leaves), leaves, create_graph=True)
+    assert all(g.requires_grad for g in grads), "the gradients keep their graph"
+    total = sum((g * tensor(w)).sum() for g, w in zip(grads, v, strict=True))
+    total.backward()
+
+    def first(*values: np.ndarray) -> float:
+        ts = [tensor(a, requires_grad=True) for a in values]
+        gs = autograd.grad(f(*ts), ts)
+        return float(sum(np.sum(g.data * w) for g, w in zip(gs, v, strict=True)))
+
+    for i, leaf in enumerate(leaves):
+        expected = numeric_gradient(first, arrays, i)
+        np.testing.assert_allclose(leaf.grad.data, expected, rtol=1e-5, atol=1e-7,
+                                   err_msg=f"second derivative of input {i}")
+
+
+@s2sgrad.grad
+def tanh_layer(w, x):
+    return np.tanh(x @ w)
+
+
+@s2sgrad.grad
+def two_outputs(x):
+    return np.sin(x), x * x
+
+
+@s2sgrad.grad
+def looped(x, n):
+    y = x
+    for _ in range(n):
+        y = np.tanh(y) * x
+    return np.sum(y)
+
+
+X = np.array([0.3, -1.2, 0.7])
+W = np.array([[0.5, -0.3], [0.2, 0.8], [-0.4, 0.1]])
+
+
+@pytest.mark.parametrize("f, arrays", [
+    (lambda x: (x * x * x).sum(), [X]),
+    (lambda x: (x.exp() * x.sin()).sum(), [X]),
+    (lambda x: ((x ** 3).sum() / x.sum()), [np.abs(X) + 1.0]),
+    (lambda w, x: tanh_layer(w, x).sum(), [W, X]),
+    (lambda w, x: (tanh_layer(w, x) ** 2).sum() + (w * w).sum(), [W, X]),
+    (lambda x: (lambda y: (y * y).sum() + y.sum() * y[0])(x * 2.0), [X]),  # fan-out
+    (lambda x: (two_outputs(x)[0] * two_outputs(x)[1]).sum(), [X]),
+    (lambda x: (x[1:] * x[:-1]).sum(), [X]),
+    (lambda x: looped(x, 3), [X]),
+], ids=["ops", "exp-sin", "quotient", "grad-function", "mixed", "fan-out", "tuple-output",
+        "indexing", "loop"])
+def test_second_derivatives_match_finite_differences(f, arrays):
+    check_double_backward(f, *arrays)
+
+
+def test_backward_with_create_graph_gives_a_differentiable_grad():
+    x = tensor([1.0, 2.0], requires_grad=True)
+    (x ** 3).sum().backward(create_graph=True)
+    first = x.grad
+    assert first.grad_fn is not None
+    np.testing.assert_allclose(first.data, [3.0, 12.0])
+    x.grad = None
+    first.sum().backward()
+    np.testing.assert_allclose(x.grad.data, [6.0, 12.0])  # 6x, checked by hand and below
+    check_double_backward(lambda t: (t ** 3).sum(), np.array([1.0, 2.0]))
+
+
+def test_third_derivative():
+    x = tensor(0.7, requires_grad=True)
+    y = x.sin() * x ** 3
+    (d1,) = autograd.grad(y, x, create_graph=True)
+    (d2,) = autograd.grad(d1, x, create_graph=True)
+    (d3,) = autograd.grad(d2, x)
+
+    def second(a):
+        return float(s2sgrad.gradient(s2sgrad.gradient(lambda_free))(a))
+
+    assert np.isclose(d3.item(), numeric_gradient(second, [0.7], 0), rtol=1e-5)
+    assert np.isclose(d2.item(), second(0.7), rtol=1e-10)
+
+
+def lambda_free(x):
+    return np.sin(x) * x ** 3
+
+
+def test_gradient_penalty_trains_and_matches_the_functional_form():
+    rng = np.random.default_rng(3)
+    data = rng.standard_normal((8, 3))
+    w0 = rng.standard_normal((3, 2)) * 0.5
+    w = tensor(w0.copy(), requires_grad=True)
+    x = tensor(data, requires_grad=True)
+    out = tanh_layer(w, x).sum()
+    (gx,) = autograd.grad(out, x, create_graph=True)
+    penalty = (gx ** 2).sum()
+    penalty.backward()
+
+    def penalty_of(w_, x_):
+        return np.sum(s2sgrad.gradient(summed_layer, 1)(w_, x_) ** 2)
+
+    np.testing.assert_allclose(w.grad.data, s2sgrad.gradient(penalty_of)(w0, data),
+                               rtol=1e-10, atol=1e-12)
+    losses = []
+    opt = s2sgrad.optim.SGD([w], lr=0.05)
+    for _ in range(20):
+        opt.zero_grad()
+        (gx,) = autograd.grad(tanh_layer(w, x).sum(), x, create_graph=True)
+        loss = (gx ** 2).sum()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert losses[-1] < 0.5 * losses[0]
+
+
+def summed_layer(w, x):
+    return np.sum(np.tanh(x @ w))
+
+
+def test_hessian_vector_product_by_double_backward():
+    x = tensor(X, requires_grad=True)
+    v = np.array([1.0, 0.5, -2.0])
+    (g,) = autograd.grad((x.exp() * x).sum(), x, create_graph=True)
+    (hv,) = autograd.grad((g * tensor(v)).sum(), x)
+    expected = s2sgrad.hvp(exp_times, (X,), (v,))
+    np.testing.assert_allclose(hv.data, expected, rtol=1e-12)
+
+
+def exp_times(x):
+    return np.sum(np.exp(x) * x)
+
+
+def test_an_input_changed_in_place_is_refused():
+    x = tensor([1.0, 2.0], requires_grad=True)
+    y = x * 1.0
+    out = (y ** 3).sum()
+    y.add_(1.0)  # the pow node's input changed since it ran
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        autograd.grad(out, x, create_graph=True)
+
+
+class Model:
+    def __init__(self, w):
+        self.w = w
+
+    @s2sgrad.grad
+    def __call__(self, x):
+        return np.sum(np.tanh(x @ self.w))
+
+
+def test_tensors_read_from_attributes_are_refused_with_create_graph():
+    model = Model(tensor(W, requires_grad=True))
+    x = tensor(X, requires_grad=True)
+    with pytest.raises(RuntimeError, match="reads Tensors that require grad from attributes"):
+        autograd.grad(model(x), x, create_graph=True)
