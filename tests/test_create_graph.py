@@ -179,3 +179,67 @@ def test_tensors_read_from_attributes_are_refused_with_create_graph():
     x = tensor(X, requires_grad=True)
     with pytest.raises(RuntimeError, match="reads Tensors that require grad from attributes"):
         autograd.grad(model(x), x, create_graph=True)
+
+
+# --- torch.autograd.functional's names, for Tensor users ------------------------------------
+
+def tensor_f(x):
+    return (x.exp() * x.sin()).sum()
+
+
+def numpy_f(x):
+    return np.sum(np.exp(x) * np.sin(x))
+
+
+def tensor_g(x):
+    return x.tanh() * x[0]
+
+
+def numpy_g(x):
+    return np.tanh(x) * x[0]
+
+
+V = np.array([1.0, 0.5, -2.0])
+
+
+def test_functional_hessian_and_hvp_are_second_derivatives():
+    from s2sgrad.autograd import functional as F
+    H = F.hessian(tensor_f, tensor(X)).data
+    expected = np.stack([numeric_gradient(lambda x, k=k: s2sgrad.gradient(numpy_f)(x)[k],
+                                          [X], 0) for k in range(3)])
+    np.testing.assert_allclose(H, expected, rtol=1e-5, atol=1e-7)
+    value, hv = F.hvp(tensor_f, tensor(X), tensor(V))
+    np.testing.assert_allclose(hv.data, H @ V, rtol=1e-12)
+    assert np.isclose(value.item(), numpy_f(X)) and not value.requires_grad
+
+
+def test_functional_jacobian_jvp_vjp_agree_with_finite_differences():
+    from s2sgrad.autograd import functional as F
+    J = F.jacobian(tensor_g, tensor(X)).data
+    expected = np.stack([numeric_gradient(lambda x, k=k: numpy_g(x)[k], [X], 0)
+                         for k in range(3)])
+    np.testing.assert_allclose(J, expected, rtol=1e-5, atol=1e-7)
+    _, jv = F.jvp(tensor_g, tensor(X), tensor(V))
+    np.testing.assert_allclose(jv.data, J @ V, rtol=1e-12)
+    _, vj = F.vjp(tensor_g, tensor(X), tensor(V))
+    np.testing.assert_allclose(vj.data, V @ J, rtol=1e-12)
+
+
+def test_functional_matches_torch():
+    torch = pytest.importorskip("torch")
+    from s2sgrad.autograd import functional as F
+    tx, tv = torch.tensor(X), torch.tensor(V)
+    pairs = [
+        (F.hessian(tensor_f, tensor(X)).data,
+         torch.autograd.functional.hessian(tensor_f, tx).numpy()),
+        (F.hvp(tensor_f, tensor(X), tensor(V))[1].data,
+         torch.autograd.functional.hvp(tensor_f, tx, tv)[1].numpy()),
+        (F.jacobian(tensor_g, tensor(X)).data,
+         torch.autograd.functional.jacobian(tensor_g, tx).numpy()),
+        (F.jvp(tensor_g, tensor(X), tensor(V))[1].data,
+         torch.autograd.functional.jvp(tensor_g, tx, tv)[1].numpy()),
+        (F.vjp(tensor_g, tensor(X), tensor(V))[1].data,
+         torch.autograd.functional.vjp(tensor_g, tx, tv)[1].numpy()),
+    ]
+    for ours, theirs in pairs:
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-14)

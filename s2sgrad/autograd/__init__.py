@@ -1,7 +1,8 @@
 """PyTorch's ``torch.autograd`` functions over s2sgrad Tensors, and the Tensor layer behind them.
 
 ``grad(outputs, inputs)`` returns gradients without touching ``.grad``; ``backward(tensors)``
-is ``t.backward()`` for several roots at once.
+is ``t.backward()`` for several roots at once; ``functional`` has ``jacobian``, ``hessian``,
+``hvp``, ``vjp`` and ``jvp`` of functions of Tensors.
 
 The package is the Tensor layer, above the compiler: ``tensor.py`` (Tensor) and
 ``printing.py`` at the bottom, ``grad_mode.py``, ``graph.py`` (the graph between compiled
@@ -9,8 +10,9 @@ calls and the backward engine), and ``ops.py`` (eager operations through the com
 top. It imports the compiler, never the public API (``api.py``).
 """
 
-from . import ops  # noqa: F401  (binds Tensor's operations)
+from . import functional, ops  # noqa: F401  (ops binds Tensor's operations)
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .graph import backward, grad
 
-__all__ = ["backward", "enable_grad", "grad", "is_grad_enabled", "no_grad", "set_grad_enabled"]
+__all__ = ["backward", "enable_grad", "functional", "grad", "is_grad_enabled", "no_grad",
+           "set_grad_enabled"]

@@ -350,7 +350,7 @@ def backward(tensors: Sequence[Tensor], grad_tensors: Sequence[Any] | None = Non
                                         list(inputs))
     if only is not None and not only:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
-    roots = _seeds(tensors, grad_tensors)
+    roots = _seeds(tensors, grad_tensors, create_graph)
     retain = create_graph if retain_graph is None else retain_graph
     grads = run(roots, bool(retain), only, accumulate=True, create_graph=create_graph)
     for t, g in zip(only or (), grads or (), strict=True):
@@ -373,7 +373,7 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
     for t in inputs:
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-    roots = _seeds(outputs, grad_outputs)
+    roots = _seeds(outputs, grad_outputs, create_graph)
     retain = create_graph if retain_graph is None else retain_graph
     grads = run(roots, bool(retain), inputs, accumulate=False, create_graph=create_graph)
     result = []
@@ -392,8 +392,10 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
     return tuple(result)
 
 
-def _seeds(tensors: list[Tensor], grads: Sequence[Any] | None) -> list[tuple[Tensor, Any]]:
-    """Pair each root with its cotangent, checking what PyTorch checks."""
+def _seeds(tensors: list[Tensor], grads: Sequence[Any] | None, keep: bool = False
+           ) -> list[tuple[Tensor, Any]]:
+    """Pair each root with its cotangent, checking what PyTorch checks; with ``keep``
+    (create_graph), a seed that requires grad stays a Tensor."""
     if grads is None:
         grads = [None] * len(tensors)
     elif isinstance(grads, (Tensor, np.ndarray, np.generic, float, int, complex)):
@@ -416,7 +418,10 @@ def _seeds(tensors: list[Tensor], grads: Sequence[Any] | None) -> list[tuple[Ten
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             g = np.ones_like(t._data)
         else:
+            given = g
             g = _seed_array(k, g, t._data.dtype)
+            if keep and isinstance(given, Tensor) and given._requires_grad:
+                g = given  # create_graph: the gradient is differentiated in the seed too
             if g.shape != t._data.shape:
                 raise RuntimeError(
                     f"Mismatch in shape: grad_output[{k}] has a shape of {g.shape} and "
