@@ -61,6 +61,10 @@ def looped(x, n):
     return np.sum(y)
 
 
+def fan_out(y):
+    return (y * y).sum() + y.sum() * y[0]  # y feeds three uses
+
+
 X = np.array([0.3, -1.2, 0.7])
 W = np.array([[0.5, -0.3], [0.2, 0.8], [-0.4, 0.1]])
 
@@ -71,7 +75,7 @@ W = np.array([[0.5, -0.3], [0.2, 0.8], [-0.4, 0.1]])
     (lambda x: ((x ** 3).sum() / x.sum()), [np.abs(X) + 1.0]),
     (lambda w, x: tanh_layer(w, x).sum(), [W, X]),
     (lambda w, x: (tanh_layer(w, x) ** 2).sum() + (w * w).sum(), [W, X]),
-    (lambda x: (lambda y: (y * y).sum() + y.sum() * y[0])(x * 2.0), [X]),  # fan-out
+    (lambda x: fan_out(x * 2.0), [X]),
     (lambda x: (two_outputs(x)[0] * two_outputs(x)[1]).sum(), [X]),
     (lambda x: (x[1:] * x[:-1]).sum(), [X]),
     (lambda x: looped(x, 3), [X]),

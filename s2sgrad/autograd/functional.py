@@ -49,7 +49,7 @@ def vjp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False) 
     inputs, many = _as_tuple(inputs)
     leaves = _leaves(inputs, create_graph)
     out = func(*leaves)
-    outs, many_out = _as_tuple(out)
+    outs, _ = _as_tuple(out)
     seeds = (None,) * len(outs) if v is None else _as_tuple(v)[0]
     grads = _grads(outs, leaves, seeds, create_graph)
     value = out if create_graph else _detached(out)
@@ -59,7 +59,7 @@ def vjp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False) 
 def jvp(func: Callable, inputs: Any, v: Any, create_graph: bool = False) -> tuple:
     """``(func(inputs), J v)``, as ``torch.autograd.functional.jvp``: by the double-vjp
     trick (J v is the vjp of the linear map u -> J^T u)."""
-    inputs, many = _as_tuple(inputs)
+    inputs, _ = _as_tuple(inputs)
     tangents = _as_tuple(v)[0]
     leaves = _leaves(inputs, True)
     out = func(*leaves)
