@@ -117,8 +117,9 @@ def derivative_pair(d: Derivative, wrt: tuple[str, ...], signature: dict[str, Ab
     outer = compile_vjp(tangent.jvp, wrt, {**signature, **{
         dots[n]: signature[n] for n in names}})
     name = _name(d)
-    bindings: dict[str, Any] = {name: d, f"{tangent.name}_forward": outer.forward,
-                                f"{tangent.name}_backward": outer.backward}
+    inner = outer.name  # f_jvp: the tangent function, whose pair this one calls
+    bindings: dict[str, Any] = {name: d, f"{inner}_forward": outer.forward,
+                                f"{inner}_backward": outer.backward}
     params, call = sourcefile.parameters(signature_of(d), bindings)
     saved = [p.lstrip("*") for p in params if p not in ("/", "*")]
     saved = [s.split("=")[0] for s in saved]
@@ -133,11 +134,10 @@ def derivative_pair(d: Derivative, wrt: tuple[str, ...], signature: dict[str, Ab
     moved = [f"{dots[n]}={grads}" if d.single else f"{dots[n]}={grads}[{k}]"
              for k, n in enumerate(names)]
     body = (f"{packed} = saved", *unpack,
-            (f"_, {tangent.name}_saved = {tangent.name}_forward("
-             f"{', '.join(call + moved)})"))
+            f"_, {inner}_saved = {inner}_forward({', '.join(call + moved)})")
     backward = sourcefile.define(
         f"{name}_backward", ["saved", "out_bar"],
-        f"{tangent.name}_backward({tangent.name}_saved, {seed})", body, bindings)
+        f"{inner}_backward({inner}_saved, {seed})", body, bindings)
     state = _valid_state(d)
     return Compiled(root_of(d), name, tuple(wrt), tuple(sorted(signature.items())),
                     forward_src, backward, sourcefile.source_of(forward_src),

@@ -100,8 +100,43 @@ class _Tangent:
         value = out_dot if returns == "tangent" else syntax.tuple_(
             [syntax.clone(result), out_dot])
         body.append(syntax.located(syntax.ret(value), self.analysis.body[-1]))
+        body = self.without_dead(body)
         return Tangents(self.analysis, body, self.ctx.bindings.names, tangent_params,
                         self.ctx.aliases.result_aliases(result))
+
+    def without_dead(self, body: list[gast.stmt]) -> list[gast.stmt]:
+        """Drop what nothing reads: a value only the primal output needed, when the tangent
+        alone is returned. Only assignments of pure operations go (rules, copies, tuples,
+        items, and the tangent statements), never a call kept for its effect."""
+        while True:
+            read = set()
+            for stmt in statements.in_order(body, "tangent"):
+                read |= syntax.names_read(stmt)
+
+            def dead(stmt: gast.stmt) -> bool:
+                if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
+                        and stmt.targets[0].id not in read):
+                    return False
+                op = self.analysis.ops.get(stmt)
+                return op is None or op.kind in ("rule", "copy", "pack", "item")
+
+            pruned = self.prune(body, dead)
+            if pruned == body:
+                return body
+            body = pruned
+
+    def prune(self, stmts: list[gast.stmt], dead: Callable[[gast.stmt], bool]
+              ) -> list[gast.stmt]:
+        out = []
+        for stmt in stmts:
+            if dead(stmt):
+                continue
+            if statements.kind(stmt, "tangent").blocks:
+                new = statements.map_blocks(stmt, lambda b: self.prune(b, dead), "tangent")
+                stmt = stmt if all(getattr(new, f) == getattr(stmt, f) for f in
+                                   statements.kind(stmt, "tangent").blocks) else new
+            out.append(stmt)
+        return out
 
     # --- names ---------------------------------------------------------------------------
 

@@ -6,13 +6,16 @@ change to any one pass, in the section of that pass (see tests/passes.py). After
 intended change, refresh the files with:  S2SGRAD_UPDATE_GOLDEN=1 python -m pytest tests/test_golden.py
 """
 
+import inspect
 import os
 import pathlib
 
 import pytest
 
 import s2sgrad
+from s2sgrad.analyze import abstract_of
 from s2sgrad.function import specialiser
+from s2sgrad.pipeline import compile_jvp, compile_vjp
 from tests.cases import golden_cases as cases
 from tests.passes import as_text, through_passes
 
@@ -55,3 +58,35 @@ def test_each_pass_matches_golden(name):
     # the passes run here as the pipeline runs them: the same code comes out
     assert dict(sections)["codegen"] == compiled.forward_source + "\n" + compiled.adjoint_source
     _assert_golden(GOLDEN / "passes" / f"{name}.txt", as_text(sections))
+
+
+# forward mode: the tangent function of a function without control flow and of the loop
+TANGENT = ["tanh_regression", "clipped_rnn"]
+
+
+@pytest.mark.parametrize("name", TANGENT)
+def test_tangent_source_matches_golden(name):
+    fn, wrt, args = CASES[name]
+    s2sgrad.testing.check_grads(fn, *args, wrt=wrt, modes=("fwd",))
+    compiled = specialiser(fn).compiled(wrt, args, {}, mode="jvp")
+    _assert_golden(GOLDEN / "tangent" / f"{name}.py.txt", compiled.source)
+
+
+def test_second_order_source_matches_golden():
+    """The derivative of gradient(f): its pair (higher.py), f's tangent function, and the
+    adjoint of that tangent function, which is where the second derivatives come from."""
+    fn, wrt, args = CASES["tanh_regression"]
+    s2sgrad.testing.check_grads(fn, *args, wrt=wrt, order=2)
+    derivative = s2sgrad.gradient(fn, wrt[0])
+    pair = specialiser(derivative).compiled(wrt, args, {})
+    names = tuple(inspect.signature(fn).parameters)
+    signature = {k: abstract_of(v) for k, v in zip(names, args, strict=True)}
+    moving = tuple(names[i] for i in wrt)
+    tangent = compile_jvp(fn, moving, signature, "tangent")
+    adjoint = compile_vjp(tangent.jvp, moving, {**signature, **{
+        f"{m}_dot": signature[m] for m in moving}})
+    text = "\n".join([
+        "# the pair of gradient(tanh_regression)", pair.forward_source, pair.adjoint_source,
+        "# its tangent function", tangent.source,
+        "# the tangent function's pair", adjoint.forward_source, adjoint.adjoint_source])
+    _assert_golden(GOLDEN / "second_order" / "tanh_regression.py.txt", text)
