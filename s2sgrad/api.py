@@ -325,8 +325,23 @@ def grad(fn: Callable) -> Function:
     return Function(fn)
 
 
-def show(fn: Callable) -> None:
-    """Print the forward and adjoint source generated for ``fn``."""
-    compiled = specialiser(fn).default()
+def show(fn: Callable, *args: Any, wrt: Wrt | None = None) -> None:
+    """Print the forward and adjoint source generated for ``fn``: for arrays of unknown
+    rank, or specialised to ``args`` (differentiated in ``wrt``, by default every float
+    argument). For a derivative (``gradient(f)``), also the tangent function of ``f`` and
+    the pair that differentiates it, where its second derivatives come from."""
+    spec = specialiser(fn)
+    if args:
+        positions = _normalize_wrt(wrt)[0] if wrt is not None else tuple(
+            i for i, a in enumerate(args) if _differentiable(abstract_of(a), a))
+        compiled = spec.compiled(positions, args, {})
+    else:
+        compiled = spec.default()
     print(compiled.forward_source)
     print(compiled.adjoint_source)
+    for part in getattr(compiled, "calls", ()):
+        if hasattr(part, "adjoint_source"):
+            print(part.forward_source)
+            print(part.adjoint_source)
+        else:
+            print(part.source)

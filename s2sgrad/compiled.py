@@ -48,6 +48,8 @@ class Compiled:
     # saved values that may share memory with arrays outside: (index, parameter or None); a
     # backward that runs later copies them when the forward runs (own_saved)
     external: tuple = ()
+    # for a Derivative's pair (higher.py): the compiled tangent function and pair it calls
+    calls: tuple = ()
 
     def own_saved(self, saved: tuple, protected: set | frozenset = frozenset()) -> tuple:
         """``saved`` with the arrays it may share with the outside copied, so that a

@@ -144,7 +144,7 @@ def derivative_pair(d: Derivative, wrt: tuple[str, ...], signature: dict[str, Ab
                     sourcefile.source_of(backward), tuple(saved),
                     _result_value(d, signature, tangent.result_value), sourcefile.FILENAME,
                     frozenset(), tangent.dependencies + outer.dependencies,
-                    external=tuple(enumerate(saved)), **state)
+                    external=tuple(enumerate(saved)), calls=(tangent, outer), **state)
 
 
 def derivative_tangent(d: Derivative, wrt: tuple[str, ...], signature: dict[str, Abstract],

@@ -19,7 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
-NAMES = ("datasets", "linear_regression", "logistic_regression", "mlp", "physics")
+NAMES = ("datasets", "linear_regression", "logistic_regression", "mlp", "newton", "physics")
 
 
 @pytest.fixture(scope="module")
@@ -191,3 +191,32 @@ def test_physics_fit_hits_the_target(examples, capsys):
     assert result["initial_miss"] > 5.0
     assert result["final_miss"] < result["initial_miss"] / 100
     assert "fitted v0" in capsys.readouterr().out
+
+
+# -- second order: Newton and Hessian-free --------------------------------------------------
+
+def test_newton_hessian_matches_finite_differences_of_the_gradient(examples):
+    import s2sgrad
+    from s2sgrad.testing import numeric_gradient
+
+    newton = examples["newton"]
+    X, _, y, _ = newton.threes_and_eights()
+    X, y = X[:40], y[:40]
+    w = np.random.default_rng(2).standard_normal(X.shape[1] + 1) * 0.1
+    H = s2sgrad.hessian(newton.loss)(w, X, y, 1e-2)
+    for k in (0, 17, 64):
+        column = numeric_gradient(lambda w_, k=k: s2sgrad.gradient(newton.loss)(
+            w_, X, y, 1e-2)[k], [w], 0)
+        assert np.allclose(H[k], column, rtol=1e-5, atol=1e-7)
+    v = np.random.default_rng(3).standard_normal(w.shape)
+    assert np.allclose(s2sgrad.hvp(newton.loss, (w, X, y, 1e-2), (v, None, None, None)),
+                       H @ v, rtol=1e-10, atol=1e-12)
+
+
+def test_newton_converges_where_gradient_descent_has_barely_started(examples, capsys):
+    results = examples["newton"].main(["--steps", "5", "--show"])
+    out = capsys.readouterr().out
+    assert results["Newton"][0] < 0.6 * results["gradient descent"][0]
+    assert abs(results["Newton"][0] - results["Hessian-free"][0]) < 1e-6
+    assert results["Newton"][1] > 0.9 and results["Hessian-free"][1] > 0.9
+    assert "def loss_jvp(" in out and "def loss_jvp_backward(" in out
