@@ -175,6 +175,12 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[
     """``out, out_dot = jvp(f, primals, tangents)``: ``f(*primals)`` and its derivative
     along ``tangents`` (one per primal; ``None`` for one that does not move), computed by
     the generated tangent function in one pass (forward mode)."""
+    return _jvp(fn, primals, tangents, "jvp")
+
+
+def _jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], mode: str) -> Any:
+    """``jvp``; with ``mode`` "tangent", the tangent alone (the value is not computed where
+    the tangent does not need it)."""
     fn, prefix = _bound(fn)
     spec = specialiser(fn)
     primals, tangents = tuple(primals), tuple(tangents)
@@ -186,10 +192,10 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[
     positions = tuple(len(prefix) + i for i, t in enumerate(tangents) if t is not None)
     if not positions:
         out = spec.fn(*args)
-        return out, _zeros_like(out)
+        return (out, _zeros_like(out)) if mode == "jvp" else _zeros_like(out)
     for i in positions:
         _check_tangent(spec.fn.__name__, args[i], tangents[i - len(prefix)])
-    compiled = spec.compiled(positions, args, {}, mode="jvp")
+    compiled = spec.compiled(positions, args, {}, mode=mode)
     dots = {}
     for i in positions:
         param = spec.params[i] if i < len(spec.params) else spec.star
@@ -240,7 +246,7 @@ def hvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
     if not moving:
         raise ValueError("hvp: give a tangent for at least one argument")
     wrt = moving[0] if len(moving) == 1 else moving
-    return jvp(gradient(fn, wrt), primals, tangents)[1]
+    return _jvp(gradient(fn, wrt), primals, tangents, "tangent")
 
 
 def jacobian(fn: Callable, wrt: Wrt = 0, mode: str | None = None) -> Callable:

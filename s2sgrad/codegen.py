@@ -30,6 +30,7 @@ import astor
 import gast
 
 from . import statements, syntax
+from .errors import register_origins
 from .optimize import Optimized
 from .tangent import Tangents
 
@@ -67,7 +68,8 @@ def codegen(opt: Optimized) -> Generated:
     adjoint_src = comments.render(adjoint)
     fwd, bwd = _compile(parsed, rev.bindings, [forward_src, adjoint_src],
                         [(f"{name}_forward", parsed.fn.__defaults__, parsed.fn.__kwdefaults__),
-                         (f"{name}_backward", None, None)])
+                         (f"{name}_backward", None, None)], "",
+                        [comments.places(forward), comments.places(adjoint)])
     return Generated(fwd, bwd, forward_src, adjoint_src, fwd.__code__.co_filename)
 
 
@@ -92,7 +94,8 @@ def codegen_tangent(tan: Tangents) -> GeneratedTangent:
     fn.args = args
     source = comments.render(fn)
     (jvp,) = _compile(parsed, tan.bindings, [source],
-                      [(name, parsed.fn.__defaults__, parsed.fn.__kwdefaults__)], "jvp")
+                      [(name, parsed.fn.__defaults__, parsed.fn.__kwdefaults__)], "jvp",
+                      [comments.places(fn)])
     return GeneratedTangent(jvp, source, jvp.__code__.co_filename)
 
 
@@ -102,7 +105,9 @@ class _Comments:
     def __init__(self, parsed):
         self.spans = _statement_spans(parsed.node)
         self.lines = linecache.getlines(parsed.filename)
+        self.filename = parsed.filename
         self.comments: list[str] = []
+        self.origins: list[tuple[str, int, int]] = []  # per comment: the statement's place
 
     def text_of(self, lineno: int) -> str:
         """The source of the innermost statement (or compound header) at ``lineno``,
@@ -127,14 +132,35 @@ class _Comments:
             origin = self.text_of(getattr(stmt, "lineno", 0) or 0)
             if origin and origin != last and not isinstance(stmt, gast.Return):
                 self.comments.append(prefix + origin)
+                self.origins.append(self.place_of(stmt.lineno))
                 out.append(syntax.expr_stmt(syntax.name(_MARK.format(len(self.comments) - 1))))
             last = origin if not isinstance(stmt, gast.Return) else last
             out.append(statements.map_blocks(stmt, lambda block: self.commented(block, prefix),
                                              "codegen", generated=True))
         return out
 
+    def place_of(self, lineno: int) -> tuple[str, int, int]:
+        """The file, line and column of the innermost statement at ``lineno``."""
+        around = [(last - first, first, start) for first, last, start, _ in self.spans
+                  if first <= lineno <= last]
+        if not around:
+            return self.filename, lineno, 0
+        _, first, start = min(around)
+        return self.filename, first, start
+
     def render(self, fn: gast.FunctionDef) -> str:
         return _render(fn, self.comments)
+
+    def places(self, fn: gast.FunctionDef) -> list[tuple[str, int, int] | None]:
+        """For each line of ``render(fn)``, the place of the user's statement it comes from
+        (the one its comment names)."""
+        out, current = [], None
+        for line in astor.to_source(syntax.to_python_ast(fn)).rstrip().splitlines():
+            found = re.match(r"^\s*__s2sgrad_comment_(\d+)__$", line)
+            if found:
+                current = self.origins[int(found.group(1))]
+            out.append(current)
+        return out
 
 
 _sources: dict[str, str] = {}  # generated file name -> its text
@@ -159,10 +185,11 @@ def _filename(parsed, kind: str = "") -> str:
 
 
 def _compile(parsed, bindings: dict[str, Any], sources: list[str], functions: list[tuple],
-             kind: str = "") -> list[Callable]:
+             kind: str = "", places: list[list] | None = None) -> list[Callable]:
     """Compile the generated functions under a file name of their own (registered with
     linecache), reading the user's globals live and ``bindings`` and the function's closure
-    through cells. ``functions``: (name, defaults, keyword defaults) of each."""
+    through cells. ``functions``: (name, defaults, keyword defaults) of each; ``places``:
+    per source, where each of its lines comes from (``errors.register_origins``)."""
     freevars = list(parsed.closure)
     outer_params = list(bindings) + [v for v in freevars if v not in bindings]
     maker = f"def __s2sgrad_make__({', '.join(outer_params)}):\n"
@@ -170,6 +197,14 @@ def _compile(parsed, bindings: dict[str, Any], sources: list[str], functions: li
     maker += f"\n    return {', '.join(name for name, _, _ in functions)},\n"
     filename = _unique(_filename(parsed, kind), maker)
     linecache.cache[filename] = (len(maker), None, maker.splitlines(True), filename)
+    if places:
+        lines = maker.splitlines()
+        origins = {}
+        for (name, _, _), where in zip(functions, places, strict=True):
+            first = next(k for k, line in enumerate(lines)
+                         if line.startswith(f"    def {name}("))
+            origins.update({first + 1 + i: place for i, place in enumerate(where) if place})
+        register_origins(filename, origins)
 
     code = compile(maker, filename, "exec")
     make_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))

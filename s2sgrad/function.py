@@ -97,7 +97,8 @@ class _Specialiser:
         """``lifted`` maps paths the function reads (``'self.W'``) to the keyword-only
         parameters that replace them; their values are in ``kwargs``, and ``lifted_wrt``
         names those to differentiate. ``mode`` "jvp" gives the tangent function
-        (a ``CompiledJvp``) instead of the forward/backward pair."""
+        (a ``CompiledJvp``) instead of the forward/backward pair, "tangent" one that
+        returns the tangent alone."""
         extra = (tuple(lifted.items()), lifted_wrt) if lifted else ()
         if mode != "vjp":
             extra += (mode,)
@@ -230,8 +231,9 @@ class _Specialiser:
                 names.append(param)
         signature = {k: abstract_of(v) for k, v in bound.arguments.items()}
         signature.update({k: abstract_of(v) for k, v in extra.items()})
-        if mode == "jvp":
-            return compile_jvp(self.target(), tuple(names), signature)
+        if mode in ("jvp", "tangent"):  # the tangent function; "tangent": out_dot alone
+            return compile_jvp(self.target(), tuple(names), signature,
+                               "both" if mode == "jvp" else "tangent")
         return compile_vjp(self.target(), tuple(names) + tuple(lifted_wrt), signature,
                            lifted=lifted)
 
