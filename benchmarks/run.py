@@ -4,12 +4,17 @@
     python benchmarks/run.py              # full run
     python benchmarks/run.py --quick      # smoke run: short timings, one cold-start sample
     python benchmarks/run.py --only mlp   # one workload (scalar, logistic, mlp, first-call)
+    python benchmarks/run.py --only mlp-jvp,mlp-hvp,rnn-jvp,rnn-hvp,second-order-first-call
 
-Everything runs in this one process (the first-call measurement of s2sgrad runs in fresh
+The ``*-jvp`` and ``*-hvp`` tables time forward mode (value and directional derivative) and
+Hessian-vector products against hand-written NumPy ones, PyTorch (torch.func and eager) and
+JAX; ``second-order-first-call`` is the cold start of s2sgrad's first jvp and hvp.
+
+Everything runs in this one process (the first-call measurements of s2sgrad run in fresh
 subprocesses so that nothing is cached). Each library is limited to one thread. Before a
-library's value+grad is timed, its gradient is compared with the hand-written one; a mismatch
-is printed loudly. Exit status: 1 if s2sgrad's gradient disagrees with the hand-written one,
-2 if s2sgrad is present but fails on a workload, 0 otherwise (also when s2sgrad's
+library's value+grad (jvp, hvp) is timed, it is compared with the hand-written one; a
+mismatch is printed loudly. Exit status: 1 if s2sgrad's result disagrees with the hand-written
+one, 2 if s2sgrad is present but fails on a workload, 0 otherwise (also when s2sgrad's
 ``value_and_grad`` does not exist yet). Timings never affect the exit status.
 """
 
@@ -461,6 +466,375 @@ def verdict(wl: Workload, s2s: Row, base: Row) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
+# Forward mode and second order: jvp and Hessian-vector product tables
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class SecondOrder:
+    """A jvp or hvp workload: ``hand(*inputs, *moving tangents)`` is the baseline."""
+
+    name: str  # mlp-jvp, rnn-hvp, ...
+    title: str
+    kind: str  # "jvp" or "hvp"
+    model: str  # "mlp" or "rnn": workloads sharing a model share its forward timing
+    fn: Callable  # the plain function s2sgrad differentiates
+    hand: Callable  # hand-written jvp -> (value, value_dot) or hvp -> tuple of arrays
+    make_numpy_like: Callable  # factory over jax.numpy
+    make_torch: Callable  # factory over torch
+    inputs: tuple
+    tangents: tuple  # one per input; None for an input held fixed
+    outputs: tuple[str, ...]  # names of the compared results, for messages
+
+    @property
+    def moving(self) -> tuple[int, ...]:
+        return tuple(i for i, t in enumerate(self.tangents) if t is not None)
+
+
+def build_second_order() -> list[SecondOrder]:
+    mlp_in, rnn_in = W.mlp_inputs(), W.rnn_inputs()
+    mlp_t = W.tangents_for(mlp_in, W.WRT["mlp"])
+    rnn_t = W.tangents_for(rnn_in, W.WRT["rnn"])
+    mlp = "mlp loss (batch 128, 784 -> 256 tanh -> 10)"
+    rnn = "rnn loss (tanh RNN, 50 steps, hidden 64, input 32)"
+    return [
+        SecondOrder("mlp-jvp", f"mlp-jvp: {mlp}, value and derivative along a tangent of "
+                    "(W1, b1, W2, b2)", "jvp", "mlp", W.mlp_loss, W.mlp_jvp, W.make_mlp_loss,
+                    W.make_torch_mlp_loss, mlp_in, mlp_t, ("value", "value_dot")),
+        SecondOrder("mlp-hvp", f"mlp-hvp: {mlp}, Hessian wrt (W1, b1, W2, b2) times a vector",
+                    "hvp", "mlp", W.mlp_loss, W.mlp_hvp, W.make_mlp_loss,
+                    W.make_torch_mlp_loss, mlp_in, mlp_t, ("Hv[W1]", "Hv[b1]", "Hv[W2]",
+                                                            "Hv[b2]")),
+        SecondOrder("rnn-jvp", f"rnn-jvp: {rnn}, value and derivative along a tangent of "
+                    "(W, U, b)", "jvp", "rnn", W.rnn_loss, W.rnn_jvp, W.make_rnn_loss,
+                    W.make_rnn_loss, rnn_in, rnn_t, ("value", "value_dot")),
+        SecondOrder("rnn-hvp", f"rnn-hvp: {rnn}, Hessian wrt (W, U, b) times a vector", "hvp",
+                    "rnn", W.rnn_loss, W.rnn_hvp, W.make_rnn_loss, W.make_rnn_loss, rnn_in,
+                    rnn_t, ("Hv[W]", "Hv[U]", "Hv[b]")),
+    ]
+
+
+SECOND_ORDER_NAMES = ("mlp-jvp", "mlp-hvp", "rnn-jvp", "rnn-hvp")
+
+
+@dataclass
+class Call:
+    """One row's timed call (zero arguments, inputs already converted) and how to read it."""
+
+    call: Callable[[], Any]
+    to_numpy: Callable[[Any], tuple]  # the call's result -> tuple of NumPy arrays
+
+
+def _arrays(values) -> tuple:
+    return tuple(np.asarray(v, dtype=np.float64) for v in values)
+
+
+def second_order_calls(lib: Library, wl: SecondOrder) -> list[tuple[str, Callable[[], Call]]]:
+    """The rows ``lib`` contributes to ``wl``: (label, builder) pairs; a builder raises
+    Unavailable (or any error, shown in the table) instead of returning a Call."""
+    jvp = wl.kind == "jvp"
+    if lib.name == "s2sgrad":
+        def build_s2sgrad():
+            if lib.module is None:
+                raise Unavailable(lib.reason)
+            op = getattr(lib.module, wl.kind, None)
+            if op is None:
+                raise Unavailable(f"unavailable: s2sgrad "
+                                  f"{getattr(lib.module, '__version__', '?')} has no {wl.kind}")
+            fn, args, tangents = wl.fn, wl.inputs, wl.tangents
+            read = _arrays if jvp else (lambda out: _arrays(out if isinstance(out, tuple)
+                                                            else (out,)))
+            return Call(lambda: op(fn, args, tangents), read)
+
+        what = "jvp(f, primals, tangents)" if jvp else "hvp(f, primals, tangents)"
+        return [(f"{lib.label}: {what}", build_s2sgrad)]
+
+    if lib.name == "torch":
+        def unavailable():
+            raise Unavailable(lib.reason)
+
+        if lib.module is None:
+            return [(f"{lib.label}", unavailable)]
+        base = lib.label.replace(" (eager)", "")
+        if jvp:
+            return [(f"{base}: torch.func.jvp", lambda: _torch_func(lib.module, wl)),
+                     (f"{base}: eager forward AD (dual tensors)",
+                      lambda: _torch_eager(lib.module, wl))]
+        return [(f"{base}: torch.func.jvp(torch.func.grad)", lambda: _torch_func(lib.module, wl)),
+                (f"{base}: eager double backward", lambda: _torch_eager(lib.module, wl))]
+
+    if lib.name == "jax":
+        what = "jax.jvp" if jvp else "jax.jvp(jax.grad)"
+        return [(f"{lib.label}: {what}", lambda: _jax_call(lib, wl))]
+    return []  # autograd and tangent have no rows here
+
+
+def _torch_split(torch, wl: SecondOrder):
+    def tensor(a):
+        return torch.tensor(a, dtype=torch.float64)
+
+    moving = wl.moving
+    fixed = [i for i in range(len(wl.inputs)) if i not in moving]
+    # the tables differentiate with respect to the leading inputs; the others follow
+    assert moving == tuple(range(len(moving))), moving
+    params = tuple(tensor(wl.inputs[i]) for i in moving)
+    tangents = tuple(tensor(wl.tangents[i]) for i in moving)
+    consts = tuple(tensor(wl.inputs[i]) for i in fixed)
+    return params, tangents, consts
+
+
+def _torch_func(torch, wl: SecondOrder) -> Call:
+    """torch.func: jvp (forward mode), or jvp of grad (forward-over-reverse) for the hvp."""
+    from torch.func import grad, jvp
+
+    f = wl.make_torch(torch)
+    params, tangents, consts = _torch_split(torch, wl)
+
+    def of_params(*p):
+        return f(*p, *consts)
+
+    if wl.kind == "jvp":
+        return Call(lambda: jvp(of_params, params, tangents),
+                    lambda out: (out[0].item(), out[1].item()))
+    g = grad(of_params, argnums=tuple(range(len(params))))
+    return Call(lambda: jvp(g, params, tangents),
+                lambda out: tuple(t.detach().numpy() for t in out[1]))
+
+
+def _torch_eager(torch, wl: SecondOrder) -> Call:
+    """Eager PyTorch: dual tensors for the jvp; for the hvp, double backward
+    (reverse-over-reverse: the gradient with create_graph=True, then the gradient of
+    <gradient, v>)."""
+    f = wl.make_torch(torch)
+    params, tangents, consts = _torch_split(torch, wl)
+    if wl.kind == "jvp":
+        import torch.autograd.forward_ad as fwad
+
+        def jvp_call():
+            with fwad.dual_level():
+                out = f(*(fwad.make_dual(p, t) for p, t in zip(params, tangents)), *consts)
+                primal, tangent = fwad.unpack_dual(out)
+            return primal, tangent
+
+        return Call(jvp_call, lambda out: (out[0].item(), out[1].item()))
+
+    leaves = tuple(p.clone().requires_grad_(True) for p in params)
+
+    def hvp_call():
+        out = f(*leaves, *consts)
+        grads = torch.autograd.grad(out, leaves, create_graph=True)
+        dot = sum((g * v).sum() for g, v in zip(grads, tangents))
+        return torch.autograd.grad(dot, leaves)
+
+    return Call(hvp_call, lambda out: tuple(t.detach().numpy() for t in out))
+
+
+def _jax_call(lib: Library, wl: SecondOrder) -> Call:
+    """jax.jvp, or jax.jvp of jax.grad (forward-over-reverse) for the hvp; jitted or not."""
+    if lib.module is None:
+        raise Unavailable(lib.reason)
+    jax = lib.module
+    jnp = lib.extra["np"]
+    f = wl.make_numpy_like(jnp)
+    moving = wl.moving
+    assert moving == tuple(range(len(moving))), moving
+    fixed = [i for i in range(len(wl.inputs)) if i not in moving]
+    params = tuple(jnp.asarray(wl.inputs[i], dtype=jnp.float64) for i in moving)
+    tangents = tuple(jnp.asarray(wl.tangents[i], dtype=jnp.float64) for i in moving)
+    consts = tuple(jnp.asarray(wl.inputs[i], dtype=jnp.float64) for i in fixed)
+    argnums = tuple(range(len(params)))
+
+    if wl.kind == "jvp":
+        def op(params, tangents, consts):
+            return jax.jvp(lambda *p: f(*p, *consts), params, tangents)
+
+        def read(out):
+            return (out[0], out[1])
+    else:
+        def op(params, tangents, consts):
+            g = jax.grad(lambda *p: f(*p, *consts), argnums=argnums)
+            return jax.jvp(g, params, tangents)[1]
+
+        def read(out):
+            return tuple(out)
+    if lib.extra["jit"]:
+        op = jax.jit(op)
+    ready = jax.block_until_ready
+    return Call(lambda: ready(op(params, tangents, consts)), lambda out: _arrays(read(out)))
+
+
+def compare_outputs(ref: tuple, got: tuple, names: tuple[str, ...]) -> str:
+    """'' if ``got`` matches the hand-written ``ref`` (tuples of arrays), else the difference."""
+    problems = []
+    if len(got) != len(ref):
+        return f"{len(got)} results, expected {len(ref)} ({', '.join(names)})"
+    for name, g, r in zip(names, got, ref):
+        if np.shape(g) != np.shape(r):
+            problems.append(f"{name} shape {np.shape(g)}, expected {np.shape(r)}")
+        elif not np.allclose(g, r, rtol=RTOL, atol=ATOL):
+            err = np.max(np.abs(np.asarray(g) - r))
+            problems.append(f"{name} max abs error {err:.3g} (max |ref| {np.max(np.abs(r)):.3g})")
+    return "; ".join(problems)
+
+
+@dataclass
+class Row2:
+    label: str
+    timing: Timing | None = None
+    note: str = ""
+    paired: float | None = None  # s2sgrad / hand-written, from interleaved batches
+
+
+COLS2 = "{:<52} {:>10} {:>7} {:>7} {:>7}"
+
+
+def run_second_order(wl: SecondOrder, libs: list[Library], min_time: float, batches: int,
+                     status: dict, forwards: dict) -> None:
+    """One jvp or hvp table: the hand-written baseline, s2sgrad, PyTorch and JAX rows."""
+    out = sys.stdout
+    args = wl.inputs
+    moving = [wl.tangents[i] for i in wl.moving]
+    hand, fn = wl.hand, wl.fn
+
+    def base_call():
+        return hand(*args, *moving)
+
+    ref = _arrays(base_call())
+    if wl.kind == "jvp" and not np.isclose(ref[0], fn(*args), rtol=1e-12, atol=0):
+        raise SystemExit(f"{wl.name}: hand-written value {ref[0]!r} != function value "
+                         f"{fn(*args)!r}")
+    if wl.model not in forwards:
+        forwards[wl.model] = measure(lambda: fn(*args), min_time, batches)
+    forward = forwards[wl.model]
+    what = "jvp (forward mode by hand)" if wl.kind == "jvp" else "hvp (R-operator by hand)"
+    base = Row2(f"NumPy, hand-written {what}", measure(base_call, min_time, batches))
+    rows = [base]
+    s2s_row = None
+    for lib in libs:
+        for label, build in second_order_calls(lib, wl):
+            row = Row2(label)
+            rows.append(row)
+            if lib.name == "s2sgrad":
+                s2s_row = row
+            try:
+                impl = build()
+                got = impl.to_numpy(impl.call())  # first call: transform/trace/compile
+            except Unavailable as exc:
+                row.note = str(exc)
+                continue
+            except Exception as exc:  # noqa: BLE001 - a failing library is a table entry
+                row.note = f"error: {type(exc).__name__}: {_first_line(exc)}"
+                if lib.name == "s2sgrad":
+                    status["s2sgrad_error"] = True
+                    traceback.print_exc()
+                continue
+            problem = compare_outputs(ref, got, wl.outputs)
+            if problem:
+                row.note = f"{wl.kind.upper()} MISMATCH, not timed"
+                banner = "!" * 78
+                print(f"\n{banner}\n{label} on {wl.name}: {wl.kind} disagrees with the "
+                      f"hand-written one:\n  {problem}\n{banner}", file=out)
+                if lib.name == "s2sgrad":
+                    status["s2sgrad_mismatch"] = True
+                continue
+            if lib.name == "s2sgrad":
+                row.timing, row.paired = measure_paired(base_call, impl.call, min_time, batches)
+            else:
+                row.timing = measure(impl.call, min_time, batches)
+
+    print(f"\n== {wl.title} ==", file=out)
+    print(COLS2.format("library", "µs", "×hand", "×fwd", "spread"), file=out)
+    for row in rows:
+        if row.timing is None:
+            print(f"{row.label:<52} {row.note}", file=out)
+            continue
+        ratio = row.paired if row.paired is not None else row.timing.median / base.timing.median
+        print(COLS2.format(row.label, fmt_us(row.timing.median), f"{ratio:.2f}",
+                           f"{row.timing.median / forward.median:.2f}",
+                           f"{100 * row.timing.spread:.0f}%"), file=out)
+    print(f"(×fwd: over the plain NumPy function, {fmt_us(forward.median)} µs)", file=out)
+    if s2s_row is not None:
+        if s2s_row.timing is None:
+            print(f"s2sgrad {wl.name}: not measured ({s2s_row.note})", file=out)
+        else:
+            print(f"s2sgrad {wl.name}: {wl.kind} = {s2s_row.paired:.2f}x the hand-written "
+                  f"{wl.kind} (no target is set for forward mode and second order)", file=out)
+    out.flush()
+
+
+SECOND_FIRST_CALL_CODE = r"""
+import json, statistics, sys, time
+t0 = time.perf_counter()
+sys.path[:0] = [{bench!r}, {root!r}]
+import numpy as np
+t1 = time.perf_counter()
+import s2sgrad as sg
+t2 = time.perf_counter()
+import workloads as W
+args = W.mlp_inputs()
+tangents = W.tangents_for(args, W.WRT["mlp"])
+moving = [t for t in tangents if t is not None]
+op = sg.{kind}
+t3 = time.perf_counter()
+out = op(W.mlp_loss, args, tangents)
+t4 = time.perf_counter()
+warm = []
+for _ in range({n}):
+    s = time.perf_counter()
+    op(W.mlp_loss, args, tangents)
+    warm.append(time.perf_counter() - s)
+ref = W.mlp_{kind}(*args, *moving)
+got = out if isinstance(out, tuple) else (out,)
+ok = len(got) == len(ref) and all(np.allclose(g, r, rtol=1e-7, atol=1e-10)
+                                  for g, r in zip(got, ref))
+print(json.dumps(dict(s2sgrad_import=t2 - t1, first_call=t4 - t3,
+                      warm=statistics.median(warm), ok=bool(ok))))
+"""
+
+
+def run_second_order_first_call(lib: Library, samples: int, status: dict) -> None:
+    print("\n== s2sgrad second-order first-call cost: s2sgrad.jvp and s2sgrad.hvp of mlp_loss, "
+          "each in fresh processes ==")
+    if lib.module is None:
+        print(f"{'s2sgrad':<30} {lib.reason}")
+        return
+    results = {}
+    for kind in ("jvp", "hvp"):
+        if not hasattr(lib.module, kind):
+            print(f"{'s2sgrad':<30} unavailable: s2sgrad has no {kind}")
+            return
+        code = SECOND_FIRST_CALL_CODE.format(bench=BENCH_DIR, root=ROOT, kind=kind,
+                                             n=5 if samples > 1 else 2)
+        runs = []
+        for _ in range(samples):
+            proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                  cwd=ROOT, env=os.environ.copy(), check=False)
+            if proc.returncode != 0:
+                print(f"s2sgrad.{kind}: error in the fresh process:\n{proc.stderr.strip()}")
+                status["s2sgrad_error"] = True
+                return
+            runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+        results[kind] = runs
+    print(f"median of {samples} fresh process{'es' if samples > 1 else ''} for each:")
+    med = {kind: {k: statistics.median(r[k] for r in runs) for k in ("s2sgrad_import",
+                                                                       "first_call", "warm")}
+           for kind, runs in results.items()}
+    imports = statistics.median(r["s2sgrad_import"] for runs in results.values() for r in runs)
+    print(f"  {'import s2sgrad':<48}{imports * 1e3:8.1f} ms")
+    for kind, what in (("jvp", "first jvp: transform + compile f_jvp, run"),
+                       ("hvp", "first hvp: f_jvp, its adjoint, compile, run")):
+        m = med[kind]
+        print(f"  {what:<48}{m['first_call'] * 1e3:8.1f} ms   (a warm call: "
+              f"{m['warm'] * 1e3:.2f} ms)")
+    bad = [kind for kind, runs in results.items() if not all(r["ok"] for r in runs)]
+    if bad:
+        banner = "!" * 78
+        print(f"{banner}\ns2sgrad's first {', '.join(bad)} of mlp_loss disagrees with the "
+              f"hand-written one\n{banner}")
+        status["s2sgrad_mismatch"] = True
+
+
+# ---------------------------------------------------------------------------------------------
 # Main
 # ---------------------------------------------------------------------------------------------
 
@@ -686,7 +1060,8 @@ def header(args, libs: list[Library], min_time: float, batches: int) -> None:
 
 
 def main(argv=None) -> int:
-    names = ["scalar", "logistic", "mlp", "first-call"]
+    names = ["scalar", "logistic", "mlp", *SECOND_ORDER_NAMES, "first-call",
+             "second-order-first-call"]
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="short timings (smoke run)")
     parser.add_argument("--only", action="append", metavar="NAME",
@@ -713,11 +1088,19 @@ def main(argv=None) -> int:
     for wl in build_workloads():
         if wl.name in only:
             run_workload(wl, libs, min_time, batches, status)
+    if only & set(SECOND_ORDER_NAMES):
+        forwards: dict = {}  # the plain function's time, per model (the ×fwd reference)
+        for so in build_second_order():
+            if so.name in only:
+                run_second_order(so, libs, min_time, batches, status, forwards)
     if "first-call" in only:
         run_first_call(libs[0], 1 if args.quick else 3, status)
+    if "second-order-first-call" in only:
+        run_second_order_first_call(libs[0], 1 if args.quick else 3, status)
 
     if status.get("s2sgrad_mismatch"):
-        print("\nFAILED: s2sgrad's gradient disagrees with the hand-written gradient", flush=True)
+        print("\nFAILED: s2sgrad's gradient (or jvp, or hvp) disagrees with the hand-written "
+              "one", flush=True)
         return 1
     if status.get("s2sgrad_error"):
         print("\nFAILED: s2sgrad raised an error on a workload", flush=True)

@@ -125,6 +125,135 @@ def test_compile_probe_runs_on_its_inputs():
     assert np.ndim(value) == 0 and np.isfinite(value)
 
 
+def test_rnn_gradient_matches_finite_differences():
+    args = W.rnn_inputs(steps=7, d_hidden=5, d_in=3)
+    check_array_gradient(W.rnn_loss, W.rnn_value_and_grad, args, W.WRT["rnn"], 5)
+
+
+def test_rnn_factory_is_the_same_function():
+    args = W.rnn_inputs(steps=9, d_hidden=6, d_in=4)
+    assert W.make_rnn_loss(np)(*args) == W.rnn_loss(*args)
+
+
+# --- forward mode and second order: hand-written jvp and hvp ----------------------------------
+
+SMALL = {
+    "mlp": lambda seed=0: W.mlp_inputs(seed=seed, batch=16, d_in=12, d_hidden=7, d_out=5),
+    "rnn": lambda seed=0: W.rnn_inputs(seed=seed, steps=8, d_hidden=6, d_in=4),
+}
+
+
+def _parts(name):
+    return (getattr(W, f"{name}_loss"), getattr(W, f"{name}_value_and_grad"),
+            getattr(W, f"{name}_jvp"), getattr(W, f"{name}_hvp"))
+
+
+def _moved(args, tangents, step):
+    """args with every moving input shifted by step * its tangent."""
+    return tuple(a if t is None else a + step * t for a, t in zip(args, tangents))
+
+
+def _along(fn, args, tangents, eps=EPS):
+    """Central difference of fn (a scalar or a tuple of arrays) along all tangents at once."""
+    plus, minus = fn(*_moved(args, tangents, eps)), fn(*_moved(args, tangents, -eps))
+    if isinstance(plus, tuple):
+        return tuple((p - m) / (2 * eps) for p, m in zip(plus, minus))
+    return (plus - minus) / (2 * eps)
+
+
+@pytest.mark.parametrize("name", ["mlp", "rnn"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_hand_jvp_matches_finite_differences(name, seed):
+    fn, _, jvp, _ = _parts(name)
+    args = SMALL[name](seed)
+    tangents = W.tangents_for(args, W.WRT[name], seed=10 + seed)
+    value, value_dot = jvp(*args, *[t for t in tangents if t is not None])
+    assert value == pytest.approx(fn(*args), rel=1e-12)
+    assert value_dot == pytest.approx(_along(fn, args, tangents), rel=1e-6, abs=1e-9)
+
+
+@pytest.mark.parametrize("name", ["mlp", "rnn"])
+def test_hand_jvp_moves_one_parameter_at_a_time(name):
+    # a tangent that is zero except in one parameter: d value = <gradient of it, tangent>
+    fn, vg, jvp, _ = _parts(name)
+    args = SMALL[name]()
+    full = W.tangents_for(args, W.WRT[name], seed=3)
+    _, grads = vg(*args)
+    for k, i in enumerate(W.WRT[name]):
+        tangents = [None if t is None else np.zeros_like(t) for t in full]
+        tangents[i] = full[i]
+        _, value_dot = jvp(*args, *[t for t in tangents if t is not None])
+        assert value_dot == pytest.approx(np.vdot(grads[k], full[i]), rel=1e-10, abs=1e-13)
+        assert value_dot == pytest.approx(_along(fn, args, tangents), rel=1e-6, abs=1e-9)
+
+
+@pytest.mark.parametrize("name", ["mlp", "rnn"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_hand_hvp_matches_finite_differences_of_the_gradient(name, seed):
+    _, vg, _, hvp = _parts(name)
+    args = SMALL[name](seed)
+    tangents = W.tangents_for(args, W.WRT[name], seed=20 + seed)
+    hv = hvp(*args, *[t for t in tangents if t is not None])
+    fd = _along(lambda *a: vg(*a)[1], args, tangents)
+    assert len(hv) == len(fd) == len(W.WRT[name])
+    for k, (h, f) in enumerate(zip(hv, fd)):
+        assert np.shape(h) == np.shape(args[W.WRT[name][k]])
+        scale = max(1.0, float(np.max(np.abs(f))))
+        np.testing.assert_allclose(h, f, rtol=1e-5, atol=1e-7 * scale, err_msg=f"block {k}")
+
+
+@pytest.mark.parametrize("name", ["mlp", "rnn"])
+def test_hand_hvp_is_symmetric(name):
+    # <u, H v> = <v, H u>: the Hessian is symmetric
+    _, _, _, hvp = _parts(name)
+    args = SMALL[name]()
+    u = [t for t in W.tangents_for(args, W.WRT[name], seed=4) if t is not None]
+    v = [t for t in W.tangents_for(args, W.WRT[name], seed=5) if t is not None]
+    uhv = sum(np.vdot(a, b) for a, b in zip(u, hvp(*args, *v)))
+    vhu = sum(np.vdot(a, b) for a, b in zip(v, hvp(*args, *u)))
+    assert uhv == pytest.approx(vhu, rel=1e-10)
+
+
+@pytest.mark.parametrize("name", ["mlp", "rnn"])
+def test_hand_derivatives_do_not_modify_inputs(name):
+    _, vg, jvp, hvp = _parts(name)
+    args = SMALL[name]()
+    tangents = [t for t in W.tangents_for(args, W.WRT[name]) if t is not None]
+    everything = (*args, *tangents)
+    copies = [np.copy(a) for a in everything]
+    vg(*args)
+    jvp(*everything)
+    hvp(*everything)
+    for a, c in zip(everything, copies):
+        np.testing.assert_array_equal(a, c)
+
+
+def test_tangents_for_leaves_the_data_fixed():
+    args = W.mlp_inputs(batch=4, d_in=3, d_hidden=2, d_out=2)
+    tangents = W.tangents_for(args, W.WRT["mlp"])
+    assert [t is None for t in tangents] == [False, False, False, False, True, True]
+    assert all(np.shape(t) == np.shape(a) for a, t in zip(args, tangents) if t is not None)
+
+
+@pytest.mark.parametrize("name", ["mlp", "rnn"])
+def test_s2sgrad_jvp_and_hvp_agree_with_hand_written(name):
+    sg = pytest.importorskip("s2sgrad")
+    if not (hasattr(sg, "jvp") and hasattr(sg, "hvp")):
+        pytest.skip("this s2sgrad has no jvp/hvp")
+    fn, _, jvp, hvp = _parts(name)
+    args = SMALL[name]()
+    tangents = W.tangents_for(args, W.WRT[name], seed=7)
+    moving = [t for t in tangents if t is not None]
+    value, value_dot = sg.jvp(fn, args, tangents)
+    ref_value, ref_dot = jvp(*args, *moving)
+    assert value == pytest.approx(ref_value, rel=1e-12)
+    assert value_dot == pytest.approx(ref_dot, rel=1e-9, abs=1e-12)
+    got = sg.hvp(fn, args, tangents)
+    assert isinstance(got, tuple) and len(got) == len(moving)
+    for g, r in zip(got, hvp(*args, *moving)):
+        np.testing.assert_allclose(g, r, rtol=1e-9, atol=1e-12)
+
+
 # --- peers, when installed: the factories give each library the same function ---------------
 
 
@@ -220,3 +349,113 @@ def test_compare_reports_shape_and_value_differences(harness):
     assert "shape" in harness.compare(ref, (1.0, (np.zeros(4),)))
     assert "value" in harness.compare(ref, (1.5, (np.zeros(3),)))
     assert "grad[0]" in harness.compare(ref, (1.0, (np.ones(3),)))
+
+
+# --- the harness: forward mode and second order ------------------------------------------------
+
+
+def small_second_order(harness, name):
+    """The harness's ``name`` table (mlp-jvp, rnn-hvp, ...) on small inputs."""
+    so = next(w for w in harness.build_second_order() if w.name == name)
+    model = name.split("-")[0]
+    so.inputs = SMALL[model]()
+    so.tangents = W.tangents_for(so.inputs, W.WRT[model])
+    return so
+
+
+def fake_s2sgrad_second(harness, scale=1.0, fail=False, missing=False):
+    """A stand-in s2sgrad whose jvp and hvp are the hand-written ones (times scale)."""
+    hands = {W.mlp_loss: (W.mlp_jvp, W.mlp_hvp), W.rnn_loss: (W.rnn_jvp, W.rnn_hvp)}
+
+    def jvp(fn, primals, tangents):
+        if fail:
+            raise RuntimeError("cannot differentiate")
+        value, dot = hands[fn][0](*primals, *[t for t in tangents if t is not None])
+        return value, dot * scale
+
+    def hvp(fn, primals, tangents):
+        if fail:
+            raise RuntimeError("cannot differentiate")
+        return tuple(h * scale for h in
+                     hands[fn][1](*primals, *[t for t in tangents if t is not None]))
+
+    module = types.SimpleNamespace(value_and_grad=None, __version__="test")
+    if not missing:
+        module.jvp, module.hvp = jvp, hvp
+    return harness.Library("s2sgrad", "s2sgrad test", module)
+
+
+def run_small(harness, name, libs, capsys):
+    status = {}
+    harness.run_second_order(small_second_order(harness, name), libs, min_time=0.002,
+                             batches=2, status=status, forwards={})
+    return status, capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", ["mlp-jvp", "mlp-hvp", "rnn-jvp", "rnn-hvp"])
+def test_harness_second_order_accepts_matching_results(harness, capsys, name):
+    status, out = run_small(harness, name, [fake_s2sgrad_second(harness)], capsys)
+    assert status == {}
+    assert f"s2sgrad {name}: {name[-3:]} = " in out
+
+
+@pytest.mark.parametrize("name", ["mlp-jvp", "rnn-hvp"])
+def test_harness_second_order_flags_a_wrong_result(harness, capsys, name):
+    status, out = run_small(harness, name, [fake_s2sgrad_second(harness, scale=1.001)], capsys)
+    assert status.get("s2sgrad_mismatch")
+    assert f"{name[-3:].upper()} MISMATCH" in out and "disagrees with the hand-written" in out
+
+
+def test_harness_second_order_reports_an_error(harness, capsys):
+    status, out = run_small(harness, "mlp-hvp", [fake_s2sgrad_second(harness, fail=True)],
+                            capsys)
+    assert status.get("s2sgrad_error")
+    assert "error: RuntimeError: cannot differentiate" in out
+
+
+def test_harness_second_order_without_jvp(harness, capsys):
+    status, out = run_small(harness, "rnn-jvp", [fake_s2sgrad_second(harness, missing=True)],
+                            capsys)
+    assert status == {}
+    assert "has no jvp" in out
+
+
+def test_harness_second_order_shows_missing_peers(harness, capsys):
+    libs = [harness.Library("torch", "PyTorch", None, "not installed"),
+            harness.Library("jax", "JAX (jit)", None, "not installed", {"jit": True})]
+    status, out = run_small(harness, "mlp-hvp", libs, capsys)
+    assert status == {}
+    assert out.count("not installed") == 2
+
+
+@pytest.mark.parametrize("name", ["mlp-jvp", "mlp-hvp", "rnn-jvp", "rnn-hvp"])
+def test_torch_rows_agree_with_hand_written(harness, name):
+    pytest.importorskip("torch")
+    lib = next(lib for lib in harness.load_libraries() if lib.name == "torch")
+    so = small_second_order(harness, name)
+    ref = harness._arrays(so.hand(*so.inputs, *[t for t in so.tangents if t is not None]))
+    rows = harness.second_order_calls(lib, so)
+    assert len(rows) == 2
+    for label, build in rows:
+        impl = build()
+        got = impl.to_numpy(impl.call())
+        assert harness.compare_outputs(ref, got, so.outputs) == "", label
+
+
+def test_only_lists_the_second_order_names(harness, capsys):
+    with pytest.raises(SystemExit):
+        harness.main(["--only", "no-such-table"])
+    err = capsys.readouterr().err
+    for name in ("mlp-jvp", "mlp-hvp", "rnn-jvp", "rnn-hvp", "second-order-first-call"):
+        assert name in err
+
+
+def test_second_order_first_call_runs_in_a_fresh_process(harness, capsys):
+    lib = next(lib for lib in harness.load_libraries() if lib.name == "s2sgrad")
+    if lib.module is None or not hasattr(lib.module, "hvp"):
+        pytest.skip("this s2sgrad has no jvp/hvp")
+    status = {}
+    harness.run_second_order_first_call(lib, 1, status)
+    out = capsys.readouterr().out
+    assert status == {}, out
+    assert "first jvp:" in out and "first hvp:" in out

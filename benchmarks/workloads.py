@@ -12,6 +12,11 @@ Each workload has
   factory and the literal function agree), and ``make_torch_*`` versions for PyTorch, whose
   reductions and ``maximum`` take different arguments.
 
+For forward mode and second order (the MLP and the RNN), there are also a hand-written
+``*_jvp`` (the value and the derivative along a tangent of every parameter, forward mode by
+hand) and ``*_hvp`` (the Hessian-vector product, Pearlmutter's R-operator applied to the
+hand-written reverse sweep): the baselines of the ``*-jvp`` and ``*-hvp`` tables.
+
 Everything is float64. Labels and data are inputs; gradients are taken with respect to the
 leading arguments only (``WRT`` below).
 """
@@ -351,6 +356,245 @@ def mlp_value_and_grad(W1, b1, W2, b2, X, Y):
 
 
 # ---------------------------------------------------------------------------------------------
+# Forward mode and second order for the MLP: a hand-written jvp (value and directional
+# derivative) and a hand-written Hessian-vector product.
+# ---------------------------------------------------------------------------------------------
+
+
+def mlp_jvp(W1, b1, W2, b2, X, Y, dW1, db1, dW2, db2):
+    """``mlp_loss`` and its derivative along the tangent ``(dW1, db1, dW2, db2)`` of the
+    parameters (X and Y fixed): ``(value, value_dot)``, forward mode by hand.
+
+    Each intermediate ``v`` travels with its tangent ``dv`` (its derivative along the
+    tangent). As in ``mlp_value_and_grad``, one-hot rows of ``Y`` make the loss
+    mean(logsumexp(logits)) - sum(Y * logits) / n, whose derivative along ``dlogits`` is
+    sum((softmax - Y) * dlogits) / n; the max subtracted for stability cancels.
+    """
+    n = X.shape[0]
+    a = X @ W1
+    a += b1
+    da = X @ dW1  # tangent of the pre-activation a = X @ W1 + b1
+    da += db1
+    h = np.tanh(a, out=a)
+    d = h * h
+    np.subtract(1.0, d, out=d)  # d = tanh'(a) = 1 - h**2
+    dh = da
+    dh *= d  # tangent of h
+    s = h @ W2
+    s += b2
+    ds = dh @ W2  # tangent of the logits: dh @ W2 + h @ dW2 + db2
+    ds += h @ dW2
+    ds += db2
+    s -= s.max(axis=1, keepdims=True)
+    p = np.exp(s)
+    se = p.sum(axis=1, keepdims=True)
+    value = (np.log(se).sum() - np.vdot(Y, s)) / n
+    p /= se  # softmax
+    p -= Y
+    return value, np.vdot(p, ds) / n
+
+
+def mlp_hvp(W1, b1, W2, b2, X, Y, vW1, vb1, vW2, vb2):
+    """The Hessian of ``mlp_loss`` with respect to (W1, b1, W2, b2), times the vector
+    ``(vW1, vb1, vW2, vb2)``: a tuple of four arrays shaped like the parameters.
+
+    Pearlmutter's R-operator: R{x} is the derivative of x along the parameters moving by v
+    (so R{W1} = vW1, R{X} = 0). Applying R to every line of the hand-written reverse sweep
+    (``mlp_value_and_grad``) gives R{gradient} = H v, by the product rule line by line; the
+    forward sweep carries R of its intermediates (the jvp above) for the reverse sweep to read.
+    """
+    n = X.shape[0]
+    # Forward sweep and its R (the jvp).
+    h = X @ W1
+    h += b1
+    np.tanh(h, out=h)
+    Rh = X @ vW1  # R{a}, a = X @ W1 + b1
+    Rh += vb1
+    d = h * h
+    np.subtract(1.0, d, out=d)  # d = tanh'(a) = 1 - h**2
+    Rh *= d  # R{h} = d * R{a}
+    s = h @ W2
+    s += b2
+    Rs = Rh @ W2  # R{logits} = R{h} @ W2 + h @ vW2 + vb2
+    Rs += h @ vW2
+    Rs += vb2
+    s -= s.max(axis=1, keepdims=True)
+    p = np.exp(s)
+    p /= p.sum(axis=1, keepdims=True)  # softmax
+    # Reverse sweep (as in mlp_value_and_grad) and its R.
+    # G = (p - Y) / n is d loss / d logits; R{G} = R{p} / n, with the softmax's jvp
+    # R{p} = p * (R{logits} - sum(p * R{logits}, axis=1)).
+    RG = Rs
+    RG -= (p * Rs).sum(axis=1, keepdims=True)
+    RG *= p
+    RG /= n
+    G = p
+    G -= Y
+    G /= n
+    # gW2 = h.T @ G, gb2 = sum(G)  ->  R{gW2} = R{h}.T @ G + h.T @ R{G}, R{gb2} = sum(R{G})
+    hW2 = Rh.T @ G
+    hW2 += h.T @ RG
+    hb2 = RG.sum(axis=0)
+    # gh = G @ W2.T  ->  R{gh} = R{G} @ W2.T + G @ vW2.T
+    gh = G @ W2.T
+    Rgh = RG @ W2.T
+    Rgh += G @ vW2.T
+    # ga = gh * d, d = 1 - h**2  ->  R{ga} = R{gh} * d + gh * R{d}, R{d} = -2 h R{h}
+    Rga = Rgh
+    Rga *= d
+    h *= Rh
+    h *= gh
+    h *= 2.0
+    Rga -= h  # (h is no longer needed)
+    # gW1 = X.T @ ga, gb1 = sum(ga)  ->  R{gW1} = X.T @ R{ga}, R{gb1} = sum(R{ga})
+    hW1 = X.T @ Rga
+    hb1 = Rga.sum(axis=0)
+    return hW1, hb1, hW2, hb2
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. rnn: a tanh recurrent network over a sequence, h_t = tanh(W h_{t-1} + U x_t + b), loss the
+#    mean over the steps of |h_t|^2. A plain Python loop, as a user would write it.
+# ---------------------------------------------------------------------------------------------
+
+
+def rnn_loss(W, U, b, h0, xs):
+    h = h0
+    total = 0.0
+    for t in range(xs.shape[0]):
+        h = np.tanh(W @ h + U @ xs[t] + b)
+        total = total + np.sum(h * h)
+    return total / xs.shape[0]
+
+
+def make_rnn_loss(lib):
+    """``rnn_loss`` over a NumPy-like namespace (jax.numpy, torch, numpy in the tests)."""
+
+    def rnn(W, U, b, h0, xs):
+        h = h0
+        total = 0.0
+        for t in range(xs.shape[0]):
+            h = lib.tanh(W @ h + U @ xs[t] + b)
+            total = total + lib.sum(h * h)
+        return total / xs.shape[0]
+
+    return rnn
+
+
+def _rnn_states(W, U, b, h0, xs):
+    """All the states: ``hs[0] = h0`` and ``hs[t + 1] = h_t``, an array (T + 1, H)."""
+    T, H = xs.shape[0], W.shape[0]
+    hs = np.empty((T + 1, H))
+    hs[0] = h0
+    XU = xs @ U.T  # U x_t + b for every step at once: no state needed
+    XU += b
+    for t in range(T):
+        a = W @ hs[t]
+        a += XU[t]
+        np.tanh(a, out=hs[t + 1])
+    return hs
+
+
+def rnn_value_and_grad(W, U, b, h0, xs):
+    """``rnn_loss`` and its gradient with respect to (W, U, b): back-propagation through time.
+
+    The reverse loop carries gh = d loss / d h_t; the weight gradients are sums over the steps
+    of outer products, formed after the loop as one matrix product each.
+    """
+    T = xs.shape[0]
+    hs = _rnn_states(W, U, b, h0, xs)
+    Hs = hs[1:]  # h_1 .. h_T
+    value = np.vdot(Hs, Hs) / T
+    D = Hs * Hs
+    np.subtract(1.0, D, out=D)  # tanh' at every step
+    E = Hs * (2.0 / T)  # d loss / d h_t from the loss's own term
+    GA = np.empty_like(Hs)  # GA[t] = d loss / d a_t, a_t the pre-activation of step t
+    gh = E[T - 1].copy()
+    for t in range(T - 1, -1, -1):
+        np.multiply(gh, D[t], out=GA[t])
+        if t:
+            gh = W.T @ GA[t]  # back through a_t = W h_{t-1} + ...
+            gh += E[t - 1]
+    return value, (GA.T @ hs[:-1], GA.T @ xs, GA.sum(axis=0))
+
+
+def rnn_jvp(W, U, b, h0, xs, dW, dU, db):
+    """``rnn_loss`` and its derivative along the tangent ``(dW, dU, db)`` (h0, xs fixed).
+
+    The tangent of the state obeys dh_t = tanh'(a_t) * (W dh_{t-1} + C_t), dh_0 = 0, where
+    C_t = dW h_{t-1} + dU x_t + db is the tangent of a_t from the parameters moving: once the
+    states are known (first loop), every C_t comes from two matrix products, and the second
+    loop carries only dh.
+    """
+    T = xs.shape[0]
+    hs = _rnn_states(W, U, b, h0, xs)
+    Hs = hs[1:]
+    value = np.vdot(Hs, Hs) / T
+    D = Hs * Hs
+    np.subtract(1.0, D, out=D)  # tanh' at every step
+    C = hs[:-1] @ dW.T
+    C += xs @ dU.T
+    C += db
+    DH = C  # DH[t] = dh_t, computed in place of C[t]
+    for t in range(T):
+        if t:
+            DH[t] += W @ DH[t - 1]
+        DH[t] *= D[t]
+    # loss = sum_t |h_t|^2 / T  ->  d loss = 2 sum_t <h_t, dh_t> / T
+    return value, 2.0 * np.vdot(Hs, DH) / T
+
+
+def rnn_hvp(W, U, b, h0, xs, vW, vU, vb):
+    """The Hessian of ``rnn_loss`` with respect to (W, U, b) times ``(vW, vU, vb)``.
+
+    Pearlmutter's R-operator over the reverse sweep of ``rnn_value_and_grad``: the forward
+    sweep also computes R{h_t} (the jvp's dh_t, here Rh), and the reverse loop carries
+    R{gh} next to gh, applying the product rule to each of its lines.
+    """
+    T = xs.shape[0]
+    hs = _rnn_states(W, U, b, h0, xs)
+    Hs = hs[1:]
+    D = Hs * Hs
+    np.subtract(1.0, D, out=D)  # tanh' at every step
+    # R of the forward sweep, as in rnn_jvp: Rh[t + 1] = R{h_t}, Rh[0] = R{h0} = 0.
+    Rh = np.empty_like(hs)
+    Rh[0] = 0.0
+    RH = Rh[1:]
+    np.matmul(hs[:-1], vW.T, out=RH)
+    RH += xs @ vU.T
+    RH += vb
+    for t in range(T):
+        if t:
+            RH[t] += W @ RH[t - 1]
+        RH[t] *= D[t]
+    # R{D} = -2 h R{h}: the tanh' moves with the state.
+    RD = Hs * RH
+    RD *= -2.0
+    E = Hs * (2.0 / T)  # d loss / d h_t
+    RE = RH * (2.0 / T)  # its R
+    # Reverse loop: ga_t = gh_t * D_t  ->  R{ga_t} = R{gh_t} * D_t + gh_t * R{D_t};
+    # gh_{t-1} = W.T ga_t + E_{t-1}  ->  R{gh_{t-1}} = vW.T ga_t + W.T R{ga_t} + R{E_{t-1}}.
+    GA = np.empty_like(Hs)
+    RGA = np.empty_like(Hs)
+    gh = E[T - 1].copy()
+    Rgh = RE[T - 1].copy()
+    for t in range(T - 1, -1, -1):
+        ga = np.multiply(gh, D[t], out=GA[t])
+        Rga = np.multiply(Rgh, D[t], out=RGA[t])
+        Rga += gh * RD[t]
+        if t:
+            gh = W.T @ ga
+            gh += E[t - 1]
+            Rgh = vW.T @ ga
+            Rgh += W.T @ Rga
+            Rgh += RE[t - 1]
+    # gW = GA.T @ h_{t-1}, gU = GA.T @ xs, gb = sum(GA)  ->  their R
+    hW = RGA.T @ hs[:-1]
+    hW += GA.T @ Rh[:-1]
+    return hW, RGA.T @ xs, RGA.sum(axis=0)
+
+
+# ---------------------------------------------------------------------------------------------
 # A ~20-line function used to measure s2sgrad's first-call cost (transform + compile).
 # ---------------------------------------------------------------------------------------------
 
@@ -381,7 +625,7 @@ def compile_probe(w, x):
 # ---------------------------------------------------------------------------------------------
 
 # Which arguments each workload differentiates with respect to (the leading ones).
-WRT = {"scalar": (0, 1, 2, 3), "logistic": (0, 1), "mlp": (0, 1, 2, 3)}
+WRT = {"scalar": (0, 1, 2, 3), "logistic": (0, 1), "mlp": (0, 1, 2, 3), "rnn": (0, 1, 2)}
 
 
 def scalar_inputs():
@@ -414,3 +658,28 @@ def mlp_inputs(seed=0, batch=128, d_in=784, d_hidden=256, d_out=10):
 def compile_probe_inputs(seed=0):
     rng = np.random.default_rng(seed)
     return (rng.standard_normal((8, 4)), rng.standard_normal((16, 8)))
+
+
+def rnn_inputs(seed=0, steps=50, d_hidden=64, d_in=32):
+    """(W, U, b, h0, xs): weights scaled so that the state neither dies out nor saturates."""
+    rng = np.random.default_rng(seed)
+    W = 0.9 * rng.standard_normal((d_hidden, d_hidden)) / np.sqrt(d_hidden)
+    U = rng.standard_normal((d_hidden, d_in)) / np.sqrt(d_in)
+    b = 0.1 * rng.standard_normal(d_hidden)
+    h0 = 0.1 * rng.standard_normal(d_hidden)
+    xs = rng.standard_normal((steps, d_in))
+    return (W, U, b, h0, xs)
+
+
+def tangents_for(inputs, wrt, seed=1):
+    """A direction for each differentiated input, standard normal scaled like the input
+    (by its RMS), and None for the others: the tangents of a jvp, the vector of an hvp."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i, a in enumerate(inputs):
+        if i not in wrt:
+            out.append(None)
+            continue
+        scale = float(np.sqrt(np.mean(np.square(a)))) or 1.0
+        out.append(scale * rng.standard_normal(np.shape(a)))
+    return tuple(out)
