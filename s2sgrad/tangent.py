@@ -74,6 +74,10 @@ class _Tangent:
         self.dot_of: dict[str, str] = {}
         self.facts = Facts(ndim=analysis.ndim, is_none=self.is_none,
                            is_numpy=lambda name: self.ctx.bindings.names.get(name) is np)
+        # names that hold a range(...) made once: the loops over them say so
+        self.ranges = {op.target: stmt.value for stmt, op in analysis.ops.items()
+                       if op.kind == "nondiff" and op.primitive is range
+                       and isinstance(stmt, gast.Assign)}
         # an element write into an active array: tangents must own memory as values do
         self.owning = any(op.kind in ("setitem", "append") and op.target in self.active
                           for op in analysis.ops.values())
@@ -217,7 +221,12 @@ class _Tangent:
                                orelse=self.block(stmt.orelse))]
 
     def loop(self, stmt: gast.For | gast.While) -> list[gast.stmt]:
-        return [syntax.replace(stmt, body=syntax.block(self.block(stmt.body)))]
+        body = syntax.block(self.block(stmt.body))
+        made = self.ranges.get(stmt.iter.id) if isinstance(stmt, gast.For) and isinstance(
+            stmt.iter, gast.Name) else None
+        if made is not None:  # for t in range(n): a loop over indices when read again
+            return [syntax.replace(stmt, iter=syntax.clone(made), body=body)]
+        return [syntax.replace(stmt, body=body)]
 
     def kept(self, stmt: gast.stmt) -> list[gast.stmt]:
         return [stmt]
