@@ -371,33 +371,46 @@ class _Tangent:
         return [new]
 
     def setitem(self, stmt: gast.stmt, op: Op) -> list[gast.stmt]:
-        """y_1 = y; y_1[i] = v, and the same on the tangents."""
+        """y[i] = v; y_1 = y, and the same on the tangents: the write is done in place on
+        the name the user wrote, then the new version names it (the old one is never read
+        again), which reads back as the user's own element write at higher order."""
         region = stmt.value.args[0]
         base, value = region.value, stmt.value.args[1]
-        out = [syntax.assign(op.target, syntax.clone(base)),
-               syntax.assign(syntax.subscript(syntax.name(op.target),
-                                              syntax.clone(region.slice), store=True),
-                             syntax.clone(value))]
+        out = [syntax.assign(syntax.subscript(syntax.clone(base), syntax.clone(region.slice),
+                                              store=True), syntax.clone(value)),
+               syntax.assign(op.target, syntax.clone(base))]
         if op.target not in self.active:
             return out
         dot = self.dot(op.target)
-        out.append(syntax.assign(dot, self.tangent_of(base)))
-        out.append(syntax.assign(syntax.subscript(syntax.name(dot), syntax.clone(region.slice),
+        if self.is_active(base):
+            written = syntax.name(self.dot(base.id))
+        else:  # a constant array starts moving here: its tangent is zero elsewhere
+            out.append(syntax.assign(dot, self.tangent_of(base)))
+            written = syntax.name(dot)
+        out.append(syntax.assign(syntax.subscript(written, syntax.clone(region.slice),
                                                   store=True), self.tangent_of(value)))
+        if self.is_active(base):
+            out.append(syntax.assign(dot, syntax.clone(written)))
         return out
 
     def append(self, stmt: gast.stmt, op: Op) -> list[gast.stmt]:
-        """xs_1 = xs; xs_1.append(v), and the same on the tangents."""
+        """xs.append(v); xs_1 = xs, and the same on the tangents (as setitem)."""
         base, value = stmt.value.args
-        out = [syntax.assign(op.target, syntax.clone(base)),
-               syntax.expr_stmt(syntax.call(syntax.attribute(syntax.name(op.target), "append"),
-                                            [syntax.clone(value)]))]
+        out = [syntax.expr_stmt(syntax.call(syntax.attribute(syntax.clone(base), "append"),
+                                            [syntax.clone(value)])),
+               syntax.assign(op.target, syntax.clone(base))]
         if op.target not in self.active:
             return out
         dot = self.dot(op.target)
-        out.append(syntax.assign(dot, self.tangent_of(base)))
-        out.append(syntax.expr_stmt(syntax.call(syntax.attribute(syntax.name(dot), "append"),
+        if self.is_active(base):
+            grown = syntax.name(self.dot(base.id))
+        else:
+            out.append(syntax.assign(dot, self.tangent_of(base)))
+            grown = syntax.name(dot)
+        out.append(syntax.expr_stmt(syntax.call(syntax.attribute(grown, "append"),
                                                 [self.tangent_of(value)])))
+        if self.is_active(base):
+            out.append(syntax.assign(dot, syntax.clone(grown)))
         return out
 
 
