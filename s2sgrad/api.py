@@ -91,7 +91,21 @@ def gradient(fn: Callable, wrt: Wrt = 0) -> Derivative:
     return _derivative(fn, wrt, False)
 
 
+# one Derivative per (function, positions, value or not): what it compiles is cached on it,
+# so gradient(f) made again in a loop (hvp in a solver) reuses it
+_derivatives: dict[tuple, Derivative] = {}
+
+
 def _derivative(fn: Callable, wrt: Wrt, with_value: bool) -> Derivative:
+    key = (id(fn), wrt if isinstance(wrt, (int, np.integer)) else tuple(wrt), with_value)
+    found = _derivatives.get(key)
+    if found is not None and found.derivative_of is fn:
+        return found
+    made = _derivatives[key] = _make_derivative(fn, wrt, with_value)
+    return made
+
+
+def _make_derivative(fn: Callable, wrt: Wrt, with_value: bool) -> Derivative:
     target = fn
     fn, prefix = _bound(fn)
     spec = specialiser(fn)
