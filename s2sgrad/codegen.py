@@ -99,6 +99,20 @@ def codegen_tangent(tan: Tangents) -> GeneratedTangent:
     return GeneratedTangent(jvp, source, jvp.__code__.co_filename)
 
 
+def as_function(parsed) -> Callable:
+    """The parsed function itself, compiled again from its (transformed) tree: the user's
+    function with the values ``parse`` lifted (``self.W``) read from keyword-only
+    parameters instead, so that a caller can pass them, and differentiate them."""
+    comments = _Comments(parsed)
+    fn = syntax.replace(parsed.node, body=comments.commented(parsed.node.body, "# "),
+                        decorator_list=[])
+    source = comments.render(fn)
+    (made,) = _compile(parsed, {}, [source],
+                       [(parsed.node.name, parsed.fn.__defaults__, parsed.fn.__kwdefaults__)],
+                       "lifted", [comments.places(fn)])
+    return made
+
+
 class _Comments:
     """``# <line>`` comments before the statements of each source line of the user's."""
 

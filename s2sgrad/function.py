@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from . import codegen
 from . import parse as parse_module
 from .analyze import UNKNOWN_ARRAY, abstract_of
 from .derivatives import Derivative
@@ -327,6 +328,7 @@ class Function:
         functools.update_wrapper(self, self.fn)
         self._spec = specialiser(self.fn)
         self._spec.owners.add(self)  # a rule registered for this Function applies to it
+        self._lifted: dict[tuple, tuple] = {}
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         tensor = _tensor
@@ -343,6 +345,17 @@ class Function:
     def implicit_inputs(self, args: tuple) -> dict[str, Any]:
         """Tensors the function reads through its arguments' attributes or from globals."""
         return self._spec.implicit(args, _tensor)
+
+    def lifted_function(self, paths: Sequence[str]) -> tuple[Callable, dict[str, str]]:
+        """The function with the values at ``paths`` (``'self.W'``) read from keyword-only
+        parameters instead (and their names): what create_graph differentiates again."""
+        names = self._spec.lifted_names(paths)
+        key = tuple(names.items())
+        found = self._lifted.get(key)
+        if found is None or found[0] is not self.fn.__code__:
+            found = self._lifted[key] = (self.fn.__code__, codegen.as_function(
+                parse(self.fn, names)))
+        return found[1], names
 
     def lifted_compiled(self, wrt: tuple[int, ...], args: tuple, kwargs: dict,
                         lifted: dict[str, Any]) -> tuple[Compiled, dict[str, Any]]:

@@ -170,19 +170,40 @@ def test_an_input_changed_in_place_is_refused():
 
 
 class Model:
-    def __init__(self, w):
-        self.w = w
+    def __init__(self, w, b):
+        self.w, self.b = w, b
 
     @s2sgrad.grad
     def __call__(self, x):
-        return np.sum(np.tanh(x @ self.w))
+        return np.sum(np.tanh(x @ self.w + self.b))
 
 
-def test_tensors_read_from_attributes_are_refused_with_create_graph():
-    model = Model(tensor(W, requires_grad=True))
+def test_a_gradient_penalty_through_a_model_s_parameters():
+    """The model reads its parameters from attributes (self.w): the penalty on the input
+    gradient is differentiated in them, as in PyTorch."""
+    rng = np.random.default_rng(5)
+    b0 = rng.standard_normal(2)
+    model = Model(tensor(W, requires_grad=True), tensor(b0, requires_grad=True))
     x = tensor(X, requires_grad=True)
-    with pytest.raises(RuntimeError, match="reads Tensors that require grad from attributes"):
-        autograd.grad(model(x), x, create_graph=True)
+    (gx,) = autograd.grad(model(x), x, create_graph=True)
+    (gx ** 2).sum().backward()
+
+    def penalty(w, b, x_):
+        return np.sum(s2sgrad.gradient(plain_model, 2)(w, b, x_) ** 2)
+
+    expected = s2sgrad.gradient(penalty, (0, 1))(W, b0, X)
+    np.testing.assert_allclose(model.w.grad.data, expected[0], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(model.b.grad.data, expected[1], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(x.grad.data, s2sgrad.gradient(penalty, 2)(W, b0, X),
+                               rtol=1e-10, atol=1e-12)
+    for i, a in enumerate((W, b0, X)):
+        numeric = numeric_gradient(penalty, [W, b0, X], i)
+        got = (model.w.grad, model.b.grad, x.grad)[i].data
+        np.testing.assert_allclose(got, numeric, rtol=1e-5, atol=1e-7)
+
+
+def plain_model(w, b, x):
+    return np.sum(np.tanh(x @ w + b))
 
 
 # --- torch.autograd.functional's names, for Tensor users ------------------------------------
@@ -247,3 +268,35 @@ def test_functional_matches_torch():
     ]
     for ours, theirs in pairs:
         np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-14)
+
+
+class Critic(s2sgrad.nn.Module):
+    def __init__(self, rng):
+        self.W1 = s2sgrad.nn.Parameter(rng.standard_normal((3, 4)) * 0.5)
+        self.W2 = s2sgrad.nn.Parameter(rng.standard_normal(4) * 0.5)
+
+    def forward(self, x):
+        return np.tanh(x @ self.W1) @ self.W2
+
+
+def plain_critic(W1, W2, x):
+    return np.sum(np.tanh(x @ W1) @ W2)
+
+
+def two_sided_penalty(W1, W2, x):
+    g = s2sgrad.gradient(plain_critic, 2)(W1, W2, x)
+    return np.mean((np.sum(g ** 2, axis=1) - 1.0) ** 2)
+
+
+def test_wgan_gp_penalty_through_an_nn_module():
+    """The penalty of WGAN-GP, (|grad_x critic(x)| - 1)^2, trained through a Module."""
+    rng = np.random.default_rng(0)
+    critic = Critic(rng)
+    data = rng.standard_normal((5, 3))
+    x = tensor(data, requires_grad=True)
+    (gx,) = autograd.grad(critic(x).sum(), x, create_graph=True)
+    (((gx ** 2).sum(axis=1) - 1.0) ** 2).mean().backward()
+    args = [critic.W1.data, critic.W2.data, data]
+    for i, param in enumerate((critic.W1, critic.W2)):
+        np.testing.assert_allclose(param.grad.data, numeric_gradient(two_sided_penalty, args, i),
+                                   rtol=1e-5, atol=1e-7)

@@ -36,11 +36,7 @@ FREED = (
     "backward through the graph a second time or if you need to access saved tensors after "
     "calling backward."
 )
-LIFTED = (
-    "create_graph=True through {name}: its function reads Tensors that require grad from "
-    "attributes or globals (self.W), whose second derivatives are not followed. Pass them to "
-    "the function as arguments."
-)
+LIFTED = "create_graph=True through {name}: the call it records cannot be run again"
 
 
 class Node:
@@ -206,7 +202,7 @@ def call_function(function: Any, args: tuple, kwargs: dict, name: str | None = N
         saved = compiled.own_saved(saved, tensors | set(extra))
     if name is None:
         name = node_name(compiled.name)
-    call = None if lifted else (function, args, kwargs, tuple(wrt))
+    call = (function, args, kwargs, tuple(wrt), lifted)
     return record(name, compiled, saved, out, inputs, wrt, call)
 
 
@@ -616,16 +612,21 @@ def backward_graph(node: Node, out_bar: Any) -> tuple:
     Derivative, whose own derivatives higher.py derives)."""
     if node.call is None:
         raise RuntimeError(LIFTED.format(name=node.name))
-    function, args, kwargs, wrt = node.call
-    for a in args:
+    function, args, kwargs, wrt, lifted = node.call
+    for a in list(args) + list(lifted.values()):
         expected = _version_seen(node, a) if isinstance(a, Tensor) else None
         if expected is not None and expected != a._version.value:
             raise RuntimeError(_modified_message(a._data, None, node, a._version.value,
                                                  expected))
     seeds = out_bar if node.outputs is not None else (out_bar,)
     seeds = tuple(g if isinstance(g, Tensor) else _make(np.asarray(g)) for g in seeds)
-    seeded = _seeded(function.fn, wrt, len(seeds), node.outputs)
-    grads = call_function(seeded, seeds + tuple(args), kwargs, f"{node.name}Backward")
+    count = len(seeds)
+    fn, names = (function.lifted_function(tuple(lifted)) if lifted else (function.fn, {}))
+    positions = [count + len(names) + i for i in wrt if i < len(args)]
+    positions += [count + i - len(args) for i in wrt if i >= len(args)]
+    seeded = _seeded(fn, tuple(positions), count, node.outputs, tuple(names.values()))
+    grads = call_function(seeded, seeds + tuple(lifted.values()) + tuple(args), kwargs,
+                          f"{node.name}Backward")
     return grads if isinstance(grads, tuple) else (grads,)
 
 
@@ -638,15 +639,20 @@ def _version_seen(node: Node, tensor: Tensor) -> int | None:
 _seeded_cache: dict[tuple, Any] = {}
 
 
-def _seeded(fn: Any, wrt: tuple[int, ...], count: int, outputs: tuple | None) -> Any:
-    """``gradient(q, wrt)`` as a Function, for ``q(seed..., *args) = <fn(*args), seed>``."""
+def _seeded(fn: Any, positions: tuple[int, ...], count: int, outputs: tuple | None,
+            lifted: tuple[str, ...] = ()) -> Any:
+    """``gradient(q, positions)`` as a Function, for ``q(seed..., *lifted, *args) =
+    <fn(*args, **lifted), seed>``: the lifted values (``self.W``, read from keyword-only
+    parameters of ``fn``) are positional in ``q``, so that they can be differentiated."""
     kinds = None if outputs is None else tuple(dtype.kind for _, dtype in outputs)
-    key = (fn, wrt, count, kinds)
+    key = (fn, positions, count, kinds, lifted)
     found = _seeded_cache.get(key)
     if found is not None:
         return found
     signature = inspect.signature(fn, follow_wrapped=False)
-    taken = set(signature.parameters)
+    signature = signature.replace(parameters=[p for p in signature.parameters.values()
+                                              if p.name not in lifted])
+    taken = set(signature.parameters) | set(lifted)
     seeds = []
     for k in range(count):
         name = f"seed{k}_"
@@ -655,7 +661,7 @@ def _seeded(fn: Any, wrt: tuple[int, ...], count: int, outputs: tuple | None) ->
         seeds.append(name)
     bindings: dict[str, Any] = {"fn_": fn}
     params, call = sourcefile.parameters(signature, bindings)
-    value = f"fn_({', '.join(call)})"
+    value = f"fn_({', '.join(call + [f'{n}={n}' for n in lifted])})"
     if outputs is None:
         body, expression = (), f"np.sum({value} * {seeds[0]})"
     else:
@@ -663,9 +669,8 @@ def _seeded(fn: Any, wrt: tuple[int, ...], count: int, outputs: tuple | None) ->
         expression = " + ".join(f"np.sum(out_[{i}] * {seed})" for i, seed in enumerate(seeds)
                                 if kinds[i] in "fc")
     name = sourcefile.identifier(f"{getattr(fn, '__name__', 'f')}_seeded", "seeded")
-    q = sourcefile.define(name, seeds + params, expression, body, bindings)
-    found = _seeded_cache[key] = Function(derivatives.make(q, tuple(count + i for i in wrt),
-                                                           False))
+    q = sourcefile.define(name, seeds + list(lifted) + params, expression, body, bindings)
+    found = _seeded_cache[key] = Function(derivatives.make(q, positions, False))
     return found
 
 
