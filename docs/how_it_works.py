@@ -6,7 +6,8 @@ turns the cotangent of the output into cotangents of the inputs. Nothing is reco
 your code runs: the adjoint is ordinary code, generated once, that you can read.
 
 This file walks one function through the passes of the compiler, printing what each one
-produces, and checks its claims as it goes (the test suite runs it).
+produces, and checks its claims as it goes (the test suite runs it); at the end, forward
+mode and second derivatives, which are the compiler applied to its own output.
 """
 
 import numpy as np
@@ -19,7 +20,7 @@ from s2sgrad.fence import fence
 from s2sgrad.normalize import normalize
 from s2sgrad.optimize import optimize
 from s2sgrad.parse import parse
-from s2sgrad.pipeline import compile_vjp
+from s2sgrad.pipeline import compile_jvp, compile_vjp
 from s2sgrad.reverse import reverse
 from s2sgrad.syntax import function, to_python_ast
 
@@ -114,3 +115,23 @@ s2sgrad.testing.check_grads(loss, w, b, x, y, wrt=(0, 1))
 value, (gw, gb) = s2sgrad.value_and_grad(loss, wrt=(0, 1))(w, b, x, y)
 assert np.allclose(gw, w_bar) and np.allclose(gb, b_bar) and value == out
 print("value", round(float(value), 6), "| gradients check against finite differences")
+
+# Forward mode runs the same passes up to aliasing, then `tangent` in place of reverse and
+# optimize: every primal statement as written, and after each active one the statement of
+# its tangent (elementwise rules are their own forward-mode templates, with g the tangent).
+tangent_fn = compile_jvp(loss, ("w",), signature, "tangent")
+show("tangent function (jvp in w)", tangent_fn.source)
+v = np.ones_like(w)
+assert np.isclose(tangent_fn.jvp(w, b, x, y, w_dot=v), np.sum(gw * v))
+
+# Higher order: the derivative of gradient(loss) is not found by differentiating the adjoint.
+# Its Hessian-vector product is the gradient of the tangent function above (the symmetry of
+# second derivatives), so the compiler differentiates its own generated tangent function,
+# in reverse mode, like any user function (s2sgrad/higher.py).
+second = compile_vjp(tangent_fn.jvp, ("w",), {**signature, "w_dot": signature["w"]})
+show("adjoint of the tangent function: a Hessian-vector product", second.adjoint_source)
+out, saved = second.forward(w, b, x, y, w_dot=v)
+(hv,) = second.backward(saved, 1.0)
+assert np.allclose(hv, s2sgrad.hvp(loss, (w, b, x, y), (v, None, None, None)))
+s2sgrad.testing.check_grads(loss, w, b, x, y, wrt=(0, 1), order=2, modes=("rev", "fwd"))
+print("second derivatives check against finite differences of the gradient")
