@@ -300,6 +300,7 @@ def jacobian(fn: Callable, wrt: Wrt = 0, mode: str | None = None) -> Callable:
                 blocks.append(np.reshape(block, shape + np.shape(args[i])))
         return blocks[0] if single else tuple(blocks)
 
+    jacobian_fn._s2sgrad_transform = f"jacobian({getattr(fn, '__name__', 'f')})"
     return jacobian_fn
 
 
@@ -329,7 +330,9 @@ def hessian(fn: Callable, wrt: Wrt = 0) -> Callable:
             rows.append(row)
         return tuple(rows)
 
-    return functools.wraps(fn)(hessian_fn)
+    hessian_fn = functools.wraps(fn)(hessian_fn)
+    hessian_fn._s2sgrad_transform = f"hessian({getattr(fn, '__name__', 'f')})"
+    return hessian_fn
 
 
 def _item(fn: Callable, k: int) -> Callable:

@@ -77,18 +77,6 @@ def names_of(d: Derivative) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _tangent_names(params: list[str], wrt: tuple[str, ...]) -> tuple[str, ...]:
-    taken = set(params)
-    names = []
-    for w in wrt:
-        name = f"{w}_dot"
-        while name in taken:
-            name += "_"
-        taken.add(name)
-        names.append(name)
-    return tuple(names)
-
-
 def _valid_state(d: Derivative) -> dict[str, Any]:
     root = root_of(d)
     own = own_state(root)
@@ -107,6 +95,19 @@ def _tuple(items: list[Abstract]) -> Abstract:
                     tuple(enumerate(items)))
 
 
+class _Names:
+    """Names for generated source that no parameter of the function shadows."""
+
+    def __init__(self, d: Derivative):
+        self.taken = set(signature_of(d).parameters)
+
+    def __call__(self, base: str) -> str:
+        while base in self.taken:
+            base += "_"
+        self.taken.add(base)
+        return base
+
+
 def derivative_pair(d: Derivative, wrt: tuple[str, ...], signature: dict[str, Abstract],
                     compile_vjp: Callable, compile_jvp: Callable) -> Compiled:
     """The forward/backward pair of a Derivative, differentiated in ``wrt``."""
@@ -116,32 +117,34 @@ def derivative_pair(d: Derivative, wrt: tuple[str, ...], signature: dict[str, Ab
     dots = dict(zip(names, tangent.tangent_params, strict=True))
     outer = compile_vjp(tangent.jvp, wrt, {**signature, **{
         dots[n]: signature[n] for n in names}})
-    name = _name(d)
-    inner = outer.name  # f_jvp: the tangent function, whose pair this one calls
-    bindings: dict[str, Any] = {name: d, f"{inner}_forward": outer.forward,
-                                f"{inner}_backward": outer.backward}
+    fresh = _Names(d)
+    name, inner = fresh(_name(d)), outer.name  # inner: f_jvp, whose pair this one calls
+    forward, backward = fresh(f"{inner}_forward"), fresh(f"{inner}_backward")
+    bindings: dict[str, Any] = {name: d, forward: outer.forward, backward: outer.backward}
     params, call = sourcefile.parameters(signature_of(d), bindings)
-    saved = [p.lstrip("*") for p in params if p not in ("/", "*")]
-    saved = [s.split("=")[0] for s in saved]
+    saved = [p.lstrip("*").split("=")[0] for p in params if p not in ("/", "*")]
     packed = ", ".join(saved) + ("," if len(saved) == 1 else "")
-    forward_src = sourcefile.define(
-        f"{name}_forward", params, f"{name}({', '.join(call)}), ({packed})", (), bindings)
+    forward_fn = sourcefile.define(
+        f"{_name(d)}_forward", params, f"{name}({', '.join(call)}), ({packed})", (), bindings)
+    saved_name, out_bar, inner_saved = fresh("saved"), fresh("out_bar"), fresh(
+        f"{inner}_saved")
     if d.with_value:
-        unpack = ["value_bar, grad_bar = out_bar"]
-        seed, grads = "(value_bar, 1.0)", "grad_bar"
+        value_bar, grad_bar = fresh("value_bar"), fresh("grad_bar")
+        unpack = [f"{value_bar}, {grad_bar} = {out_bar}"]
+        seed, grads = f"({value_bar}, 1.0)", grad_bar
     else:
-        unpack, seed, grads = [], "1.0", "out_bar"
+        unpack, seed, grads = [], "1.0", out_bar
     moved = [f"{dots[n]}={grads}" if d.single else f"{dots[n]}={grads}[{k}]"
              for k, n in enumerate(names)]
-    body = (f"{packed} = saved", *unpack,
-            f"_, {inner}_saved = {inner}_forward({', '.join(call + moved)})")
-    backward = sourcefile.define(
-        f"{name}_backward", ["saved", "out_bar"],
-        f"{inner}_backward({inner}_saved, {seed})", body, bindings)
+    body = (f"{packed} = {saved_name}", *unpack,
+            f"_, {inner_saved} = {forward}({', '.join(call + moved)})")
+    backward_fn = sourcefile.define(
+        f"{_name(d)}_backward", [saved_name, out_bar], f"{backward}({inner_saved}, {seed})",
+        body, bindings)
     state = _valid_state(d)
-    return Compiled(root_of(d), name, tuple(wrt), tuple(sorted(signature.items())),
-                    forward_src, backward, sourcefile.source_of(forward_src),
-                    sourcefile.source_of(backward), tuple(saved),
+    return Compiled(root_of(d), _name(d), tuple(wrt), tuple(sorted(signature.items())),
+                    forward_fn, backward_fn, sourcefile.source_of(forward_fn),
+                    sourcefile.source_of(backward_fn), tuple(saved),
                     _result_value(d, signature, tangent.result_value), sourcefile.FILENAME,
                     frozenset(), tangent.dependencies + outer.dependencies,
                     external=tuple(enumerate(saved)), calls=(tangent, outer), **state)
@@ -149,14 +152,18 @@ def derivative_pair(d: Derivative, wrt: tuple[str, ...], signature: dict[str, Ab
 
 def derivative_tangent(d: Derivative, wrt: tuple[str, ...], signature: dict[str, Abstract],
                        compile_jvp: Callable, returns: str = "both") -> CompiledJvp:
-    """The tangent function of a Derivative, for tangents of ``wrt``."""
+    """The tangent function of a Derivative, for tangents of ``wrt``: the Derivative
+    itself (for the value), and the same kind of Derivative of f's tangent function along
+    ``wrt`` (returning the tangent alone), which is the tangent of every output."""
     f = target_of(d)
-    moving = compile_jvp(f, wrt, signature, "both" if d.with_value else "tangent")
-    inner = make(moving.jvp, d.positions if not d.single else d.positions[0], d.with_value)
-    name = _name(d)
-    bindings: dict[str, Any] = {name: d, f"{name}_jvp_dot": inner}
+    moving = compile_jvp(f, wrt, signature, "tangent")
+    made = make(moving.jvp, d.positions if not d.single else d.positions[0], d.with_value)
+    fresh = _Names(d)
+    name = fresh(_name(d))
+    dot_name = fresh(f"{_name(d)}_jvp_dot")
+    bindings: dict[str, Any] = {name: d, dot_name: made}
     params, call = sourcefile.parameters(signature_of(d), bindings)
-    dots = _tangent_names([p.lstrip("*").split("=")[0] for p in params], tuple(wrt))
+    dots = tuple(fresh(f"{w}_dot") for w in wrt)
     # the tangents are keyword-only, before any **kwargs
     end = next((k for k, p in enumerate(params) if p.startswith("**")), len(params))
     marker = [] if any(p == "*" or (p.startswith("*") and not p.startswith("**"))
@@ -164,12 +171,12 @@ def derivative_tangent(d: Derivative, wrt: tuple[str, ...], signature: dict[str,
     signature_text = params[:end] + marker + list(dots) + params[end:]
     moved = [f"{p}={t}" for p, t in zip(moving.tangent_params, dots, strict=True)]
     value = f"{name}({', '.join(call)})"
-    dot = f"{name}_jvp_dot({', '.join(call + moved)})"
+    dot = f"{dot_name}({', '.join(call + moved)})"
     expression = dot if returns == "tangent" else f"{value}, {dot}"
-    jvp = sourcefile.define(f"{name}_jvp", signature_text, expression, (), bindings)
+    jvp = sourcefile.define(f"{_name(d)}_jvp", signature_text, expression, (), bindings)
     state = _valid_state(d)
-    return CompiledJvp(root_of(d), name, tuple(wrt), tuple(sorted(signature.items())), jvp,
-                       sourcefile.source_of(jvp), dots,
+    return CompiledJvp(root_of(d), _name(d), tuple(wrt), tuple(sorted(signature.items())),
+                       jvp, sourcefile.source_of(jvp), dots,
                        _result_value(d, signature, moving.result_value),
                        sourcefile.FILENAME, frozenset(), moving.dependencies, **state)
 

@@ -159,9 +159,10 @@ def unwrap(fn: Any) -> Callable:
 
 
 def made_by_transform(fn: Any) -> str | None:
-    """What a function returned by ``vjp`` is (``'the pullback of vjp(f)'``), or None.
-    Differentiating one is higher order through a pullback, which is not followed
-    (``gradient`` and ``value_and_grad`` return Derivatives, which are: higher.py)."""
+    """What a function returned by ``vjp``, ``jacobian`` or ``hessian`` is (``'the
+    pullback of vjp(f)'``), or None. Differentiating one is higher order through it, which
+    is not followed (``gradient`` and ``value_and_grad`` return Derivatives, which are:
+    higher.py)."""
     return getattr(fn, "_s2sgrad_transform", None)
 
 
@@ -170,10 +171,11 @@ def _refuse_transform(fn: Callable, made: str) -> TransformError:
     code = getattr(inner, "__code__", None)
     where = (code.co_filename, code.co_firstlineno) if code is not None else ("<unknown>", 0)
     return TransformError(
-        f"cannot differentiate {made}: a derivative through a vjp pullback (higher "
-        "order) is not followed", *where, 0,
-        hint="Differentiate s2sgrad.gradient(f) or s2sgrad.value_and_grad(f) instead, whose "
-             "derivatives are.")
+        f"cannot differentiate {made}: derivatives are followed through s2sgrad.gradient "
+        "and s2sgrad.value_and_grad, not through a vjp pullback, a jacobian or a hessian",
+        *where, 0,
+        hint="Differentiate s2sgrad.gradient(f) or s2sgrad.value_and_grad(f) instead (a "
+             "Jacobian of a gradient is s2sgrad.hessian(f)).")
 
 
 def implicit_paths(fn: Callable) -> list[tuple[str, ...]]:

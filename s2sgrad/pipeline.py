@@ -183,10 +183,21 @@ def compile_jvp(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
                                                      returns)
             else:
                 compiled = _run_tangent_passes(fn, tuple(wrt), signature, returns)
+                _close_recursion(compiled.jvp, fn, key)
         finally:
             _in_progress.discard(token)
         per_fn[key] = compiled
         return compiled
+
+
+def _close_recursion(jvp: Callable, fn: Callable, key: tuple) -> None:
+    """A function that calls itself was compiled with a stand-in for its own tangent
+    function (``_RecursiveJvp``): put the real one in its place, so that the code reads as
+    a function calling itself when it is differentiated again (higher order)."""
+    for cell in jvp.__closure__ or ():
+        stand_in = getattr(cell.cell_contents, "__self__", None)  # its bound .jvp
+        if isinstance(stand_in, _RecursiveJvp) and stand_in.fn is fn and stand_in.key == key:
+            cell.cell_contents = jvp
 
 
 def _tangent_names(fn: Callable, wrt: tuple[str, ...]) -> tuple[str, ...]:

@@ -339,7 +339,7 @@ def inputs(draw) -> tuple:
     return (rng.standard_normal(3), rng.standard_normal(3), float(rng.standard_normal()), n)
 
 
-def _check(text: str, args: tuple) -> None:
+def _check(text: str, args: tuple, modes: tuple = ("rev",), order: int = 1) -> None:
     module = _load(text)
     margins = _margins(module, args)
     assume(not margins or min(margins) > MARGIN)
@@ -350,14 +350,17 @@ def _check(text: str, args: tuple) -> None:
     expected = module.f(x.copy(), y.copy(), s, n)
     assert np.isclose(value, expected, rtol=1e-12, atol=1e-12), (value, expected)
     assert [np.shape(g) for g in grads] == [(3,), (3,), ()]
-    check_grads(module.f, x, y, s, n, wrt=[0, 1, 2])
+    check_grads(module.f, x, y, s, n, wrt=[0, 1, 2], modes=modes, order=order)
 
 
-def _run(features: Features, shrink: bool = True):
-    @settings(SETTINGS, phases=tuple(Phase) if shrink else (Phase.explicit, Phase.generate))
+def _run(features: Features, shrink: bool = True, modes: tuple = ("rev",), order: int = 1,
+         examples: int | None = None):
+    chosen = SETTINGS if examples is None else settings(SETTINGS, max_examples=examples)
+
+    @settings(chosen, phases=tuple(Phase) if shrink else (Phase.explicit, Phase.generate))
     @given(source=program(features), args=inputs())
     def run(source: tuple[str, str], args: tuple) -> None:
-        _check(source[1], args)
+        _check(source[1], args, modes, order)
     return run
 
 
@@ -379,3 +382,20 @@ def test_writes_in_branches_and_jumping_loops():
 
 def test_decorators_function_values_containers_and_index_objects():
     _run(Features(writes=False, values=True))()
+
+
+# forward mode (the tangent function) and second order (derivatives of the gradient, from
+# the tangent function's own derivatives) on the same random programs
+def test_forward_mode_on_loops_branches_and_writes():
+    _run(Features(writes_in_branches=True), modes=("fwd",))()
+
+
+def test_forward_mode_with_decorators_function_values_and_containers():
+    _run(Features(writes=False, values=True), modes=("fwd",))()
+
+
+def test_second_order_on_loops_branches_and_jumps():
+    # (element writes can still be refused at order 2: the tangent function's aliases, read
+    # again after a branch, are not all followed)
+    _run(Features(writes=False), shrink=False, modes=("rev", "fwd"), order=2,
+         examples=25)()

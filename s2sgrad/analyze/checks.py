@@ -144,7 +144,8 @@ def refuse_transform(facts: Facts, resolved: Any, node: gast.AST) -> None:
     if made is not None:
         raise facts.parsed.error(
             f"this calls {made} inside the function being differentiated: a derivative "
-            "through a vjp or its pullback (higher order) is not followed", node,
+            "through a vjp, its pullback, a jacobian or a hessian (higher order) is not "
+            "followed", node,
             "Compute the inner derivative with s2sgrad.gradient or s2sgrad.value_and_grad "
             "(whose derivatives are), or outside the differentiated function.")
 
