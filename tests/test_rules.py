@@ -311,6 +311,11 @@ CASES: dict = {
     np.ndarray.dot: ranks([s for s in DOT_SHAPES if s[0] != ()]),
     np.matmul: ranks(MATMUL_SHAPES),
     operator.matmul: ranks(MATMUL_SHAPES),
+    np.tensordot: [case(normal(2, 3, 4), normal(3, 4, 5)), case(normal(3, 4), normal(4, 5), 1),
+                   case(normal(2, 3), normal(4), 0), case(normal(4), normal(4), axes=1),
+                   case(normal(3, 4), normal(4, 3), (1, 0)),
+                   case(normal(2, 3, 4), normal(4, 5, 2), ((0, 2), (2, 0))),
+                   case(normal(3, 2, 4), normal(2, 3), axes=([-2, 0], [0, -1]))],
     np.outer: [case(normal(3), normal(4)), case(normal(2, 2), normal(3)),
                case(num(normal()), normal(3))],
     np.trace: [case(normal(3, 3)), case(normal(3, 5), 1), case(normal(4, 3), offset=-1),
@@ -462,6 +467,8 @@ def describe(x):
         return x.dtype.name
     if isinstance(x, dict):
         return "{" + ",".join(f"{k}:{describe(v)}" for k, v in x.items()) + "}"
+    if isinstance(x, list) and any(is_float(v) for v in x):  # not their values in the id
+        return "[" + ",".join(map(describe, x)) + "]"
     return repr(x) if not isinstance(x, type) else x.__name__
 
 

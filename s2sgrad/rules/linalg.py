@@ -1,5 +1,5 @@
-"""Rules for products and linear algebra: ``dot``, ``matmul`` (``@``), ``outer``, ``trace``,
-``linalg.inv`` and ``linalg.det``.
+"""Rules for products and linear algebra: ``dot``, ``matmul`` (``@``), ``tensordot``,
+``outer``, ``trace``, ``linalg.inv``, ``linalg.det``, ``linalg.norm`` and ``diag``.
 
 ``dot`` and ``matmul`` branch on the operands' ranks with ``if np.ndim(...)`` tests, which the
 compiler folds when the ranks are known, so the generated code holds the one case that applies
@@ -94,6 +94,29 @@ def matmul(g, ans, a, b):
     return g_a, g_b
 
 
+@vjp_rule(np.tensordot, shape=None)
+def tensordot(g, ans, a, b, axes=2):
+    # axes=N contracts a's last N axes with b's first N; else axes = (a's axes, b's axes),
+    # paired in that order.
+    if np.ndim(axes) == 0:
+        axes_a = np.arange(np.ndim(a) - axes, np.ndim(a))
+        axes_b = np.arange(axes)
+    else:
+        axes_a = axes[0]
+        axes_b = axes[1]
+    # g has a's free axes, then b's. Contracting g with b's free axes (b's contracted ones
+    # moved first, in pair order) leaves a's free axes, then its contracted ones in pair
+    # order, which moveaxis puts back in place; the same for b, with a's free axes.
+    k = np.size(axes_a)
+    free_a = np.ndim(a) - k
+    g_a = np.tensordot(g, np.moveaxis(b, axes_b, np.arange(k)),
+                       (np.arange(free_a, np.ndim(g)), np.arange(k, np.ndim(b))))
+    g_b = np.tensordot(np.moveaxis(a, axes_a, np.arange(k)), g,
+                       (np.arange(k, np.ndim(a)), np.arange(free_a)))
+    return (np.moveaxis(g_a, np.arange(free_a, np.ndim(a)), axes_a),
+            np.moveaxis(g_b, np.arange(k), axes_b))
+
+
 @vjp_rule(np.outer, shape="outer")
 def outer(g, ans, a, b, out=None):
     # np.outer flattens both operands first.
@@ -173,6 +196,11 @@ def dot_jvp(g, ans, a, b, out=None):
 @jvp_rule(operator.matmul, np.matmul)
 def matmul_jvp(g, ans, a, b):
     return g @ b, a @ g
+
+
+@jvp_rule(np.tensordot)
+def tensordot_jvp(g, ans, a, b, axes=2):
+    return np.tensordot(g, b, axes), np.tensordot(a, g, axes)
 
 
 @jvp_rule(np.outer)

@@ -13,6 +13,7 @@ import operator
 
 import numpy as np
 
+from ..runtime.containers import zeros_tree
 from .registry import nondifferentiable
 
 # (why, primitives): docs/rules.md lists them in these groups.
@@ -68,3 +69,7 @@ GROUPS = (
 
 for _why, _primitives in GROUPS:
     nondifferentiable(*_primitives, why=_why)
+
+# Not a user's function: the zero tangent of a container (a list's items held still but
+# one) that forward mode writes, which a second derivative differentiates in turn.
+nondifferentiable(zeros_tree, why="zeros shaped like a container, whatever its values")

@@ -40,9 +40,11 @@ def power(g, ans, a, b):
     # there the exponent b - (b != 0) is 0 rather than -1, so 0 * 0**-1 = 0 * inf = nan never
     # arises. For a constant b it folds to b - 1 (x ** 2 gives 2 * x).
     # 0 ** b has no logarithm but its derivative in b is 0 (for b > 0): log(1) gives that.
-    # The logarithm is taken in the result's dtype (a Python float base stays weak).
-    log_a = np.log(np.where(a == 0, 1.0, a), dtype=np.result_type(ans))
-    return g * b * a ** (b - (b != 0)), g * ans * log_a
+    # The logarithm is taken in the result's dtype (a Python float base stays weak): ones
+    # like ans give it, where a cast to a dtype known only at run time (np.log's dtype=)
+    # would leave this code without a derivative of its own (a second derivative).
+    return (g * b * a ** (b - (b != 0)),
+            g * ans * np.log(np.where(a == 0, np.ones_like(ans), a)))
 
 
 @vjp_rule(pow, shape="elementwise")

@@ -125,14 +125,18 @@ def extremum_jvp(g, ans, a, axis=None, out=None, keepdims=False):
 
 @jvp_rule(np.prod, np.ndarray.prod)
 def prod_jvp(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
-    # The sum of each entry's tangent times the product of the others (exact with zeros,
-    # as in the vjp rule).
+    # The sum of each entry's tangent times the product of the others, written so that its
+    # own derivative (prod's second derivative) is exact with zeros too. The others split
+    # into nonzero entries, of product P / nonzero, and zeros, of product `rest`: 1 if there
+    # is none, 0 if there are several, and with one, its value `lone`: 0, but moving with it.
     zero = a == 0
-    zeros = np.sum(zero, axis=axis, keepdims=True)
     nonzero = np.where(zero, 1.0, a)
-    others = np.prod(nonzero, axis=axis, keepdims=True) / nonzero
-    return np.sum(g * np.where((zeros == 0) | (zero & (zeros == 1)), others, 0.0), axis=axis,
-                  keepdims=keepdims)
+    at_zeros = np.where(zero, a, 0.0)
+    zeros = np.sum(zero, axis=axis, keepdims=True) - zero  # among the others
+    lone = np.sum(at_zeros, axis=axis, keepdims=True) - at_zeros
+    rest = np.where(zeros == 0, 1.0, np.where(zeros == 1, lone, 0.0))
+    others = np.prod(nonzero, axis=axis, keepdims=True) / nonzero * rest
+    return np.sum(g * others, axis=axis, keepdims=keepdims)
 
 
 @jvp_rule(np.var, np.ndarray.var)

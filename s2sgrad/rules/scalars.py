@@ -53,13 +53,11 @@ def sqrt(g, ans, x):
 
 @vjp_rule(math.pow, shape="scalar")
 def pow(g, ans, x, y):
-    # 0 ** y has no logarithm but its derivative in y is 0 (for y > 0). The derivative in x
-    # is 0 for y == 0, also at x == 0: the exponent y - (y != 0) is then 0, not -1.
-    if x == 0:
-        g_y = 0.0 * g
-    else:
-        g_y = g * ans * math.log(x)
-    return g * y * math.pow(x, y - (y != 0)), g_y
+    # 0 ** y has no logarithm but its derivative in y is 0 (for y > 0): x + (x == 0) takes
+    # the log of 1 there, and is x elsewhere. The derivative in x is 0 for y == 0, also at
+    # x == 0: the exponent y - (y != 0) is then 0, not -1. (No test on x: a rule tested at
+    # run time is called rather than inlined, and a call is not differentiated again.)
+    return g * y * math.pow(x, y - (y != 0)), g * ans * math.log(x + (x == 0))
 
 
 @vjp_rule(math.sin, shape="scalar")
