@@ -7,9 +7,18 @@ container of the same shape, one cotangent per item (see runtime/containers.py).
 
 import numpy as np
 
-from ..runtime.containers import (concat, default_cotangent, flat_pieces, item_cotangent,
-                                  leading, repeat, split_points, sum_repeats, trailing,
-                                  unbroadcast_each)
+from ..runtime.containers import (
+    concat,
+    default_cotangent,
+    flat_pieces,
+    item_cotangent,
+    leading,
+    repeat,
+    split_points,
+    sum_repeats,
+    trailing,
+    unbroadcast_each,
+)
 from .registry import linear, vjp_rule
 
 
