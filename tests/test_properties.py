@@ -397,5 +397,5 @@ def test_forward_mode_with_decorators_function_values_and_containers():
 def test_second_order_on_loops_branches_and_jumps():
     # (element writes can still be refused at order 2: the tangent function's aliases, read
     # again after a branch, are not all followed)
-    _run(Features(writes=False), shrink=False, modes=("rev", "fwd"), order=2,
-         examples=25)()
+    # (each program compiles a derivative per argument and mode, ~10 s: a few programs)
+    _run(Features(writes=False), shrink=False, modes=("rev",), order=2, examples=6)()
