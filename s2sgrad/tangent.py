@@ -72,7 +72,7 @@ class _Tangent:
         self.parsed = analysis.normalized.parsed
         self.active = analysis.active
         self.dot_of: dict[str, str] = {}
-        self.facts = Facts(ndim=analysis.ndim, is_none=self.is_none,
+        self.facts = Facts(ndim=analysis.ndim, is_none=analysis.is_none,
                            is_numpy=lambda name: self.ctx.bindings.names.get(name) is np)
         # names that hold a range(...) made once: the loops over them say so
         self.ranges = {op.target: stmt.value for stmt, op in analysis.ops.items()
@@ -117,7 +117,7 @@ class _Tangent:
             for stmt in statements.in_order(body, "tangent"):
                 read |= syntax.names_read(stmt)
 
-            def dead(stmt: gast.stmt) -> bool:
+            def dead(stmt: gast.stmt, read: set[str] = read) -> bool:
                 if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
                         and stmt.targets[0].id not in read):
                     return False
@@ -182,17 +182,6 @@ class _Tangent:
             helper = self.ctx.bindings.claim("zeros_tree", zeros_tree)
             return syntax.call(syntax.name(helper), [syntax.clone(atom)])
         return syntax.clone(atom)
-
-    def is_none(self, name: str) -> bool | None:
-        value = self.analysis.values.get(name)
-        if value is None or value.none:
-            return None
-        if value.kind == "none":
-            return True
-        if value.kind == "scalar" or is_container(value) or (
-                value.kind == "array" and value.dims is not None):
-            return False
-        return None
 
     # --- statements ----------------------------------------------------------------------
 

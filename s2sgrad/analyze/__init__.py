@@ -98,6 +98,20 @@ class Analysis:
         value = self.values.get(name)
         return None if value is None else value.ndim
 
+    def is_none(self, name: str) -> bool | None:
+        """Whether ``name`` holds None: True or False where certain; None leaves an ``is
+        None`` test to run time (a value of unknown kind, read from an object or returned
+        by a call)."""
+        value = self.values.get(name)
+        if value is None or value.none:
+            return None
+        if value.kind == "none":
+            return True
+        if value.kind == "scalar" or is_container(value) or (
+                value.kind == "array" and value.dims is not None):
+            return False
+        return None
+
     def same_shape(self, a: str, b: str) -> bool:
         ca, cb = self.shape_class.get(a), self.shape_class.get(b)
         return ca is not None and ca == cb

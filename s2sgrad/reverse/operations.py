@@ -29,7 +29,7 @@ import gast
 import numpy as np
 
 from .. import syntax
-from ..analyze import Op, is_container
+from ..analyze import Op
 from ..runtime.containers import add_item
 from ..runtime.indexing import last_writes
 from ..templates import Facts, inline, template_of
@@ -44,7 +44,7 @@ class Operations:
                  broadcast: Broadcast):
         self.ctx, self.forward, self.cotangents = ctx, forward, cotangents
         self.broadcast = broadcast
-        self.facts = Facts(ndim=cotangents.ndim, is_none=self.is_none,
+        self.facts = Facts(ndim=cotangents.ndim, is_none=ctx.analysis.is_none,
                            is_numpy=lambda name: ctx.bindings.names.get(name) is np)
         self.adjoints: dict[str, Callable[[gast.stmt, Op, gast.expr], None]] = {
             "copy": self.copy, "rule": self.rule, "call": self.call, "setitem": self.setitem,
@@ -197,15 +197,3 @@ class Operations:
         for atoms, name in packed:
             for k, atom in enumerate(atoms):
                 cot.accumulate(atom, syntax.subscript(syntax.name(name), syntax.const(k)))
-
-    def is_none(self, name: str) -> bool | None:
-        """True or False where certain; None leaves an ``is None`` test to run time."""
-        value = self.ctx.analysis.values.get(name)
-        if value is None or value.none:
-            return None
-        if value.kind == "none":
-            return True
-        if value.kind == "scalar" or is_container(value) or (
-                value.kind == "array" and value.dims is not None):
-            return False
-        return None  # a value of unknown kind (read from an object, returned by a call)
