@@ -218,6 +218,10 @@ def _compile(parsed, bindings: dict[str, Any], sources: list[str], functions: li
             first = next(k for k, line in enumerate(lines)
                          if line.startswith(f"    def {name}("))
             origins.update({first + 1 + i: place for i, place in enumerate(where) if place})
+            # the def line stands for the user's function (an error on a node the compiler
+            # made, which has no line of its own, is reported there)
+            origins.setdefault(first + 1, (parsed.filename, parsed.node.lineno,
+                                           parsed.node.col_offset))
         register_origins(filename, origins)
 
     code = compile(maker, filename, "exec")

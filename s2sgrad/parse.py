@@ -89,7 +89,11 @@ class Parsed:
         return value
 
     def error(self, message: str, node: Any, hint: str = "") -> TransformError:
-        return TransformError(message, self.filename, getattr(node, "lineno", 0) or 0,
+        lineno = getattr(node, "lineno", 0) or 0
+        if not lineno:  # a node the compiler made: the function's own line
+            return TransformError(message, self.filename, self.node.lineno,
+                                  self.node.col_offset, hint)
+        return TransformError(message, self.filename, lineno,
                               getattr(node, "col_offset", 0) or 0, hint)
 
 

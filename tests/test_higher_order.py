@@ -113,8 +113,8 @@ JACOBIAN_OF_JACOBIAN = (
     "so a Jacobian of it is not followed (s2sgrad.hessian is the Jacobian of a gradient)")
 LOOP_HELPER_STEP = (
     "refused: \"'_tN[...]' is not indexing of an array (it is a object): what it computes is "
-    "not differentiated\" at '<s2sgrad NAME jvp (file.py:L)>:0:1' (line 0 of generated "
-    "code): the second derivative in the step size alone (hvp with the iterate's tangent "
+    "not differentiated\" at the user's def line (a node the compiler made in its "
+    "tangent function has no line of its own): the second derivative in the step size alone (hvp with the iterate's tangent "
     "None) of a loop 'x = x - lr * helper(x)' whose iterate starts from an argument that "
     "does not move; with np.cos(x) in place of the helper call it is right. Not specific "
     "to gradients inside (a plain helper does it); found through check_grads(order=2, "
