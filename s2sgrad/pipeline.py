@@ -102,20 +102,30 @@ def compile_vjp(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
         parse(fn)  # raises the TransformError that explains why
     lifted = dict(lifted or {})
     key = (tuple(wrt), tuple(sorted(signature.items())), tuple(sorted(lifted.items())))
+
+    def build() -> Compiled:
+        if isinstance(fn, Derivative):  # higher order
+            return higher.derivative_pair(fn, tuple(wrt), signature, compile_vjp, compile_jvp)
+        return _run_passes(fn, tuple(wrt), signature, lifted)
+
+    return _cached(_cache, fn, key, build, lambda: _Recursive(fn, key))
+
+
+def _cached(cache: weakref.WeakKeyDictionary, fn: Callable, key: tuple,
+            build: Callable[[], Any], stand_in: Callable[[], Any]) -> Any:
+    """What ``cache`` holds for (fn, key) if still valid, else ``build()``, stored. A
+    function that calls itself meets its own compile in progress: it gets ``stand_in()``,
+    which finds the finished result when it runs."""
     with _lock:
-        per_fn = _cache.setdefault(fn, {})
+        per_fn = cache.setdefault(fn, {})
         if key in per_fn and per_fn[key].valid():
             return per_fn[key]
-        token = (fn, key)
-        if token in _in_progress:  # recursion: the pair is looked up when the call runs
-            return _Recursive(fn, key)
+        token = (id(cache), fn, key)
+        if token in _in_progress:
+            return stand_in()
         _in_progress.add(token)
         try:
-            if isinstance(fn, Derivative):  # higher order
-                compiled = higher.derivative_pair(fn, tuple(wrt), signature, compile_vjp,
-                                                  compile_jvp)
-            else:
-                compiled = _run_passes(fn, tuple(wrt), signature, lifted)
+            compiled = build()
         finally:
             _in_progress.discard(token)
         per_fn[key] = compiled
@@ -127,20 +137,7 @@ def _run_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
     debug = _debug_level()
     version = registry.version
     own = own_state(fn)  # before reading the source: a change during the compile shows
-    parsed = fence(parse(fn, lifted, _spread_of(fn, signature)))
-    unknown = [w for w in wrt if w not in parsed.params]
-    if unknown:
-        raise TypeError(f"{fn.__qualname__}() has no parameter named {unknown[0]!r}")
-    normalized = normalize(parsed)
-    _show(debug, "normalize", normalized.node)
-
-    def compile_callee(callee, callee_wrt, callee_signature, node):
-        return compile_vjp(callee, callee_wrt, callee_signature, (parsed, node))
-
-    analysis = analyze(normalized, wrt, signature, compile_callee)
-    if debug >= 2:
-        print(f"[s2sgrad] after analyze: active = {sorted(analysis.active)}", file=sys.stderr)
-    aliases = aliasing(analysis)  # refuses in-place updates the gradient cannot follow
+    parsed, analysis, aliases = _analysed(fn, wrt, signature, lifted, compile_vjp, debug)
     reversed_ = reverse(analysis, aliases)
     _show(debug, "reverse (adjoint)", syntax.function("adjoint", [], reversed_.adjoint))
     optimized = optimize(reversed_)
@@ -153,10 +150,7 @@ def _run_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
                     generated.forward, generated.backward, generated.forward_source,
                     generated.adjoint_source, optimized.saved, _result_value(analysis),
                     generated.filename, reversed_.result_aliases,
-                    dependencies, version,
-                    analysis.by_string_value or any(
-                        getattr(op.callee, "by_string_value", False)
-                        for op in analysis.ops.values() if op.kind == "call"),
+                    dependencies, version, _by_string_value(analysis),
                     own[0][3], own[1][3], own, len(own) > 2 or bool(dependencies),
                     optimized.external)
 
@@ -169,25 +163,16 @@ def compile_jvp(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
     if not inspect.isfunction(fn) and not isinstance(fn, Derivative):
         parse(fn)  # raises the TransformError that explains why
     key = (tuple(wrt), tuple(sorted(signature.items())), returns)
-    with _lock:
-        per_fn = _jvp_cache.setdefault(fn, {})
-        if key in per_fn and per_fn[key].valid():
-            return per_fn[key]
-        token = ("jvp", fn, key)
-        if token in _in_progress:  # recursion: the function is looked up when it runs
-            return _RecursiveJvp(fn, key, tuple(wrt), _tangent_names(fn, wrt))
-        _in_progress.add(token)
-        try:
-            if isinstance(fn, Derivative):  # higher order
-                compiled = higher.derivative_tangent(fn, tuple(wrt), signature, compile_jvp,
-                                                     returns)
-            else:
-                compiled = _run_tangent_passes(fn, tuple(wrt), signature, returns)
-                _close_recursion(compiled.jvp, fn, key)
-        finally:
-            _in_progress.discard(token)
-        per_fn[key] = compiled
+
+    def build() -> CompiledJvp:
+        if isinstance(fn, Derivative):  # higher order
+            return higher.derivative_tangent(fn, tuple(wrt), signature, compile_jvp, returns)
+        compiled = _run_tangent_passes(fn, tuple(wrt), signature, returns)
+        _close_recursion(compiled.jvp, fn, key)
         return compiled
+
+    return _cached(_jvp_cache, fn, key, build,
+                   lambda: _RecursiveJvp(fn, key, tuple(wrt), _tangent_names(fn, wrt)))
 
 
 def _close_recursion(jvp: Callable, fn: Callable, key: tuple) -> None:
@@ -210,17 +195,7 @@ def _run_tangent_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str,
     debug = _debug_level()
     version = registry.version
     own = own_state(fn)
-    parsed = fence(parse(fn, None, _spread_of(fn, signature)))
-    unknown = [w for w in wrt if w not in parsed.params]
-    if unknown:
-        raise TypeError(f"{fn.__qualname__}() has no parameter named {unknown[0]!r}")
-    normalized = normalize(parsed)
-
-    def compile_callee(callee, callee_wrt, callee_signature, node):
-        return compile_jvp(callee, callee_wrt, callee_signature)
-
-    analysis = analyze(normalized, wrt, signature, compile_callee)
-    aliases = aliasing(analysis)
+    parsed, analysis, aliases = _analysed(fn, wrt, signature, None, compile_jvp, debug)
     tangents = tangent(analysis, aliases, returns)
     generated = codegen_tangent(tangents)
     if debug >= 1:
@@ -230,10 +205,35 @@ def _run_tangent_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str,
     return CompiledJvp(fn, parsed.name, wrt, tuple(sorted(signature.items())), generated.jvp,
                        generated.source, tangents.tangent_params, _result_value(analysis),
                        generated.filename, tangents.result_aliases, dependencies, version,
-                       analysis.by_string_value or any(
-                           getattr(op.callee, "by_string_value", False)
-                           for op in analysis.ops.values() if op.kind == "call"),
-                       own[0][3], own[1][3], own, len(own) > 2 or bool(dependencies))
+                       _by_string_value(analysis), own[0][3], own[1][3], own,
+                       len(own) > 2 or bool(dependencies))
+
+
+def _analysed(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstract],
+              lifted: dict[str, str] | None, compile_callee: Callable, debug: int) -> tuple:
+    """The passes both modes share: parse, fence, normalize, analyze (callees compiled by
+    ``compile_callee``, the mode's own compile) and aliasing."""
+    parsed = fence(parse(fn, lifted, _spread_of(fn, signature)))
+    unknown = [w for w in wrt if w not in parsed.params]
+    if unknown:
+        raise TypeError(f"{fn.__qualname__}() has no parameter named {unknown[0]!r}")
+    normalized = normalize(parsed)
+    _show(debug, "normalize", normalized.node)
+
+    def callee(fn_, callee_wrt, callee_signature, node):
+        return compile_callee(fn_, callee_wrt, callee_signature)
+
+    analysis = analyze(normalized, wrt, signature, callee)
+    if debug >= 2:
+        print(f"[s2sgrad] after analyze: active = {sorted(analysis.active)}", file=sys.stderr)
+    return parsed, analysis, aliasing(analysis)  # aliasing refuses what cannot be followed
+
+
+def _by_string_value(analysis: Analysis) -> bool:
+    """Whether the result depends on a string argument's value (its own code's, or a
+    callee's)."""
+    return analysis.by_string_value or any(getattr(op.callee, "by_string_value", False)
+                                           for op in analysis.ops.values() if op.kind == "call")
 
 
 def _spread_of(fn: Callable, signature: dict[str, Abstract]) -> tuple:

@@ -7,11 +7,11 @@ gradient descent differentiated through (meta-learning). A function the compiler
 marks the offending line with `# <- refused`; the test names the token the caret must sit
 under."""
 
-import functools
 
 import numpy as np
 
 import s2sgrad
+from tests.cases.soundness import with_l2  # the decorator the soundness cases use
 
 # --- functions whose derivatives are taken ----------------------------------------------
 
@@ -161,15 +161,6 @@ def descend_weights_global(w0, x, lr, steps):
     for _ in range(steps):
         w = w - lr * DLOSS(w, x)
     return loss(w, x)
-
-
-def with_l2(lam):
-    def deco(f):
-        @functools.wraps(f)
-        def wrapper(x):
-            return f(x) + lam * np.sum(x ** 2)
-        return wrapper
-    return deco
 
 
 @with_l2(0.3)
