@@ -360,46 +360,42 @@ class _Tangent:
         return [new]
 
     def setitem(self, stmt: gast.stmt, op: Op) -> list[gast.stmt]:
-        """y[i] = v; y_1 = y, and the same on the tangents: the write is done in place on
-        the name the user wrote, then the new version names it (the old one is never read
-        again), which reads back as the user's own element write at higher order."""
+        """y[i] = v; y_1 = y, and the same on the tangents."""
         region = stmt.value.args[0]
-        base, value = region.value, stmt.value.args[1]
-        out = [syntax.assign(syntax.subscript(syntax.clone(base), syntax.clone(region.slice),
-                                              store=True), syntax.clone(value)),
-               syntax.assign(op.target, syntax.clone(base))]
-        if op.target not in self.active:
-            return out
-        dot = self.dot(op.target)
-        if self.is_active(base):
-            written = syntax.name(self.dot(base.id))
-        else:  # a constant array starts moving here: its tangent is zero elsewhere
-            out.append(syntax.assign(dot, self.tangent_of(base)))
-            written = syntax.name(dot)
-        out.append(syntax.assign(syntax.subscript(written, syntax.clone(region.slice),
-                                                  store=True), self.tangent_of(value)))
-        if self.is_active(base):
-            out.append(syntax.assign(dot, syntax.clone(written)))
-        return out
+
+        def write(base: gast.expr, value: gast.expr) -> gast.stmt:
+            return syntax.assign(syntax.subscript(base, syntax.clone(region.slice), store=True),
+                                 value)
+
+        return self.in_place(op, region.value, stmt.value.args[1], write)
 
     def append(self, stmt: gast.stmt, op: Op) -> list[gast.stmt]:
-        """xs.append(v); xs_1 = xs, and the same on the tangents (as setitem)."""
-        base, value = stmt.value.args
-        out = [syntax.expr_stmt(syntax.call(syntax.attribute(syntax.clone(base), "append"),
-                                            [syntax.clone(value)])),
+        """xs.append(v); xs_1 = xs, and the same on the tangents."""
+
+        def grow(base: gast.expr, value: gast.expr) -> gast.stmt:
+            return syntax.expr_stmt(syntax.call(syntax.attribute(base, "append"), [value]))
+
+        return self.in_place(op, *stmt.value.args, grow)
+
+    def in_place(self, op: Op, base: gast.expr, value: gast.expr,
+                 update: Callable[[gast.expr, gast.expr], gast.stmt]) -> list[gast.stmt]:
+        """An update in place (an element write, an append) done on the name the user wrote,
+        then the new version names it (the old one is never read again): read back as code
+        (at higher order) it is the user's own update. Its tangent is updated the same way;
+        a constant base starts moving here, from a zero tangent."""
+        out = [update(syntax.clone(base), syntax.clone(value)),
                syntax.assign(op.target, syntax.clone(base))]
         if op.target not in self.active:
             return out
         dot = self.dot(op.target)
         if self.is_active(base):
-            grown = syntax.name(self.dot(base.id))
+            updated = syntax.name(self.dot(base.id))
         else:
             out.append(syntax.assign(dot, self.tangent_of(base)))
-            grown = syntax.name(dot)
-        out.append(syntax.expr_stmt(syntax.call(syntax.attribute(grown, "append"),
-                                                [self.tangent_of(value)])))
+            updated = syntax.name(dot)
+        out.append(update(updated, self.tangent_of(value)))
         if self.is_active(base):
-            out.append(syntax.assign(dot, syntax.clone(grown)))
+            out.append(syntax.assign(dot, syntax.clone(updated)))
         return out
 
 
