@@ -124,6 +124,15 @@ show("tangent function (jvp in w)", tangent_fn.source)
 v = np.ones_like(w)
 assert np.isclose(tangent_fn.jvp(w, b, x, y, w_dot=v), np.sum(gw * v))
 
+# Batched, every tangent gets a leading axis of directions (s2sgrad/batching.py): with the
+# identity as w's tangent, one call gives every column of the Jacobian. Elementwise terms
+# broadcast once the tangent's rows have the output's rank; what names axes moves them one
+# place right (np.sum(x, axis=0) becomes np.sum(x_dot, axis=1)).
+rows_fn = compile_jvp(loss, ("w",), signature, "tangent", batched=True)
+show("tangent function for a batch of directions", rows_fn.source)
+eye = np.eye(w.size).reshape((w.size,) + w.shape)
+assert np.allclose(rows_fn.jvp(w, b, x, y, w_dot=eye, batch=w.size), gw.ravel())
+
 # Higher order: the derivative of gradient(loss) is not found by differentiating the adjoint.
 # Its Hessian-vector product is the gradient of the tangent function above (the symmetry of
 # second derivatives), so the compiler differentiates its own generated tangent function,

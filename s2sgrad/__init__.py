@@ -11,7 +11,7 @@ ones below, and no imports form a cycle (tests/test_layering.py checks both agai
 table; a package stands for all its modules):
 
     leaf:     errors naming shapes syntax runtime
-    compiler: parse fence normalize statements analyze aliasing reverse tangent optimize
+    compiler: parse fence normalize statements analyze aliasing reverse tangent batching optimize
               codegen templates rules compiled derivatives higher pipeline sourcefile
               function
     tensor:   autograd nn optim
@@ -24,6 +24,7 @@ A lower layer that calls a higher one offers a registration point instead of imp
 
 from . import autograd, nn, optim, rules, testing  # noqa: F401  (importing rules registers them)
 from .api import (  # noqa: F401
+    batched_jvp,
     grad,
     gradient,
     hessian,
@@ -43,6 +44,7 @@ from .autograd.grad_mode import (  # noqa: F401
     set_grad_enabled,
 )
 from .autograd.tensor import Tensor, ones, ones_like, randn, tensor, zeros, zeros_like  # noqa: F401
+from .batching import NotBatchable  # noqa: F401
 from .errors import TransformError  # noqa: F401
 from .function import Function  # noqa: F401
 from .rules import jvp_rule, linear, nondifferentiable, vjp_rule  # noqa: F401

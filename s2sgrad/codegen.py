@@ -89,8 +89,9 @@ def codegen_tangent(tan: Tangents) -> GeneratedTangent:
     args = syntax.clone(parsed.node.args)
     args.defaults = []
     args.kw_defaults = [None] * len(args.kwonlyargs)
-    args.kwonlyargs = args.kwonlyargs + [syntax.param(p) for p in tan.tangent_params]
-    args.kw_defaults = args.kw_defaults + [None] * len(tan.tangent_params)
+    params = tan.tangent_params + ((tan.batch,) if tan.batch else ())
+    args.kwonlyargs = args.kwonlyargs + [syntax.param(p) for p in params]
+    args.kw_defaults = args.kw_defaults + [None] * len(params)
     fn.args = args
     source = comments.render(fn)
     (jvp,) = _compile(parsed, tan.bindings, [source],

@@ -102,6 +102,9 @@ class CompiledJvp:
     defaults: Any = None
     own: tuple = ()
     walk: bool = True
+    batch: str | None = None  # batched: the keyword-only parameter taking the batch size
+    # batched, where it cannot be done: why (``jvp`` is None; one direction at a time)
+    unbatchable: str | None = None
 
     def valid(self) -> bool:
         return _valid(self)

@@ -232,9 +232,10 @@ class _Specialiser:
                 names.append(param)
         signature = {k: abstract_of(v) for k, v in bound.arguments.items()}
         signature.update({k: abstract_of(v) for k, v in extra.items()})
-        if mode in ("jvp", "tangent"):  # the tangent function; "tangent": out_dot alone
+        if mode in ("jvp", "tangent", "batched"):  # the tangent function; "tangent": out_dot
+            # alone; "batched": out_dot alone, for a leading axis of directions
             return compile_jvp(self.target(), tuple(names), signature,
-                               "both" if mode == "jvp" else "tangent")
+                               "both" if mode == "jvp" else "tangent", batched=mode == "batched")
         return compile_vjp(self.target(), tuple(names) + tuple(lifted_wrt), signature,
                            lifted=lifted)
 

@@ -30,6 +30,7 @@ import gast
 from . import higher, syntax
 from .aliasing import aliasing
 from .analyze import Abstract, Analysis, abstract_of, analyze
+from .batching import NotBatchable
 from .codegen import codegen, codegen_tangent
 from .compiled import Compiled, CompiledJvp
 from .derivatives import Derivative
@@ -156,19 +157,23 @@ def _run_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
 
 
 def compile_jvp(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstract],
-                returns: str = "both") -> CompiledJvp:
+                returns: str = "both", batched: bool = False) -> CompiledJvp:
     """The compiled tangent function of ``fn`` for tangents of the parameters ``wrt``;
-    ``returns`` is "both" (``(out, out_dot)``) or "tangent" (``out_dot``)."""
+    ``returns`` is "both" (``(out, out_dot)``) or "tangent" (``out_dot``). ``batched``:
+    for tangents with a leading axis of directions (batching.py); it raises
+    ``NotBatchable`` where that cannot be done."""
     fn = unwrap(fn)
     if not inspect.isfunction(fn) and not isinstance(fn, Derivative):
         parse(fn)  # raises the TransformError that explains why
-    key = (tuple(wrt), tuple(sorted(signature.items())), returns)
+    key = (tuple(wrt), tuple(sorted(signature.items())), returns) + (
+        ("batched",) if batched else ())
 
     def build() -> CompiledJvp:
         if isinstance(fn, Derivative):  # higher order
             return higher.derivative_tangent(fn, tuple(wrt), signature, compile_jvp, returns)
-        compiled = _run_tangent_passes(fn, tuple(wrt), signature, returns)
-        _close_recursion(compiled.jvp, fn, key)
+        compiled = _run_tangent_passes(fn, tuple(wrt), signature, returns, batched)
+        if compiled.jvp is not None:
+            _close_recursion(compiled.jvp, fn, key)
         return compiled
 
     return _cached(_jvp_cache, fn, key, build,
@@ -191,22 +196,41 @@ def _tangent_names(fn: Callable, wrt: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _run_tangent_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstract],
-                        returns: str) -> CompiledJvp:
+                        returns: str, batched: bool = False) -> CompiledJvp:
     debug = _debug_level()
     version = registry.version
     own = own_state(fn)
     parsed, analysis, aliases = _analysed(fn, wrt, signature, None, compile_jvp, debug)
-    tangents = tangent(analysis, aliases, returns)
+    dependencies = _dependencies(parsed, analysis)
+    try:
+        tangents = tangent(analysis, aliases, returns, _batched_callee if batched else None)
+    except NotBatchable as exc:  # kept, so that the next call does not try again
+        return CompiledJvp(fn, parsed.name, wrt, tuple(sorted(signature.items())), None, "",
+                           (), _result_value(analysis), "", frozenset(), dependencies,
+                           version, _by_string_value(analysis), own[0][3], own[1][3], own,
+                           len(own) > 2 or bool(dependencies), unbatchable=str(exc))
     generated = codegen_tangent(tangents)
     if debug >= 1:
         print(f"[s2sgrad] {fn.__qualname__} jvp wrt {wrt}:\n{generated.source}",
               file=sys.stderr)
-    dependencies = _dependencies(parsed, analysis)
     return CompiledJvp(fn, parsed.name, wrt, tuple(sorted(signature.items())), generated.jvp,
                        generated.source, tangents.tangent_params, _result_value(analysis),
                        generated.filename, tangents.result_aliases, dependencies, version,
                        _by_string_value(analysis), own[0][3], own[1][3], own,
-                       len(own) > 2 or bool(dependencies))
+                       len(own) > 2 or bool(dependencies), tangents.batch)
+
+
+def _batched_callee(callee: Any) -> CompiledJvp:
+    """The batched tangent function (returning both) of a callee compiled for one
+    direction."""
+    if isinstance(callee, _RecursiveJvp) or isinstance(callee.fn, Derivative):
+        raise NotBatchable(f"{callee.name}() calls itself, or is a derivative")
+    compiled = compile_jvp(callee.fn, callee.wrt, dict(callee.signature), "both", batched=True)
+    if isinstance(compiled, _RecursiveJvp):
+        raise NotBatchable(f"{callee.name}() calls itself")
+    if compiled.unbatchable:
+        raise NotBatchable(f"{compiled.unbatchable} (in {compiled.name}())")
+    return compiled
 
 
 def _analysed(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstract],

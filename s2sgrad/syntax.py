@@ -89,6 +89,20 @@ def list_(elts: Iterable[Expr]) -> gast.List:
     return gast.List(elts=list(elts), ctx=gast.Load())
 
 
+def list_comp(elt: Expr, target: str, iter: Expr) -> gast.ListComp:
+    """``[elt for target in iter]``."""
+    return gast.ListComp(elt=elt, generators=[gast.comprehension(
+        target=name(target, store=True), iter=iter, ifs=[], is_async=0)])
+
+
+def if_exp(test: Expr, body: Expr, orelse: Expr) -> gast.IfExp:
+    return gast.IfExp(test=test, body=body, orelse=orelse)
+
+
+def starred(value: Expr) -> gast.Starred:
+    return gast.Starred(value=value, ctx=gast.Load())
+
+
 def dict_(keys: Iterable[Expr], values: Iterable[Expr]) -> gast.Dict:
     return gast.Dict(keys=list(keys), values=list(values))
 

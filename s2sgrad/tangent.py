@@ -29,6 +29,10 @@ The tangent function takes the primal parameters as ``f`` does, then the tangent
 ``wrt`` as keyword-only parameters, and returns ``(out, out_dot)`` (or ``out_dot`` only).
 Each statement class has one entry in ``statements``, each operation kind one in ``by_op``;
 a missing one is an internal error.
+
+With ``batched``, every tangent has a leading axis of ``batch`` directions (batching.py):
+the function takes ``batch`` as a keyword-only parameter, and what it cannot do for rows
+raises ``NotBatchable``.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from typing import Any
 import gast
 import numpy as np
 
-from . import statements, syntax
+from . import batching, statements, syntax
 from .aliasing import Aliasing
 from .analyze import Analysis, Op, is_container
 from .optimize import simplify
@@ -58,17 +62,24 @@ class Tangents:
     bindings: dict[str, Any]  # names the generated code reads -> the objects they name
     tangent_params: tuple[str, ...]  # the keyword-only parameters: the tangents of wrt
     result_aliases: frozenset[str]
+    batch: str | None = None  # batched: the keyword-only parameter taking the batch size
 
 
-def tangent(analysis: Analysis, aliases: Aliasing, returns: str = "both") -> Tangents:
-    """``returns``: "both" for ``(out, out_dot)``, "tangent" for ``out_dot`` alone."""
-    return _Tangent(analysis, aliases).run(returns)
+def tangent(analysis: Analysis, aliases: Aliasing, returns: str = "both",
+            batched: Callable[[Any], Any] | None = None) -> Tangents:
+    """``returns``: "both" for ``(out, out_dot)``, "tangent" for ``out_dot`` alone.
+    ``batched``: tangents with a leading batch axis; it gives a callee's compiled batched
+    tangent function (returning both)."""
+    return _Tangent(analysis, aliases, batched).run(returns)
 
 
 class _Tangent:
-    def __init__(self, analysis: Analysis, aliases: Aliasing):
+    def __init__(self, analysis: Analysis, aliases: Aliasing,
+                 batched: Callable[[Any], Any] | None = None):
         self.analysis = analysis
         self.ctx = Context(analysis, aliases)
+        self.batched = batched
+        self.batch = self.ctx.namer.fresh("batch") if batched else None
         self.parsed = analysis.normalized.parsed
         self.active = analysis.active
         self.dot_of: dict[str, str] = {}
@@ -106,7 +117,7 @@ class _Tangent:
         body.append(syntax.located(syntax.ret(value), self.analysis.body[-1]))
         body = self.without_dead(body)
         return Tangents(self.analysis, body, self.ctx.bindings.names, tangent_params,
-                        self.ctx.aliases.result_aliases(result))
+                        self.ctx.aliases.result_aliases(result), self.batch)
 
     def without_dead(self, body: list[gast.stmt]) -> list[gast.stmt]:
         """Drop what nothing reads: a value only the primal output needed, when the tangent
@@ -168,19 +179,27 @@ class _Tangent:
             value = atom.value
             if isinstance(value, (bool, np.bool_)) or value is None or isinstance(value, str):
                 return syntax.clone(atom)
+            if self.batch and isinstance(value, float):
+                return syntax.call(f"{self.ctx.np}.zeros", [syntax.name(self.batch)])
             return syntax.const(0 if isinstance(value, int) else 0.0)
         if not isinstance(atom, gast.Name):
             return syntax.clone(atom)
         value = self.analysis.values.get(atom.id)
         if value is None or value.kind in ("none", "module", "callable"):
             return syntax.clone(atom)
+        if self.batch and value.float and value.kind in ("scalar", "array"):
+            # rows of zeros: (batch,) + np.shape(h)
+            return syntax.call(f"{self.ctx.np}.zeros", [syntax.binop(
+                syntax.tuple_([syntax.name(self.batch)]), "Add",
+                syntax.call(f"{self.ctx.np}.shape", [syntax.clone(atom)]))])
         if value.kind == "scalar":
             return syntax.const(0.0 if value.float else 0)
         if value.kind == "array":
             return syntax.call(f"{self.ctx.np}.zeros_like", [syntax.clone(atom)])
         if is_container(value):
             helper = self.ctx.bindings.claim("zeros_tree", zeros_tree)
-            return syntax.call(syntax.name(helper), [syntax.clone(atom)])
+            batch = [syntax.name(self.batch)] if self.batch else []
+            return syntax.call(syntax.name(helper), [syntax.clone(atom), *batch])
         return syntax.clone(atom)
 
     # --- statements ----------------------------------------------------------------------
@@ -260,6 +279,12 @@ class _Tangent:
         diff = [op.bindings[p] for p in op.diff_params if p in op.bindings]
         if jvp.linear:
             value = self.on_tangents(stmt.value, diff)
+            if self.batch:
+                value = self.batched_rule(batching.LINEAR, op) or value
+            return [stmt, self.assign_dot(op.target, self.owned(op, value))]
+        if self.batch and jvp.template is not op.rule.template:
+            value = self.batched_rule(batching.PRODUCTS, op) if op.rule.primitive in \
+                batching.PRODUCTS else self.row_by_row(jvp, op)
             return [stmt, self.assign_dot(op.target, self.owned(op, value))]
         out: list[gast.stmt] = [stmt]
         template = self.template(jvp, op)
@@ -271,9 +296,15 @@ class _Tangent:
             if p not in op.diff_params or not self.is_active(atom):
                 continue
             moving.append(atom.id)
-            params = {"g": syntax.name(self.dot(atom.id)), "ans": syntax.name(op.target)}
+            g = syntax.name(self.dot(atom.id))
+            if self.batch:  # rows broadcast as the output does: x_dot[:, None]
+                g = batching.expand(self.site(op), g, atom, self.analysis.ndim(op.target))
+            params = {"g": g, "ans": syntax.name(op.target)}
             params.update(op.bindings)
             inlined = inline(template, params, self.facts, self.ctx.namer, global_names)
+            if inlined is None and self.batch:
+                raise batching.NotBatchable(
+                    f"the forward-mode rule of {op.what}() tests a value known at run time")
             if inlined is None:  # a test on run-time values: call the template
                 several = len(template.outputs) > 1
                 if several and jvp.template is not op.rule.template:
@@ -305,11 +336,40 @@ class _Tangent:
         if op.rule.shape in ("elementwise", "scalar") and target is not None and \
                 target.kind == "array" and not any(self.full_shaped(m, op) for m in moving):
             # a term shaped like its operand, which the output broadcasts
-            total = syntax.call(f"{self.ctx.np}.broadcast_to", [
-                total, syntax.call(f"{self.ctx.np}.shape", [syntax.name(op.target)])])
+            shape = self.site(op).rows_shape() if self.batch else syntax.call(
+                f"{self.ctx.np}.shape", [syntax.name(op.target)])
+            total = syntax.call(f"{self.ctx.np}.broadcast_to", [total, shape])
         total = simplify(syntax.expr_stmt(total)).value  # x_dot * 1.0 is x_dot itself
         out.append(self.assign_dot(op.target, self.owned(op, total)))
         return out
+
+    def site(self, op: Op) -> batching.Site:
+        return batching.Site(op, self.ctx.np, self.batch, self.tangent_of,
+                             lambda atom: self.analysis.values.get(atom.id) if isinstance(
+                                 atom, gast.Name) else None, self.is_active,
+                             self.ctx.namer.fresh, self.ctx.bindings.claim)
+
+    def batched_rule(self, table: dict, op: Op) -> gast.expr | None:
+        """The tangent of a primitive that names axes, for rows (batching.py)."""
+        entry = table.get(op.rule.primitive)
+        if entry is None:
+            raise batching.NotBatchable(f"{op.what}() has no rule for a batch of tangents")
+        return entry(self.site(op))
+
+    def row_by_row(self, jvp: registry.JvpRule, op: Op) -> gast.expr:
+        """A forward-mode rule with no batched form, called on each row of the one moving
+        operand's tangent: ``np.stack([max_jvp(g, y, x) for g in x_dot])``."""
+        template = self.template(jvp, op)
+        moving = [p for p in op.diff_params if self.is_active(op.bindings.get(p))]
+        if len(template.outputs) != 1 or len(moving) != 1:
+            raise batching.NotBatchable(f"{op.what}() has no rule for a batch of tangents")
+        fn = self.ctx.bindings.claim(f"{template.function.__name__}", template.function)
+        row = self.ctx.namer.fresh("row")
+        params = {"g": syntax.name(row), "ans": syntax.name(op.target), **op.bindings}
+        term = syntax.call(syntax.name(fn), [syntax.clone(params[n]) for n in
+                                             ["g", "ans", *op.rule.params]])
+        rows = syntax.list_comp(term, row, self.tangent_of(op.bindings[moving[0]]))
+        return syntax.call(f"{self.ctx.np}.stack", [rows])
 
     def full_shaped(self, moving: str, op: Op) -> bool:
         """Does a term of an elementwise rule that ``moving``'s tangent scales have the
@@ -347,6 +407,8 @@ class _Tangent:
         if op.target is None or op.target not in self.active:
             return [stmt]
         compiled = op.callee
+        if self.batch:
+            compiled = self.batched(compiled)
         fname = self.ctx.bindings.claim(f"{compiled.name}_jvp", compiled.jvp)
         call = stmt.value
         args = [syntax.clone(a) for a in op.callee_args]
@@ -355,6 +417,8 @@ class _Tangent:
             atom = op.bindings[p]
             keywords.append((kw, self.tangent_of(atom) if not isinstance(atom, tuple) else
                              syntax.tuple_([self.tangent_of(a) for a in atom])))
+        if self.batch:
+            keywords.append((compiled.batch, syntax.name(self.batch)))
         new = syntax.unpack([op.target, self.dot(op.target)],
                             syntax.call(syntax.name(fname), args, keywords))
         return [new]
@@ -367,7 +431,12 @@ class _Tangent:
             return syntax.assign(syntax.subscript(base, syntax.clone(region.slice), store=True),
                                  value)
 
-        return self.in_place(op, region.value, stmt.value.args[1], write)
+        def write_rows(base: gast.expr, value: gast.expr) -> gast.stmt:
+            return batching.write_rows(self.site(op), base, region.slice, value,
+                                       stmt.value.args[1])
+
+        return self.in_place(op, region.value, stmt.value.args[1], write,
+                             write_rows if self.batch else write)
 
     def append(self, stmt: gast.stmt, op: Op) -> list[gast.stmt]:
         """xs.append(v); xs_1 = xs, and the same on the tangents."""
@@ -375,10 +444,11 @@ class _Tangent:
         def grow(base: gast.expr, value: gast.expr) -> gast.stmt:
             return syntax.expr_stmt(syntax.call(syntax.attribute(base, "append"), [value]))
 
-        return self.in_place(op, *stmt.value.args, grow)
+        return self.in_place(op, *stmt.value.args, grow, grow)
 
     def in_place(self, op: Op, base: gast.expr, value: gast.expr,
-                 update: Callable[[gast.expr, gast.expr], gast.stmt]) -> list[gast.stmt]:
+                 update: Callable[[gast.expr, gast.expr], gast.stmt],
+                 update_dot: Callable[[gast.expr, gast.expr], gast.stmt]) -> list[gast.stmt]:
         """An update in place (an element write, an append) done on the name the user wrote,
         then the new version names it (the old one is never read again): read back as code
         (at higher order) it is the user's own update. Its tangent is updated the same way;
@@ -393,7 +463,7 @@ class _Tangent:
         else:
             out.append(syntax.assign(dot, self.tangent_of(base)))
             updated = syntax.name(dot)
-        out.append(update(updated, self.tangent_of(value)))
+        out.append(update_dot(updated, self.tangent_of(value)))
         if self.is_active(base):
             out.append(syntax.assign(dot, syntax.clone(updated)))
         return out

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from . import sourcefile
-from .api import gradient, jvp, vjp
+from .api import batched_jvp, gradient, jvp, vjp
 
 # A central difference is off by about EPS**2 / 6 times the third derivative (truncation)
 # plus 1e-16 |f| / EPS (rounding): at EPS = 1e-6, near 1e-10 for values and derivatives of
@@ -148,14 +148,17 @@ def check_grads(fn: Callable, *args: Any, wrt: int | Sequence[int] | None = None
     moved input in float64), once per differentiable argument and ``directions`` times;
     they agree when ``|analytic - numeric| <= atol + rtol |numeric|``. ``modes`` names the
     derivatives checked: "rev" computes ``<J^T u, v>`` with ``vjp``, "fwd" ``<u, J v>``
-    with ``jvp``. Differentiable arguments are the floating-point ones, or those of them
-    whose positions ``wrt`` names.
+    with ``jvp``, "batch" ``<u, J v>`` for ``directions`` directions of every argument at
+    once, with the batched tangent function (``batched_jvp``; it raises ``NotBatchable``
+    where there is none). Differentiable arguments are the floating-point ones, or those
+    of them whose positions ``wrt`` names.
     """
     if order not in (1, 2):
         raise ValueError(f"check_grads(order={order}): the orders checked are 1 and 2")
-    unknown = set(modes) - {"rev", "fwd"}
+    unknown = set(modes) - {"rev", "fwd", "batch"}
     if unknown or not modes:
-        raise ValueError(f"check_grads(modes={tuple(modes)!r}): modes are 'rev' and 'fwd'")
+        raise ValueError(f"check_grads(modes={tuple(modes)!r}): modes are 'rev', 'fwd' and "
+                         "'batch'")
     rng = np.random.default_rng(seed)
     positions = range(len(args)) if wrt is None else ([wrt] if isinstance(wrt, int) else wrt)
     positions = [i for i in positions if _is_float(args[i])]
@@ -201,6 +204,34 @@ def check_grads(fn: Callable, *args: Any, wrt: int | Sequence[int] | None = None
                     raise AssertionError(
                         f"the jvp of {_name(fn)} along argument {i} disagrees with finite "
                         f"differences: <u, J v> = {analytic!r}, numeric = {numeric!r}")
+    if "batch" in modes:
+        _check_batched(fn, args, plain, positions, rng, directions, eps, rtol, atol)
+
+
+def _check_batched(fn: Callable, args: Sequence[Any], plain: Any, positions: list[int],
+                   rng: np.random.Generator, directions: int, eps: float, rtol: float,
+                   atol: float) -> None:
+    """Row j of the batched tangent along directions v_j (every moving argument at once)
+    against the central difference of f along v_j."""
+    rows = [None] * len(args)
+    for i in positions:
+        rows[i] = np.stack([np.asarray(random_direction(args[i], rng))
+                            for _ in range(directions)])
+    out_dot = batched_jvp(fn, args, rows)
+    if np.shape(out_dot) != (directions,) + np.shape(plain):
+        raise AssertionError(
+            f"the batched tangent of {_name(fn)} has shape {np.shape(out_dot)}, but "
+            f"{directions} rows of its output have shape {(directions,) + np.shape(plain)}")
+    for j in range(directions):
+        u = _weight_like(plain, rng)
+        analytic = float(np.sum(u * out_dot[j]))
+        numeric = sum(central_difference(fn, args, i, rows[i][j] if isinstance(
+            args[i], np.ndarray) else float(rows[i][j]), weight=u, eps=eps)
+            for i in positions)
+        if not np.isclose(analytic, numeric, rtol=rtol, atol=atol * len(positions)):
+            raise AssertionError(
+                f"row {j} of the batched jvp of {_name(fn)} disagrees with finite "
+                f"differences: <u, J v> = {analytic!r}, numeric = {numeric!r}")
 
 
 def weighted(fn: Callable, weight: Any) -> Callable:

@@ -72,6 +72,15 @@ def test_tangent_source_matches_golden(name):
     _assert_golden(GOLDEN / "tangent" / f"{name}.py.txt", compiled.source)
 
 
+@pytest.mark.parametrize("name", TANGENT)
+def test_batched_tangent_source_matches_golden(name):
+    """The tangent function for a batch of directions (the Jacobian's columns at once)."""
+    fn, wrt, args = CASES[name]
+    s2sgrad.testing.check_grads(fn, *args, wrt=wrt, modes=("batch",), directions=3)
+    compiled = specialiser(fn).compiled(wrt, args, {}, mode="batched")
+    _assert_golden(GOLDEN / "batched" / f"{name}.py.txt", compiled.source)
+
+
 def test_second_order_source_matches_golden():
     """The derivative of gradient(f): its pair (higher.py), f's tangent function, and the
     adjoint of that tangent function, which is where the second derivatives come from."""

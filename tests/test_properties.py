@@ -394,6 +394,15 @@ def test_forward_mode_with_decorators_function_values_and_containers():
     _run(Features(writes=False, values=True), modes=("fwd",))()
 
 
+# batched forward mode (many directions in one pass, as a Jacobian's columns are built)
+def test_batched_forward_mode_on_loops_branches_and_writes():
+    _run(Features(writes_in_branches=True), modes=("batch",))()
+
+
+def test_batched_forward_mode_with_decorators_function_values_and_containers():
+    _run(Features(writes=False, values=True), modes=("batch",))()
+
+
 def test_second_order_on_loops_branches_and_jumps():
     # (element writes can still be refused at order 2: the tangent function's aliases, read
     # again after a branch, are not all followed)

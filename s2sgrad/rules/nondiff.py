@@ -14,6 +14,7 @@ import operator
 import numpy as np
 
 from ..runtime.containers import zeros_tree
+from ..runtime.indexing import batch_last_index
 from .registry import nondifferentiable
 
 # (why, primitives): docs/rules.md lists them in these groups.
@@ -73,3 +74,4 @@ for _why, _primitives in GROUPS:
 # Not a user's function: the zero tangent of a container (a list's items held still but
 # one) that forward mode writes, which a second derivative differentiates in turn.
 nondifferentiable(zeros_tree, why="zeros shaped like a container, whatever its values")
+nondifferentiable(batch_last_index, why="an index, whatever the values it selects")

@@ -109,7 +109,7 @@ def astype(g, ans, a, dtype, order="K", casting="unsafe", subok=True, copy=True)
     return g
 
 
-_matrix_transposes = [
+matrix_transposes = [
     f
     for f in (
         getattr(np, "matrix_transpose", None),  # NumPy 2
@@ -119,9 +119,9 @@ _matrix_transposes = [
     if f is not None
 ]
 
-if _matrix_transposes:
+if matrix_transposes:
 
-    @vjp_rule(*_matrix_transposes, shape="permute")
+    @vjp_rule(*matrix_transposes, shape="permute")
     def matrix_transpose(g, ans, x):
         return np.swapaxes(g, -1, -2)
 
@@ -171,5 +171,5 @@ def unbroadcast_vjp(g, ans, a, shape):
 linear(operator.getitem, np.transpose, np.ndarray.transpose, np.ndarray.T, np.swapaxes,
        np.ndarray.swapaxes, np.moveaxis, np.flip, np.reshape, np.ndarray.reshape, np.ravel,
        np.ndarray.ravel, np.ndarray.flatten, np.squeeze, np.ndarray.squeeze, np.expand_dims,
-       np.copy, np.ndarray.copy, np.ndarray.astype, *_matrix_transposes, np.asarray,
+       np.copy, np.ndarray.copy, np.ndarray.astype, *matrix_transposes, np.asarray,
        np.asanyarray, np.ascontiguousarray, np.array, np.roll, np.broadcast_to, unbroadcast)

@@ -12,12 +12,15 @@ from typing import Any
 import numpy as np
 
 
-def zeros_tree(value: Any) -> Any:
-    """Zeros shaped like ``value``: arrays and numbers inside lists, tuples and dicts."""
+def zeros_tree(value: Any, batch: int | None = None) -> Any:
+    """Zeros shaped like ``value``: arrays and numbers inside lists, tuples and dicts; with
+    ``batch``, ``batch`` rows of them (batched tangents)."""
     if isinstance(value, dict):
-        return {k: zeros_tree(v) for k, v in value.items()}
+        return {k: zeros_tree(v, batch) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [zeros_tree(v) for v in value]
+        return [zeros_tree(v, batch) for v in value]
+    if batch is not None:
+        return np.zeros((batch,) + np.shape(value))
     if isinstance(value, np.ndarray):
         return np.zeros_like(value, dtype=value.dtype if value.dtype.kind in "fc" else float)
     return 0.0

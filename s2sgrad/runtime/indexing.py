@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 
@@ -17,3 +19,12 @@ def last_writes(shape: tuple[int, ...], index) -> np.ndarray:
     mask = np.zeros(flat.size, dtype=bool)
     mask[flat.size - 1 - first_from_end] = True
     return mask.reshape(np.shape(positions))
+
+
+def batch_last_index(index: Any) -> Any:
+    """``index`` for the rows of batched tangents with the batch axis moved last: one that
+    holds ``...`` must end before that axis (the rest leave it alone)."""
+    entries = index if type(index) is tuple else (index,)
+    if any(e is Ellipsis for e in entries):
+        return (*entries, slice(None))
+    return index
