@@ -5,6 +5,7 @@
     python benchmarks/run.py --quick      # smoke run: short timings, one cold-start sample
     python benchmarks/run.py --only mlp   # one workload (scalar, logistic, mlp, first-call)
     python benchmarks/run.py --only mlp-jvp,mlp-hvp,rnn-jvp,rnn-hvp,second-order-first-call
+    python benchmarks/run.py --only jacobian-field,jacobian-logits
 
 The ``*-jvp`` and ``*-hvp`` tables time forward mode (value and directional derivative) and
 Hessian-vector products against hand-written NumPy ones, PyTorch (torch.func and eager) and
@@ -762,6 +763,118 @@ def run_second_order(wl: SecondOrder, libs: list[Library], min_time: float, batc
     out.flush()
 
 
+# ---------------------------------------------------------------------------------------------
+# Jacobians: every entry of the derivative of a vector function, against a hand-written one
+
+
+def build_jacobians() -> list[tuple[str, str, Callable, Callable, Callable, tuple]]:
+    """(name, title, function, hand-written Jacobian, factory over an array module, inputs);
+    each Jacobian is with respect to the first input."""
+    return [
+        ("jacobian-field", "jacobian-field: tanh(A x) + x sin(x), x of 200: 200 x 200",
+         W.field, W.field_jacobian, W.make_field, W.field_inputs()),
+        ("jacobian-logits", ("jacobian-logits: one example's logits (784 -> 256 tanh -> 10) "
+                             "wrt the input: 10 x 784"), W.logits, W.logits_jacobian, W.make_logits,
+         W.logits_inputs()),
+    ]
+
+
+JACOBIAN_NAMES = ("jacobian-field", "jacobian-logits")
+
+
+def jacobian_calls(lib: Library, fn: Callable, make: Callable, args: tuple
+                   ) -> list[tuple[str, Callable[[], Callable[[], Any]]]]:
+    """(label, builder) rows ``lib`` contributes; a builder returns the timed call."""
+    def unavailable():
+        raise Unavailable(lib.reason)
+
+    if lib.module is None:
+        return [(lib.label, unavailable)] if lib.name in ("s2sgrad", "torch", "jax") else []
+    if lib.name == "s2sgrad":
+        sg = lib.module
+        from s2sgrad import api
+        return [
+            (f"{lib.label}: jacobian (mode chosen)", lambda: lambda: sg.jacobian(fn)(*args)),
+            (f"{lib.label}: jacfwd (batched columns)", lambda: lambda: sg.jacfwd(fn)(*args)),
+            (f"{lib.label}: jacrev (a vjp per row)", lambda: lambda: sg.jacrev(fn)(*args)),
+            (f"{lib.label}: a jvp per column", lambda: lambda: api._columns_one_by_one(
+                fn, args, (0,), np.shape(fn(*args)))[0]),
+        ]
+    if lib.name == "torch":
+        torch = lib.module
+        base = lib.label.replace(" (eager)", "")
+        f = make(torch)
+        t_args = tuple(torch.tensor(a, dtype=torch.float64) for a in args)
+
+        def torch_row(transform):
+            def build():
+                jac = transform(f)
+                return lambda: jac(*t_args).numpy()
+            return build
+
+        return [(f"{base}: torch.func.jacfwd", torch_row(torch.func.jacfwd)),
+                (f"{base}: torch.func.jacrev", torch_row(torch.func.jacrev))]
+    if lib.name == "jax":
+        jax, jnp = lib.module, lib.extra["np"]
+        f = make(jnp)
+        j_args = tuple(jnp.asarray(a) for a in args)
+
+        def jax_row(transform):
+            def build():
+                jac = jax.jit(transform(f))
+                return lambda: np.asarray(jac(*j_args).block_until_ready())
+            return build
+
+        return [(f"{lib.label}: jax.jit(jax.jacfwd)", jax_row(jax.jacfwd)),
+                (f"{lib.label}: jax.jit(jax.jacrev)", jax_row(jax.jacrev))]
+    return []
+
+
+def run_jacobian(spec: tuple, libs: list[Library], min_time: float, batches: int,
+                 status: dict) -> None:
+    """One Jacobian table: the hand-written baseline, then every library's rows."""
+    _, title, fn, hand, make, args = spec
+    ref = hand(*args)
+    base = Row2("NumPy, hand-written Jacobian", measure(lambda: hand(*args), min_time, batches))
+    rows = [base]
+    for lib in libs:
+        for label, build in jacobian_calls(lib, fn, make, args):
+            row = Row2(label)
+            rows.append(row)
+            try:
+                call = build()
+                got = np.asarray(call(), dtype=np.float64)
+            except Unavailable as exc:
+                row.note = str(exc)
+                continue
+            except Exception as exc:  # noqa: BLE001 - a failing library is a table entry
+                row.note = f"error: {type(exc).__name__}: {_first_line(exc)}"
+                if lib.name == "s2sgrad":
+                    status["s2sgrad_error"] = True
+                    traceback.print_exc()
+                continue
+            if got.shape != ref.shape or not np.allclose(got, ref, rtol=1e-7, atol=1e-10):
+                row.note = "JACOBIAN MISMATCH, not timed"
+                if lib.name == "s2sgrad":
+                    status["s2sgrad_mismatch"] = True
+                continue
+            if lib.name == "s2sgrad":
+                row.timing, row.paired = measure_paired(lambda: hand(*args), call, min_time,
+                                                        batches)
+            else:
+                row.timing = measure(call, min_time, batches)
+    print(f"\n== {title} ==")
+    print(COLS2.format("library", "µs", "×hand", "", "spread"))
+    for row in rows:
+        if row.timing is None:
+            print(f"{row.label:<52} {row.note}")
+            continue
+        ratio = row.paired if row.paired is not None else row.timing.median / base.timing.median
+        print(COLS2.format(row.label, fmt_us(row.timing.median), f"{ratio:.2f}", "",
+                           f"{100 * row.timing.spread:.0f}%"))
+    sys.stdout.flush()
+
+
 SECOND_FIRST_CALL_CODE = r"""
 import json, statistics, sys, time
 t0 = time.perf_counter()
@@ -1060,7 +1173,7 @@ def header(args, libs: list[Library], min_time: float, batches: int) -> None:
 
 
 def main(argv=None) -> int:
-    names = ["scalar", "logistic", "mlp", *SECOND_ORDER_NAMES, "first-call",
+    names = ["scalar", "logistic", "mlp", *SECOND_ORDER_NAMES, *JACOBIAN_NAMES, "first-call",
              "second-order-first-call"]
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="short timings (smoke run)")
@@ -1093,6 +1206,9 @@ def main(argv=None) -> int:
         for so in build_second_order():
             if so.name in only:
                 run_second_order(so, libs, min_time, batches, status, forwards)
+    for spec in build_jacobians():
+        if spec[0] in only:
+            run_jacobian(spec, libs, min_time, batches, status)
     if "first-call" in only:
         run_first_call(libs[0], 1 if args.quick else 3, status)
     if "second-order-first-call" in only:

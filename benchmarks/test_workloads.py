@@ -459,3 +459,31 @@ def test_second_order_first_call_runs_in_a_fresh_process(harness, capsys):
     out = capsys.readouterr().out
     assert status == {}, out
     assert "first jvp:" in out and "first hvp:" in out
+
+
+# --- Jacobians ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fn, hand, inputs", [
+    (W.field, W.field_jacobian, W.field_inputs(n=6)),
+    (W.logits, W.logits_jacobian, W.logits_inputs(d_in=7, d_hidden=5, d_out=3)),
+])
+def test_hand_written_jacobians_match_finite_differences(fn, hand, inputs):
+    J = hand(*inputs)
+    x = inputs[0]
+    for k in range(x.size):
+        e = np.zeros(x.size)
+        e[k] = 1.0
+        for j in range(J.shape[0]):
+            u = np.zeros(J.shape[0])
+            u[j] = 1.0
+            numeric = central_difference(fn, inputs, 0, e, weight=u, eps=EPS)
+            assert J[j, k] == pytest.approx(numeric, rel=1e-6, abs=1e-8)
+
+
+@pytest.mark.parametrize("make, fn, inputs", [
+    (W.make_field, W.field, W.field_inputs(n=6)),
+    (W.make_logits, W.logits, W.logits_inputs(d_in=7, d_hidden=5, d_out=3)),
+])
+def test_jacobian_factories_compute_the_literal_function(make, fn, inputs):
+    np.testing.assert_allclose(make(np)(*inputs), fn(*inputs), rtol=1e-13, atol=1e-13)

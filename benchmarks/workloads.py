@@ -683,3 +683,52 @@ def tangents_for(inputs, wrt, seed=1):
         scale = float(np.sqrt(np.mean(np.square(a)))) or 1.0
         out.append(scale * rng.standard_normal(np.shape(a)))
     return tuple(out)
+
+
+# --- Jacobians: a vector field (as square as Jacobians get) and a network's logits ----------
+
+
+def field(x, A):
+    """A vector field on R^n: the right-hand side of an ODE."""
+    return np.tanh(A @ x) + x * np.sin(x)
+
+
+def make_field(lib):
+    def field(x, A):
+        return lib.tanh(A @ x) + x * lib.sin(x)
+    return field
+
+
+def field_jacobian(x, A):
+    h = np.tanh(A @ x)
+    J = (1.0 - h * h)[:, None] * A
+    J[np.diag_indices_from(J)] += np.sin(x) + x * np.cos(x)
+    return J
+
+
+def field_inputs(seed=0, n=200):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal(n), rng.standard_normal((n, n)) / np.sqrt(n)
+
+
+def logits(x, W1, b1, W2, b2):
+    """One example's logits (784 -> 256 tanh -> 10), whose Jacobian in x is 10 rows."""
+    return W2 @ np.tanh(W1 @ x + b1) + b2
+
+
+def make_logits(lib):
+    def logits(x, W1, b1, W2, b2):
+        return W2 @ lib.tanh(W1 @ x + b1) + b2
+    return logits
+
+
+def logits_jacobian(x, W1, b1, W2, b2):
+    h = np.tanh(W1 @ x + b1)
+    return W2 @ ((1.0 - h * h)[:, None] * W1)
+
+
+def logits_inputs(seed=0, d_in=784, d_hidden=256, d_out=10):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal(d_in), rng.standard_normal((d_hidden, d_in)) / 28.0,
+            rng.standard_normal(d_hidden) * 0.1, rng.standard_normal((d_out, d_hidden)) / 16.0,
+            rng.standard_normal(d_out) * 0.1)
