@@ -342,6 +342,8 @@ def _columns(fn: Callable, args: tuple, positions: tuple[int, ...], shape: tuple
         return None
     sizes = [int(np.size(args[i])) for i in positions]
     batch, start = sum(sizes), 0
+    if batch == 0:
+        return None
     rows = [None] * len(args)
     for i, size in zip(positions, sizes, strict=True):
         eye = np.zeros((batch, size))

@@ -43,7 +43,12 @@ from .runtime.indexing import batch_last_index
 
 class NotBatchable(Exception):
     """The tangent function cannot be generated for a batch of directions (the reason is
-    the message); one direction at a time is used instead."""
+    the message, with the user's line once the tangent pass has placed it); one direction
+    at a time is used instead."""
+
+    def __init__(self, message: str, located: bool = False):
+        super().__init__(message)
+        self.located = located
 
 
 @dataclass
@@ -310,10 +315,8 @@ def write_rows(site: Site, base: gast.expr, index: gast.expr, value_dot: gast.ex
         return syntax.assign(syntax.subscript(base, syntax.clone(index), store=True),
                              value_dot)
     plain, rows_index = _rows_index(site, index)
-    entries = index.elts if isinstance(index, gast.Tuple) else [index]
-    if plain is not None and site.ndim(target) is not None and not any(
-            _may_be_none(site, e) for e in entries):  # the region's rank is known
-        ints = sum(not isinstance(e, gast.Slice) for e in entries)
+    ints = _ints(site, index) if plain is not None else None
+    if ints is not None and site.ndim(target) is not None:  # the region's rank is known
         value_dot = expand(site, value_dot, value, site.ndim(target) - ints)
         return syntax.assign(syntax.subscript(base, plain, store=True), value_dot)
     return syntax.assign(syntax.subscript(_batch_last(site, base), rows_index, store=True),
@@ -337,10 +340,19 @@ def _rows_index(site: Site, index: gast.expr) -> tuple[gast.expr | None, gast.ex
         return syntax.tuple_([syntax.slice_(), starred]), index
     if any(syntax.is_const(e) and e.value is Ellipsis for e in entries):
         return None, syntax.tuple_([syntax.clone(e) for e in entries] + [syntax.slice_()])
-    if not isinstance(index, gast.Tuple) and site.ndim(index) is None:  # known at run time
+    if any(_may_be_ellipsis(site, e) for e in entries):  # known at run time
         helper = site.claim("batch_last_index", batch_last_index)
         return None, syntax.call(helper, [syntax.clone(index)])
     return None, syntax.clone(index)
+
+
+def _may_be_ellipsis(site: Site, entry: gast.expr) -> bool:
+    """An index entry whose value is not known here to be an int, a slice, None or an
+    array: an object read at run time, a tuple (which may hold ``...``)."""
+    if not isinstance(entry, gast.Name):
+        return False
+    value = site.value(entry)
+    return value is None or (value.kind == "object" and value.type is not slice)
 
 
 def _as_is(site: Site) -> None:
@@ -359,11 +371,24 @@ def _plain_entry(site: Site, entry: gast.expr) -> bool:
     return isinstance(entry, gast.Name) and _plain_value(site.value(entry))
 
 
-def _may_be_none(site: Site, entry: gast.expr) -> bool:
-    if syntax.is_const(entry):
-        return entry.value is None
-    value = site.value(entry) if isinstance(entry, gast.Name) else None
-    return value is not None and (value.none or value.kind == "none")
+def _ints(site: Site, index: gast.expr) -> int | None:
+    """How many axes a plain index (ints and slices) takes away; None where one of its
+    entries may be None (a new axis) or is not known one by one."""
+    if isinstance(index, gast.Tuple):
+        entries = [site.value(e) if isinstance(e, gast.Name) else e for e in index.elts]
+    elif isinstance(index, gast.Name) and is_container(site.value(index)):
+        entries = [v for _, v in site.value(index).items]  # a tuple of ints and slices
+    else:
+        entries = [site.value(index) if isinstance(index, gast.Name) else index]
+    count = 0
+    for entry in entries:
+        if isinstance(entry, gast.Slice) or (getattr(entry, "type", None) is slice):
+            continue
+        if syntax.is_const(entry) and entry.value is None or entry is None or getattr(
+                entry, "none", False) or getattr(entry, "kind", None) == "none":
+            return None
+        count += 1
+    return count
 
 
 def _plain_value(value: Any) -> bool:

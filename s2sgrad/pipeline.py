@@ -228,8 +228,8 @@ def _batched_callee(callee: Any) -> CompiledJvp:
     compiled = compile_jvp(callee.fn, callee.wrt, dict(callee.signature), "both", batched=True)
     if isinstance(compiled, _RecursiveJvp):
         raise NotBatchable(f"{callee.name}() calls itself")
-    if compiled.unbatchable:
-        raise NotBatchable(f"{compiled.unbatchable} (in {compiled.name}())")
+    if compiled.unbatchable:  # already placed in the callee; the call is placed here
+        raise NotBatchable(f"{callee.name}() cannot be batched: {compiled.unbatchable}")
     return compiled
 
 

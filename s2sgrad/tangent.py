@@ -222,7 +222,14 @@ class _Tangent:
         if op.kind not in ("setitem", "append", "call") and (
                 op.target is None or op.target not in self.active):
             return [stmt]
-        return [syntax.located(s, stmt) for s in lower(stmt, op)]
+        try:
+            lowered = lower(stmt, op)
+        except batching.NotBatchable as exc:  # placed at the user's line
+            if exc.located:
+                raise
+            raise batching.NotBatchable(str(self.parsed.error(str(exc), stmt)),
+                                        located=True) from None
+        return [syntax.located(s, stmt) for s in lowered]
 
     def branch(self, stmt: gast.If) -> list[gast.stmt]:
         return [syntax.replace(stmt, body=syntax.block(self.block(stmt.body)),

@@ -111,6 +111,18 @@ def stacks(x):
     return np.stack([x, x.T @ x, np.swapaxes(x, 0, 1)], axis=1).reshape(-1)[::5]
 
 
+def writes_through_indices(x):
+    y = np.zeros((3, 4, 2))
+    at = (1, 2)
+    y[at] = x[:2] * 2.0  # a tuple held in a name: two axes taken
+    y[0, 1:3] = np.tanh(x[:2])  # an int and a slice
+    y[np.s_[2], 0] = x[1]  # an object read at run time, and an int; a number broadcast
+    y[np.s_[...], 0] += x[2]  # an ellipsis read at run time
+    y[..., 1] += x[0] ** 2  # an ellipsis
+    y[np.array([0, 2]), 3] = np.sin(x[1:3])  # an array index
+    return y[None, :, 1] * x[2]
+
+
 def scaled(x, s):
     return np.sin(s * x) * s
 
@@ -127,6 +139,7 @@ FAMILY = [
     pytest.param(reductions, (M,), (0,), id="rules called row by row"),
     pytest.param(stacks, (M,), (0,), id="stacks and axes"),
     pytest.param(scaled, (X, 0.7), (0, 1), id="a float argument"),
+    pytest.param(writes_through_indices, (X,), (0,), id="element writes of every index"),
 ]
 
 
@@ -187,3 +200,26 @@ def test_batched_jvp_checks_the_rows_shape():
         s2sgrad.batched_jvp(layer, (W, X), (np.ones((2, 3)), None))
     with pytest.raises(ValueError, match="at least one"):
         s2sgrad.batched_jvp(layer, (W, X), (None, None))
+
+
+def calls_rolled(x):
+    return rolled(x) + 1.0
+
+
+def test_a_function_not_batched_is_named_at_the_user_s_line():
+    x = RNG.standard_normal(4)
+    with pytest.raises(NotBatchable) as info:
+        s2sgrad.batched_jvp(calls_rolled, (x,), (np.eye(4),))
+    message = str(info.value)
+    line = rolled.__code__.co_firstlineno + 1
+    assert f"test_batched.py:{line}:" in message  # where np.roll is
+    assert f"test_batched.py:{calls_rolled.__code__.co_firstlineno + 1}:" in message
+    assert "s2sgrad/" not in message
+
+
+def test_jacfwd_of_an_empty_input():
+    def f(x, y):
+        return np.sum(x) * y
+
+    J = s2sgrad.jacfwd(f)(np.zeros(0), np.ones(2))
+    assert J.shape == (2, 0)
