@@ -689,6 +689,36 @@ class Row2:
 COLS2 = "{:<52} {:>10} {:>7} {:>7} {:>7}"
 
 
+def time_row(lib: Library, row: Row2, attempt: Callable[[], tuple[Callable[[], Any], Any]],
+             check: Callable[[Any], str], base_call: Callable[[], Any], min_time: float,
+             batches: int, status: dict) -> None:
+    """One library's row of a table: ``attempt`` builds its call and makes the first one
+    (transform, trace, compile) -> (call, result); ``check`` says what is wrong with the
+    result ("" if nothing); then the call is timed, s2sgrad's interleaved with ``base_call``.
+    A failure is the row's note (and, for s2sgrad, the run's status)."""
+    try:
+        call, got = attempt()
+    except Unavailable as exc:
+        row.note = str(exc)
+        return
+    except Exception as exc:  # noqa: BLE001 - a failing library is a table entry
+        row.note = f"error: {type(exc).__name__}: {_first_line(exc)}"
+        if lib.name == "s2sgrad":
+            status["s2sgrad_error"] = True
+            traceback.print_exc()
+        return
+    problem = check(got)
+    if problem:
+        row.note = problem
+        if lib.name == "s2sgrad":
+            status["s2sgrad_mismatch"] = True
+        return
+    if lib.name == "s2sgrad":
+        row.timing, row.paired = measure_paired(base_call, call, min_time, batches)
+    else:
+        row.timing = measure(call, min_time, batches)
+
+
 def run_second_order(wl: SecondOrder, libs: list[Library], min_time: float, batches: int,
                      status: dict, forwards: dict) -> None:
     """One jvp or hvp table: the hand-written baseline, s2sgrad, PyTorch and JAX rows."""
@@ -717,31 +747,21 @@ def run_second_order(wl: SecondOrder, libs: list[Library], min_time: float, batc
             rows.append(row)
             if lib.name == "s2sgrad":
                 s2s_row = row
-            try:
+
+            def attempt(build=build):
                 impl = build()
-                got = impl.to_numpy(impl.call())  # first call: transform/trace/compile
-            except Unavailable as exc:
-                row.note = str(exc)
-                continue
-            except Exception as exc:  # noqa: BLE001 - a failing library is a table entry
-                row.note = f"error: {type(exc).__name__}: {_first_line(exc)}"
-                if lib.name == "s2sgrad":
-                    status["s2sgrad_error"] = True
-                    traceback.print_exc()
-                continue
-            problem = compare_outputs(ref, got, wl.outputs)
-            if problem:
-                row.note = f"{wl.kind.upper()} MISMATCH, not timed"
-                banner = "!" * 78
-                print(f"\n{banner}\n{label} on {wl.name}: {wl.kind} disagrees with the "
-                      f"hand-written one:\n  {problem}\n{banner}", file=out)
-                if lib.name == "s2sgrad":
-                    status["s2sgrad_mismatch"] = True
-                continue
-            if lib.name == "s2sgrad":
-                row.timing, row.paired = measure_paired(base_call, impl.call, min_time, batches)
-            else:
-                row.timing = measure(impl.call, min_time, batches)
+                return impl.call, impl.to_numpy(impl.call())
+
+            def check(got, label=label):
+                problem = compare_outputs(ref, got, wl.outputs)
+                if problem:
+                    banner = "!" * 78
+                    print(f"\n{banner}\n{label} on {wl.name}: {wl.kind} disagrees with the "
+                          f"hand-written one:\n  {problem}\n{banner}", file=out)
+                    return f"{wl.kind.upper()} MISMATCH, not timed"
+                return ""
+
+            time_row(lib, row, attempt, check, base_call, min_time, batches, status)
 
     print(f"\n== {wl.title} ==", file=out)
     print(COLS2.format("library", "µs", "×hand", "×fwd", "spread"), file=out)
@@ -841,28 +861,16 @@ def run_jacobian(spec: tuple, libs: list[Library], min_time: float, batches: int
         for label, build in jacobian_calls(lib, fn, make, args):
             row = Row2(label)
             rows.append(row)
-            try:
+
+            def attempt(build=build):
                 call = build()
-                got = np.asarray(call(), dtype=np.float64)
-            except Unavailable as exc:
-                row.note = str(exc)
-                continue
-            except Exception as exc:  # noqa: BLE001 - a failing library is a table entry
-                row.note = f"error: {type(exc).__name__}: {_first_line(exc)}"
-                if lib.name == "s2sgrad":
-                    status["s2sgrad_error"] = True
-                    traceback.print_exc()
-                continue
-            if got.shape != ref.shape or not np.allclose(got, ref, rtol=1e-7, atol=1e-10):
-                row.note = "JACOBIAN MISMATCH, not timed"
-                if lib.name == "s2sgrad":
-                    status["s2sgrad_mismatch"] = True
-                continue
-            if lib.name == "s2sgrad":
-                row.timing, row.paired = measure_paired(lambda: hand(*args), call, min_time,
-                                                        batches)
-            else:
-                row.timing = measure(call, min_time, batches)
+                return call, np.asarray(call(), dtype=np.float64)
+
+            def check(got):
+                agrees = got.shape == ref.shape and np.allclose(got, ref, rtol=1e-7, atol=1e-10)
+                return "" if agrees else "JACOBIAN MISMATCH, not timed"
+
+            time_row(lib, row, attempt, check, lambda: hand(*args), min_time, batches, status)
     print(f"\n== {title} ==")
     print(COLS2.format("library", "µs", "×hand", "", "spread"))
     for row in rows:
