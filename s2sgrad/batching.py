@@ -114,6 +114,12 @@ class Site:
         return syntax.binop(syntax.tuple_([syntax.name(self.batch)]), "Add",
                             self.call("shape", [self.target]))
 
+    def flat(self, atom: Any) -> gast.expr:
+        """``atom``'s rows flattened: ``np.reshape(x_dot, (batch, np.size(x)))`` (sized, so
+        that an empty value has empty rows)."""
+        return self.call("reshape", [self.dot(atom), syntax.tuple_([
+            syntax.name(self.batch), self.call("size", [syntax.clone(atom)])])])
+
     def every_axis(self, atom: Any) -> gast.expr:
         """The axes of ``atom``'s rows past the batch axis: ``(1, 2)``."""
         rank = self.ndim(atom)
@@ -133,18 +139,19 @@ def shifted(axis: Any) -> Any:
     return int(axis) + 1 if axis >= 0 else int(axis)
 
 
-def expand(site: Site, tangent: gast.expr, atom: Any, rank: int | None) -> gast.expr:
-    """The batched tangent of ``atom`` with the rank ``rank`` (the output's) that an
-    elementwise operation broadcasts it to: new axes after the batch axis."""
+def expand(site: Site, tangent: gast.expr, atom: Any, rank: int | None,
+           rank_of: gast.expr | None = None) -> gast.expr:
+    """The batched tangent of ``atom`` with the rank ``rank`` (the output's, or the rank of
+    ``rank_of`` at run time) that an elementwise operation broadcasts it to: new axes after
+    the batch axis."""
     mine = site.ndim(atom) if not syntax.is_const(atom) else 0
-    if mine is None or rank is None:  # known at run time: (batch,) + (1,) * k + np.shape(x)
-        to = syntax.const(rank) if rank is not None else site.call("ndim", [site.target])
-        ones = syntax.binop(syntax.tuple_([syntax.const(1)]), "Mult", syntax.binop(
-            to, "Sub", site.call("ndim", [syntax.clone(atom)])))
-        shape = syntax.binop(syntax.binop(syntax.tuple_([syntax.name(site.batch)]), "Add",
-                                          ones), "Add",
-                             site.call("shape", [syntax.clone(atom)]))
-        return site.call("reshape", [tangent, shape])
+    if mine is None or rank is None:  # known at run time: np.expand_dims(t, (1, ..., k))
+        to = syntax.const(rank) if rank is not None else site.call(
+            "ndim", [rank_of if rank_of is not None else site.target])
+        last = syntax.binop(syntax.binop(syntax.const(1), "Add", to), "Sub",
+                            site.call("ndim", [syntax.clone(atom)]))
+        axes = syntax.call("tuple", [syntax.call("range", [syntax.const(1), last])])
+        return site.call("expand_dims", [tangent, axes])
     if mine == rank:
         return tangent
     if mine > rank:
@@ -168,12 +175,19 @@ def _reduction(fname: str) -> Callable[[Site], gast.expr]:
         _check_defaults(site, "out")
         a = site.arg("a")
         axis = site.axis()
-        keywords: dict[str, Any] = {"axis": site.every_axis(a) if axis is None else axis}
-        if site.constant("keepdims"):
+        keepdims = site.constant("keepdims")
+        rows = site.dot(a)
+        keywords: dict[str, Any] = {}
+        if axis is None and not keepdims:  # over every entry of each row: one axis of rows
+            rows = site.flat(a)
+            keywords["axis"] = syntax.const(1)
+        else:
+            keywords["axis"] = site.every_axis(a) if axis is None else axis
+        if keepdims:
             keywords["keepdims"] = True
         if not syntax.is_const(site.arg("dtype")) or site.arg("dtype").value is not None:
             keywords["dtype"] = syntax.clone(site.arg("dtype"))
-        return site.call(fname, [site.dot(a)], **keywords)
+        return site.call(fname, [rows], **keywords)
 
     return batched
 
@@ -182,9 +196,7 @@ def _cumsum(site: Site) -> gast.expr:
     _check_defaults(site, "dtype", "out")
     a, axis = site.arg("a"), site.constant("axis")
     if axis is None:  # over the flattened array
-        rows = site.call("reshape", [site.dot(a), syntax.tuple_(
-            [syntax.name(site.batch), syntax.const(-1)])])
-        return site.call("cumsum", [rows], axis=1)
+        return site.call("cumsum", [site.flat(a)], axis=1)
     return site.call("cumsum", [site.dot(a)], axis=shifted(axis))
 
 
@@ -292,112 +304,143 @@ def _diag(site: Site) -> gast.expr:
 
 
 def _getitem(site: Site) -> gast.expr:
-    """``x[index]``: ``x_dot[:, index]`` where every entry of the index is an int or a slice
-    (it then selects the same axes of each row); any other index (arrays, masks, ``...``,
-    ``None``) applies to the rows with the batch axis moved last, where it cannot see it."""
+    """``x[index]``: ``x_dot[:, *index]`` (the batch axis first, then the index as the user
+    wrote it) wherever that selects the same entries of each row: unless several advanced
+    entries (arrays, and ints among them) are apart, which NumPy moves to the front, or the
+    index is an object known only at run time. Those apply to the rows with the batch axis
+    moved last, where the index cannot see it."""
     a, index = site.arg("a"), site.arg("index")
     value = site.value(a)
     if value is None or value.kind not in ("array", "scalar"):
         raise NotBatchable("an item of a value of unknown kind")
-    plain, index = _rows_index(site, index)
-    if plain is not None:
-        return syntax.subscript(site.dot(a), plain)
-    return site.call("moveaxis", [syntax.subscript(_batch_last(site, site.dot(a)), index),
+    prefixed = _prefixed(site, index)
+    if prefixed is not None:
+        return syntax.subscript(site.dot(a), prefixed)
+    if isinstance(index, gast.Tuple) and not any(_unknown(site, e) for e in index.elts):
+        last = index  # a literal `...` is followed by the batch axis' own slice
+        if any(syntax.is_const(e) and e.value is Ellipsis for e in index.elts):
+            last = syntax.tuple_([syntax.clone(e) for e in index.elts] + [syntax.slice_()])
+    else:  # known at run time: it may hold `...`
+        last = syntax.call(site.claim("batch_last_index", batch_last_index),
+                           [syntax.index_value(syntax.clone(index),
+                                               site.claim("slice", slice))])
+    batch_last = site.call("moveaxis", [site.dot(a), syntax.const(0), syntax.const(-1)])
+    return site.call("moveaxis", [syntax.subscript(batch_last, syntax.clone(last)),
                                   syntax.const(-1), syntax.const(0)])
 
 
 def write_rows(site: Site, base: gast.expr, index: gast.expr, value_dot: gast.expr,
                value: Any) -> gast.stmt:
-    """``y[index] = v`` on the rows: ``y_dot[:, index] = v_dot`` (with ``v_dot``'s rows
-    broadcast as ``v`` is), or through the rows with the batch axis last."""
+    """``y[index] = v`` on the rows: ``y_dot[:, *index] = v_dot``, with ``v_dot``'s rows
+    given the region's rank (counted here, or read from ``y[index]`` at run time where
+    arrays pick the entries)."""
     target = site.arg("a")
     if site.is_container(target):  # a list's item: its tangent is the item's rows
         return syntax.assign(syntax.subscript(base, syntax.clone(index), store=True),
                              value_dot)
-    plain, rows_index = _rows_index(site, index)
-    ints = _ints(site, index) if plain is not None else None
+    prefixed = _prefixed(site, index)
+    if prefixed is None:
+        raise NotBatchable("an element write through arrays apart in the index, or through "
+                           "an index known only at run time")
+    ints = _ints(site, index)
     if ints is not None and site.ndim(target) is not None:  # the region's rank is known
         value_dot = expand(site, value_dot, value, site.ndim(target) - ints)
-        return syntax.assign(syntax.subscript(base, plain, store=True), value_dot)
-    return syntax.assign(syntax.subscript(_batch_last(site, base), rows_index, store=True),
-                         _batch_last(site, value_dot))
+    else:
+        region = syntax.subscript(syntax.clone(target), syntax.clone(index))
+        value_dot = expand(site, value_dot, value, None, rank_of=region)
+    return syntax.assign(syntax.subscript(base, prefixed, store=True), value_dot)
 
 
-def _batch_last(site: Site, rows: gast.expr) -> gast.expr:
-    return site.call("moveaxis", [rows, syntax.const(0), syntax.const(-1)])
+def _prefixed(site: Site, index: gast.expr) -> gast.expr | None:
+    """``(:, *index)``, where it picks the same entries of each row as ``index`` of the
+    value; None where it may not."""
+    if isinstance(index, gast.Tuple):
+        kinds = [_entry_kind(site, e) for e in index.elts]
+        rest = [syntax.clone(e) for e in index.elts]
+    else:
+        value = site.value(index) if isinstance(index, gast.Name) else None
+        if is_container(value) and value.type is tuple:  # a tuple held in a name
+            if value.items is None:
+                return None
+            kinds = [_value_kind(v) for _, v in value.items]
+            rest = [syntax.starred(syntax.clone(index))]
+        else:
+            kinds = [_entry_kind(site, index)]
+            rest = [syntax.clone(index)]
+    if "unknown" in kinds and not isinstance(index, gast.Tuple):
+        return None  # the whole index may be a tuple
+    advanced = [i for i, k in enumerate(kinds) if k in ("array", "unknown")]
+    if advanced:  # ints are advanced entries too, once there is an array
+        advanced = [i for i, k in enumerate(kinds) if k in ("array", "unknown", "int")]
+        if advanced[-1] - advanced[0] + 1 != len(advanced):
+            return None  # apart: NumPy puts their axes first, before the batch axis
+    return syntax.tuple_([syntax.slice_()] + rest)
 
 
-def _rows_index(site: Site, index: gast.expr) -> tuple[gast.expr | None, gast.expr]:
-    """``(:, *index)`` when the index picks the same axes of each row, else None; and the
-    index for the rows with the batch axis last (``...`` then ends before that axis)."""
-    entries = index.elts if isinstance(index, gast.Tuple) else [index]
-    if all(_plain_entry(site, e) for e in entries):
-        return syntax.tuple_([syntax.slice_()] + [syntax.clone(e) for e in entries]), index
-    value = site.value(index) if isinstance(index, gast.Name) else None
-    if is_container(value) and value.type is tuple and value.items is not None and all(
-            _plain_value(v) for _, v in value.items):  # a tuple of ints and slices
-        starred = syntax.starred(syntax.clone(index))
-        return syntax.tuple_([syntax.slice_(), starred]), index
-    if any(syntax.is_const(e) and e.value is Ellipsis for e in entries):
-        return None, syntax.tuple_([syntax.clone(e) for e in entries] + [syntax.slice_()])
-    if any(_may_be_ellipsis(site, e) for e in entries):  # known at run time
-        helper = site.claim("batch_last_index", batch_last_index)
-        return None, syntax.call(helper, [syntax.clone(index)])
-    return None, syntax.clone(index)
-
-
-def _may_be_ellipsis(site: Site, entry: gast.expr) -> bool:
-    """An index entry whose value is not known here to be an int, a slice, None or an
-    array: an object read at run time, a tuple (which may hold ``...``)."""
+def _entry_kind(site: Site, entry: gast.expr) -> str:
+    """'int', 'basic' (a slice, None, ``...``), 'array' (arrays, lists, masks) or
+    'unknown' (known only at run time)."""
+    if isinstance(entry, gast.Slice):
+        return "basic"
+    if syntax.is_const(entry):
+        if isinstance(entry.value, int) and not isinstance(entry.value, bool):
+            return "int"
+        return "basic" if entry.value is None or entry.value is Ellipsis else "unknown"
     if not isinstance(entry, gast.Name):
-        return False
-    value = site.value(entry)
-    return value is None or (value.kind == "object" and value.type is not slice)
+        return "unknown"
+    return _value_kind(site.value(entry))
+
+
+def _unknown(site: Site, entry: gast.expr) -> bool:
+    return _entry_kind(site, entry) == "unknown"
+
+
+def _value_kind(value: Any) -> str:
+    if value is None:
+        return "unknown"
+    if value.kind == "none":
+        return "basic"
+    if value.kind == "object":
+        if value.type is slice:
+            return "basic"
+        return "array" if value.type in (list, tuple) else "unknown"
+    if value.kind in ("scalar", "array") and value.ndim == 0 and value.float is False:
+        return "basic" if value.none else "int"  # maybe None: a new axis or an int
+    return "array" if value.kind == "array" else "unknown"
+
+
+def _ints(site: Site, index: gast.expr) -> int | None:
+    """How many axes an index of ints and slices takes away; None where an entry may be
+    None (a new axis) or an array, or is not known."""
+    if isinstance(index, gast.Tuple):
+        kinds = [_entry_kind(site, e) for e in index.elts]
+        nones = [syntax.is_const(e) and e.value is None or _maybe_none(site, e)
+                 for e in index.elts]
+    else:
+        value = site.value(index) if isinstance(index, gast.Name) else None
+        if is_container(value) and value.type is tuple and value.items is not None:
+            kinds = [_value_kind(v) for _, v in value.items]
+            nones = [v.kind == "none" or v.none for _, v in value.items]
+        else:
+            kinds = [_entry_kind(site, index)]
+            nones = [syntax.is_const(index) and index.value is None or _maybe_none(site, index)]
+    if any(nones) or any(k not in ("int", "basic") for k in kinds):
+        return None
+    if isinstance(index, gast.Tuple) and any(
+            syntax.is_const(e) and e.value is Ellipsis for e in index.elts):
+        return None
+    return kinds.count("int")
+
+
+def _maybe_none(site: Site, entry: gast.expr) -> bool:
+    value = site.value(entry) if isinstance(entry, gast.Name) else None
+    return value is not None and (value.none or value.kind == "none")
 
 
 def _as_is(site: Site) -> None:
     """A container's own operation (``xs + ys``, ``xs * 2``, ``d.get(k, v)``): the same
     operation on the lists and dicts of rows (None: the caller substitutes the tangents)."""
     return
-
-
-def _plain_entry(site: Site, entry: gast.expr) -> bool:
-    """An int or a slice (of ints): it picks the same axis of each row."""
-    if isinstance(entry, gast.Slice):
-        return True
-    if syntax.is_const(entry):
-        return entry.value is None or (isinstance(entry.value, int) and not isinstance(
-            entry.value, bool))
-    return isinstance(entry, gast.Name) and _plain_value(site.value(entry))
-
-
-def _ints(site: Site, index: gast.expr) -> int | None:
-    """How many axes a plain index (ints and slices) takes away; None where one of its
-    entries may be None (a new axis) or is not known one by one."""
-    if isinstance(index, gast.Tuple):
-        entries = [site.value(e) if isinstance(e, gast.Name) else e for e in index.elts]
-    elif isinstance(index, gast.Name) and is_container(site.value(index)):
-        entries = [v for _, v in site.value(index).items]  # a tuple of ints and slices
-    else:
-        entries = [site.value(index) if isinstance(index, gast.Name) else index]
-    count = 0
-    for entry in entries:
-        if isinstance(entry, gast.Slice) or (getattr(entry, "type", None) is slice):
-            continue
-        if syntax.is_const(entry) and entry.value is None or entry is None or getattr(
-                entry, "none", False) or getattr(entry, "kind", None) == "none":
-            return None
-        count += 1
-    return count
-
-
-def _plain_value(value: Any) -> bool:
-    """An int, a slice, or None (a new axis: ``x_dot[:, None]`` is the rows of ``x[None]``)."""
-    if value is None or value.kind == "none":
-        return value is not None
-    if value.kind == "object":
-        return value.type is slice
-    return value.kind in ("scalar", "array") and value.ndim == 0 and value.float is False
 
 
 def _getitem_of(site: Site) -> gast.expr:
@@ -495,14 +538,13 @@ def _row_by_row(site: Site, product: Callable[[gast.expr, gast.expr], gast.expr]
 
 def _outer(site: Site) -> gast.expr:
     a, b = site.arg("a"), site.arg("b")
-    rows = syntax.tuple_([syntax.name(site.batch), syntax.const(-1)])
     terms = []
     if site.is_active(a):
-        col = syntax.subscript(site.call("reshape", [site.dot(a), rows]), syntax.tuple_(
+        col = syntax.subscript(site.flat(a), syntax.tuple_(
             [syntax.slice_(), syntax.slice_(), syntax.const(None)]))
         terms.append(syntax.binop(col, "Mult", site.call("ravel", [syntax.clone(b)])))
     if site.is_active(b):
-        row = syntax.subscript(site.call("reshape", [site.dot(b), rows]), syntax.tuple_(
+        row = syntax.subscript(site.flat(b), syntax.tuple_(
             [syntax.slice_(), syntax.const(None), syntax.slice_()]))
         column = syntax.subscript(site.call("ravel", [syntax.clone(a)]), syntax.tuple_(
             [syntax.slice_(), syntax.const(None)]))

@@ -30,11 +30,13 @@ tangent function of a Derivative are themselves generated source, short and read
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
 from . import sourcefile
 from .analyze import Abstract
+from .batching import NotBatchable
 from .compiled import Compiled, CompiledJvp
 from .derivatives import Derivative, make, signature_of
 from .errors import TransformError
@@ -179,6 +181,56 @@ def derivative_tangent(d: Derivative, wrt: tuple[str, ...], signature: dict[str,
                        jvp, sourcefile.source_of(jvp), dots,
                        _result_value(d, signature, moving.result_value),
                        sourcefile.FILENAME, frozenset(), moving.dependencies, **state)
+
+
+def derivative_rows(d: Derivative, wrt: tuple[str, ...], signature: dict[str, Abstract],
+                    compile_jvp: Callable, returns: str = "tangent") -> CompiledJvp:
+    """The tangent function of a gradient for a batch of directions (a Hessian's columns at
+    once). The gradient is first written as f's own batched tangent function along every
+    direction of its input (the identity), which is forward mode only:
+
+        def grad_f_rows(x, y):
+            return np.reshape(f_rows(x, y, x_dot=np.reshape(np.eye(np.size(x)),
+                (np.size(x),) + np.shape(x)), batch=np.size(x)), np.shape(x))
+
+    and its batched tangent function is then generated like any other (forward over
+    forward). Where that cannot be done, the record says why (``unbatchable``)."""
+    state = _valid_state(d)
+    try:
+        if d.with_value or not d.single or isinstance(d.derivative_of, Derivative):
+            raise NotBatchable(f"{d.transform}: only a gradient of one argument of a function "
+                               "is batched")
+        f = target_of(d)
+        (p,) = names_of(d)
+        rows = compile_jvp(f, (p,), signature, "tangent", batched=True)
+        if rows.unbatchable:
+            raise NotBatchable(f"{rows.name}() cannot be batched: {rows.unbatchable}")
+        fresh = _Names(d)
+        rows_name = fresh(f"{rows.name}_rows")
+        bindings: dict[str, Any] = {rows_name: rows.jvp}
+        params, call = sourcefile.parameters(signature_of(d), bindings)
+        size = f"np.size({p})"
+        eye = f"np.reshape(np.eye({size}), ({size},) + np.shape({p}))"
+        expression = (f"np.reshape({rows_name}({', '.join(call)}, "
+                      f"{rows.tangent_params[0]}={eye}, {rows.batch}={size}), np.shape({p}))")
+        gradient = sourcefile.define(fresh(f"{_name(d)}_rows"), params, expression, (),
+                                     bindings)
+        try:
+            compiled = compile_jvp(gradient, wrt, signature, returns, batched=True)
+        except TransformError as exc:  # a construct of f's batched tangent function that
+            # forward mode refuses when it reads that function again (a rule called row by
+            # row): one Hessian-vector product per direction does not read it
+            raise NotBatchable(f"{d.transform}: {exc.reason}") from None
+    except NotBatchable as exc:
+        return _not_batched(d, wrt, signature, state, str(exc))
+    return dataclasses.replace(compiled, fn=root_of(d), **state)
+
+
+def _not_batched(d: Derivative, wrt: tuple[str, ...], signature: dict[str, Abstract],
+                 state: dict[str, Any], why: str) -> CompiledJvp:
+    return CompiledJvp(root_of(d), _name(d), tuple(wrt), tuple(sorted(signature.items())), None,
+                       "", (), _result_value(d, signature, signature[wrt[0]]), "",
+                       unbatchable=why, **state)
 
 
 def _name(d: Any) -> str:

@@ -80,6 +80,7 @@ class _Tangent:
         self.ctx = Context(analysis, aliases)
         self.batched = batched
         self.batch = self.ctx.namer.fresh("batch") if batched else None
+        self.counters: list[str] = []  # the targets of the range loops around a statement
         self.parsed = analysis.normalized.parsed
         self.active = analysis.active
         self.dot_of: dict[str, str] = {}
@@ -236,9 +237,15 @@ class _Tangent:
                                orelse=self.block(stmt.orelse))]
 
     def loop(self, stmt: gast.For | gast.While) -> list[gast.stmt]:
-        body = syntax.block(self.block(stmt.body))
         made = self.ranges.get(stmt.iter.id) if isinstance(stmt, gast.For) and isinstance(
             stmt.iter, gast.Name) else None
+        counter = stmt.target.id if made is not None and isinstance(
+            stmt.target, gast.Name) else None
+        if counter is not None:  # an int in the body (None, if ever, only after the loop)
+            self.counters.append(counter)
+        body = syntax.block(self.block(stmt.body))
+        if counter is not None:
+            self.counters.pop()
         if made is not None:  # for t in range(n): a loop over indices when read again
             return [syntax.replace(stmt, iter=syntax.clone(made), body=body)]
         return [syntax.replace(stmt, body=body)]
@@ -351,10 +358,18 @@ class _Tangent:
         return out
 
     def site(self, op: Op) -> batching.Site:
-        return batching.Site(op, self.ctx.np, self.batch, self.tangent_of,
-                             lambda atom: self.analysis.values.get(atom.id) if isinstance(
-                                 atom, gast.Name) else None, self.is_active,
-                             self.ctx.namer.fresh, self.ctx.bindings.claim)
+        return batching.Site(op, self.ctx.np, self.batch, self.tangent_of, self.value_here,
+                             self.is_active, self.ctx.namer.fresh, self.ctx.bindings.claim)
+
+    def value_here(self, atom: Any) -> Any:
+        """What is known of an atom at the statement being lowered: a range loop's counter
+        is an int inside the loop, whatever it is before it."""
+        if not isinstance(atom, gast.Name):
+            return None
+        value = self.analysis.values.get(atom.id)
+        if value is not None and value.none and atom.id in self.counters:
+            return dataclasses.replace(value, none=False)
+        return value
 
     def batched_rule(self, table: dict, op: Op) -> gast.expr | None:
         """The tangent of a primitive that names axes, for rows (batching.py)."""

@@ -182,16 +182,81 @@ def test_jacfwd_of_a_function_not_batched_takes_a_column_at_a_time():
                                rtol=1e-6, atol=1e-7)
 
 
-def test_hessian_is_right_through_its_columns():
-    # the tangent function of a gradient takes one direction at a time
-    def f(x):
-        return np.sum(np.sin(x) * x[::-1]) ** 2
+def sin_reversed(x):
+    return np.sum(np.sin(x) * x[::-1]) ** 2 + np.sum(np.tanh(np.outer(x, x)))
 
-    x = RNG.standard_normal(3)
-    with pytest.raises(NotBatchable, match="derivative"):
-        s2sgrad.batched_jvp(s2sgrad.gradient(f), (x,), (np.eye(3),))
-    H = s2sgrad.hessian(f)(x)
-    np.testing.assert_allclose(H, numeric_jacobian(s2sgrad.gradient(f), (x,), 0),
+
+def energy(x, W):
+    return np.sum(layer(W, x) ** 2) + x @ x * np.mean(x)
+
+
+def chain(x):
+    h = x
+    for k in range(3):
+        h = np.tanh(h * (k + 1.0)) + h[::-1] * 0.1
+    return np.sum(h ** 3)
+
+
+def written(x):
+    y = np.zeros(4)
+    for k in range(3):
+        y[k] = x[k] * x[k + 1]
+    y[3] = x[0] * x[3]
+    return np.sum(y ** 2)
+
+
+def rolled_energy(x):
+    return np.sum(rolled(x) ** 2)  # np.roll without an axis: not batched
+
+
+def peaked(x):
+    return np.max(x) * np.sum(x ** 2)  # max's rule is called row by row: not batched twice
+
+
+def scaled_sum(s, x):
+    return np.sum(np.sin(s * x)) * s ** 2
+
+
+HESSIANS = [
+    pytest.param(sin_reversed, (X,), id="straight line"),
+    pytest.param(energy, (X, W), id="calls a function"),
+    pytest.param(chain, (X,), id="a loop"),
+    pytest.param(written, (RNG.standard_normal(4),), id="element writes"),
+    pytest.param(scaled_sum, (0.7, X), id="a float argument"),
+]
+
+
+@pytest.mark.parametrize("fn, args", HESSIANS)
+def test_hessian_builds_every_column_in_one_call(fn, args, monkeypatch):
+    gradient = s2sgrad.gradient(fn)
+    expected = numeric_jacobian(gradient, args, 0)  # differences of the checked gradient
+    s2sgrad.testing.check_grads(fn, *args, wrt=0)
+    looped = np.stack([np.reshape(s2sgrad.hvp(fn, args, [np.reshape(e, np.shape(args[0]))]
+                                              + [None] * (len(args) - 1)), -1)
+                       for e in np.eye(np.size(args[0]))], axis=-1)
+
+    def one_column(*_):
+        raise AssertionError("a column at a time")
+
+    monkeypatch.setattr(s2sgrad.api, "_jvp", one_column)
+    H = s2sgrad.hessian(fn)(*args)
+    np.testing.assert_allclose(H, expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.reshape(H, looped.shape), looped, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("fn, args", HESSIANS)
+def test_second_derivatives_in_rows_match_finite_differences(fn, args):
+    s2sgrad.testing.check_grads(fn, *args, wrt=0, order=2, modes=("batch",), directions=3)
+
+
+@pytest.mark.parametrize("fn, why", [(rolled_energy, "np.roll without an axis"),
+                                     (peaked, "extremum_jvp")])
+def test_hessian_of_a_function_not_batched_takes_a_column_at_a_time(fn, why):
+    x = RNG.standard_normal(4)
+    with pytest.raises(NotBatchable, match=why):
+        s2sgrad.batched_jvp(s2sgrad.gradient(fn), (x,), (np.eye(4),))
+    np.testing.assert_allclose(s2sgrad.hessian(fn)(x),
+                               numeric_jacobian(s2sgrad.gradient(fn), (x,), 0),
                                rtol=1e-5, atol=1e-6)
 
 
@@ -223,3 +288,43 @@ def test_jacfwd_of_an_empty_input():
 
     J = s2sgrad.jacfwd(f)(np.zeros(0), np.ones(2))
     assert J.shape == (2, 0)
+
+
+# --- Hessians over the catalogues ----------------------------------------------------------
+
+# Why a gradient's batched tangent function cannot be generated, besides the first-order
+# reasons: forward mode reads f's batched tangent function again, and refuses in it a rule
+# called row by row (max, prod, std, norm, det), and two in-place updates it cannot follow.
+# One Hessian-vector product per direction is then used (tests/test_second_order_catalogue.py
+# checks those).
+KNOWN_SECOND_ORDER_GAPS = KNOWN_GAPS + (
+    "no derivative rule for s2sgrad.rules.",
+    "this updates, in place,",
+    "is not indexing of an array",
+)
+
+
+def _hessian_params() -> list:
+    """One wrt set per catalogue entry, every third entry (about 15 s)."""
+    params, seen = [], []
+    for p in _params():
+        case, wrt = p.values
+        if p.marks or case.name in seen:
+            continue
+        seen.append(case.name)
+        if len(seen) % 3 == 0:
+            marks = [pytest.mark.xfail(strict=True, reason=(
+                "not a compiler defect: the loop stops after a number of trips that the "
+                "finite difference's points change (see test_second_order_catalogue.py)"))] \
+                if case.name == "power_iteration_until" else []
+            params.append(pytest.param(case, wrt, id=p.id, marks=marks))
+    return params
+
+
+@pytest.mark.parametrize("case, wrt", _hessian_params())
+def test_second_derivatives_in_rows_over_the_catalogue(case, wrt) -> None:
+    args = case.draw(0)
+    try:
+        check_grads(case.fn, *args, wrt=list(wrt), order=2, modes=("batch",), seed=0)
+    except NotBatchable as exc:
+        assert any(gap in str(exc) for gap in KNOWN_SECOND_ORDER_GAPS), str(exc)
