@@ -5,7 +5,7 @@
     python benchmarks/run.py --quick      # smoke run: short timings, one cold-start sample
     python benchmarks/run.py --only mlp   # one workload (scalar, logistic, mlp, first-call)
     python benchmarks/run.py --only mlp-jvp,mlp-hvp,rnn-jvp,rnn-hvp,second-order-first-call
-    python benchmarks/run.py --only jacobian-field,jacobian-logits
+    python benchmarks/run.py --only jacobian-field,jacobian-logits,hessian-potential
 
 The ``*-jvp`` and ``*-hvp`` tables time forward mode (value and directional derivative) and
 Hessian-vector products against hand-written NumPy ones, PyTorch (torch.func and eager) and
@@ -796,10 +796,13 @@ def build_jacobians() -> list[tuple[str, str, Callable, Callable, Callable, tupl
         ("jacobian-logits", ("jacobian-logits: one example's logits (784 -> 256 tanh -> 10) "
                              "wrt the input: 10 x 784"), W.logits, W.logits_jacobian, W.make_logits,
          W.logits_inputs()),
+        ("hessian-potential", ("hessian-potential: sum(log cosh(A x)) + sum(x^4) / 4, x of "
+                               "30: 30 x 30 (the Jacobian of the gradient)"), W.potential, W.potential_hessian,
+         W.make_potential, W.field_inputs(n=30)),
     ]
 
 
-JACOBIAN_NAMES = ("jacobian-field", "jacobian-logits")
+JACOBIAN_NAMES = ("jacobian-field", "jacobian-logits", "hessian-potential")
 
 
 def jacobian_calls(lib: Library, fn: Callable, make: Callable, args: tuple
@@ -810,6 +813,16 @@ def jacobian_calls(lib: Library, fn: Callable, make: Callable, args: tuple
 
     if lib.module is None:
         return [(lib.label, unavailable)] if lib.name in ("s2sgrad", "torch", "jax") else []
+    hessian = make is W.make_potential
+    if lib.name == "s2sgrad" and hessian:
+        sg = lib.module
+        from s2sgrad import api
+
+        def one_by_one():
+            return np.stack([sg.hvp(fn, args, (e, None)) for e in np.eye(args[0].size)], -1)
+
+        return [(f"{lib.label}: hessian (batched columns)", lambda: lambda: sg.hessian(fn)(*args)),
+                (f"{lib.label}: an hvp per column", lambda: one_by_one)]
     if lib.name == "s2sgrad":
         sg = lib.module
         from s2sgrad import api
@@ -832,6 +845,8 @@ def jacobian_calls(lib: Library, fn: Callable, make: Callable, args: tuple
                 return lambda: jac(*t_args).numpy()
             return build
 
+        if hessian:
+            return [(f"{base}: torch.func.hessian", torch_row(torch.func.hessian))]
         return [(f"{base}: torch.func.jacfwd", torch_row(torch.func.jacfwd)),
                 (f"{base}: torch.func.jacrev", torch_row(torch.func.jacrev))]
     if lib.name == "jax":
@@ -845,6 +860,8 @@ def jacobian_calls(lib: Library, fn: Callable, make: Callable, args: tuple
                 return lambda: np.asarray(jac(*j_args).block_until_ready())
             return build
 
+        if hessian:
+            return [(f"{lib.label}: jax.jit(jax.hessian)", jax_row(jax.hessian))]
         return [(f"{lib.label}: jax.jit(jax.jacfwd)", jax_row(jax.jacfwd)),
                 (f"{lib.label}: jax.jit(jax.jacrev)", jax_row(jax.jacrev))]
     return []

@@ -487,3 +487,19 @@ def test_hand_written_jacobians_match_finite_differences(fn, hand, inputs):
 ])
 def test_jacobian_factories_compute_the_literal_function(make, fn, inputs):
     np.testing.assert_allclose(make(np)(*inputs), fn(*inputs), rtol=1e-13, atol=1e-13)
+
+
+def test_hand_written_hessian_matches_finite_differences():
+    x, A = W.field_inputs(n=5)
+    H = W.potential_hessian(x, A)
+    for j in range(5):
+        for k in range(5):
+            e, u = np.eye(5)[k], np.eye(5)[j]
+
+            def partial(x, A, u=u):
+                t = np.tanh(A @ x)
+                return np.array([(A.T @ t + x ** 3) @ u])  # the gradient's entry j
+
+            numeric = central_difference(partial, (x, A), 0, e, weight=np.ones(1), eps=EPS)
+            assert H[j, k] == pytest.approx(numeric, rel=1e-6, abs=1e-8)
+    np.testing.assert_allclose(W.make_potential(np)(x, A), W.potential(x, A), rtol=1e-13)

@@ -732,3 +732,21 @@ def logits_inputs(seed=0, d_in=784, d_hidden=256, d_out=10):
     return (rng.standard_normal(d_in), rng.standard_normal((d_hidden, d_in)) / 28.0,
             rng.standard_normal(d_hidden) * 0.1, rng.standard_normal((d_out, d_hidden)) / 16.0,
             rng.standard_normal(d_out) * 0.1)
+
+
+def potential(x, A):
+    """A scalar energy on R^n, whose Hessian is dense: sum(log cosh(A x)) + sum(x^4) / 4."""
+    return np.sum(np.log(np.cosh(A @ x))) + np.sum(x ** 4) / 4.0
+
+
+def make_potential(lib):
+    def potential(x, A):
+        return lib.sum(lib.log(lib.cosh(A @ x))) + lib.sum(x ** 4) / 4.0
+    return potential
+
+
+def potential_hessian(x, A):
+    t = np.tanh(A @ x)
+    H = (A.T * (1.0 - t * t)) @ A
+    H[np.diag_indices_from(H)] += 3.0 * x * x
+    return H
