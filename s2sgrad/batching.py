@@ -367,19 +367,21 @@ def _prefixed(site: Site, index: gast.expr) -> gast.expr | None:
         else:
             kinds = [_entry_kind(site, index)]
             rest = [syntax.clone(index)]
-    if "unknown" in kinds and not isinstance(index, gast.Tuple):
-        return None  # the whole index may be a tuple
-    advanced = [i for i, k in enumerate(kinds) if k in ("array", "unknown")]
-    if advanced:  # ints are advanced entries too, once there is an array
-        advanced = [i for i, k in enumerate(kinds) if k in ("array", "unknown", "int")]
+    if "array" in kinds or "unknown" in kinds:
+        # advanced indexing: the axes it makes stay in place (after the batch axis) only
+        # where the advanced entries (arrays, and then ints) are adjacent; an entry that
+        # may be None, or anything, could separate them at run time
+        if "unknown" in kinds or "maybe" in kinds:
+            return None
+        advanced = [i for i, k in enumerate(kinds) if k in ("array", "int")]
         if advanced[-1] - advanced[0] + 1 != len(advanced):
             return None  # apart: NumPy puts their axes first, before the batch axis
     return syntax.tuple_([syntax.slice_()] + rest)
 
 
 def _entry_kind(site: Site, entry: gast.expr) -> str:
-    """'int', 'basic' (a slice, None, ``...``), 'array' (arrays, lists, masks) or
-    'unknown' (known only at run time)."""
+    """'int', 'basic' (a slice, None, ``...``), 'maybe' (an int or None), 'array' (arrays,
+    lists, masks) or 'unknown' (known only at run time)."""
     if isinstance(entry, gast.Slice):
         return "basic"
     if syntax.is_const(entry):
@@ -405,7 +407,7 @@ def _value_kind(value: Any) -> str:
             return "basic"
         return "array" if value.type in (list, tuple) else "unknown"
     if value.kind in ("scalar", "array") and value.ndim == 0 and value.float is False:
-        return "basic" if value.none else "int"  # maybe None: a new axis or an int
+        return "maybe" if value.none else "int"  # maybe None: a new axis or an int
     return "array" if value.kind == "array" else "unknown"
 
 
@@ -424,7 +426,7 @@ def _ints(site: Site, index: gast.expr) -> int | None:
         else:
             kinds = [_entry_kind(site, index)]
             nones = [syntax.is_const(index) and index.value is None or _maybe_none(site, index)]
-    if any(nones) or any(k not in ("int", "basic") for k in kinds):
+    if any(nones) or any(k not in ("int", "basic") for k in kinds):  # 'maybe' included
         return None
     if isinstance(index, gast.Tuple) and any(
             syntax.is_const(e) and e.value is Ellipsis for e in index.elts):

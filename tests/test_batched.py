@@ -116,11 +116,21 @@ def writes_through_indices(x):
     at = (1, 2)
     y[at] = x[:2] * 2.0  # a tuple held in a name: two axes taken
     y[0, 1:3] = np.tanh(x[:2])  # an int and a slice
-    y[np.s_[2], 0] = x[1]  # an object read at run time, and an int; a number broadcast
-    y[np.s_[...], 0] += x[2]  # an ellipsis read at run time
+    y[2, 0] = x[1]  # a number broadcast
+    y[..., 0] += y[np.s_[...], 1] * x[2]  # an ellipsis, and one read at run time
     y[..., 1] += x[0] ** 2  # an ellipsis
     y[np.array([0, 2]), 3] = np.sin(x[1:3])  # an array index
     return y[None, :, 1] * x[2]
+
+
+def indices_apart(x, flag):
+    m = np.outer(x, x)[:, :, None] * np.ones(2)
+    rows = np.array([0, 2])
+    k = None
+    if flag:
+        k = 1
+    last = np.array([1, 0])
+    return m[rows, :, 1] * np.sum(m[0, :, last]) + np.sum(m[rows, k]) + m[rows, 1:, k].sum()
 
 
 def scaled(x, s):
@@ -140,6 +150,7 @@ FAMILY = [
     pytest.param(stacks, (M,), (0,), id="stacks and axes"),
     pytest.param(scaled, (X, 0.7), (0, 1), id="a float argument"),
     pytest.param(writes_through_indices, (X,), (0,), id="element writes of every index"),
+    pytest.param(indices_apart, (X, True), (0,), id="arrays apart in an index"),
 ]
 
 
