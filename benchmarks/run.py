@@ -829,7 +829,9 @@ def jacobian_calls(lib: Library, fn: Callable, make: Callable, args: tuple
         return [
             (f"{lib.label}: jacobian (mode chosen)", lambda: lambda: sg.jacobian(fn)(*args)),
             (f"{lib.label}: jacfwd (batched columns)", lambda: lambda: sg.jacfwd(fn)(*args)),
-            (f"{lib.label}: jacrev (a vjp per row)", lambda: lambda: sg.jacrev(fn)(*args)),
+            (f"{lib.label}: jacrev (batched rows)", lambda: lambda: sg.jacrev(fn)(*args)),
+            (f"{lib.label}: a vjp per row", lambda: lambda: api._rows_one_by_one(
+                fn, args, (0,), fn(*args))[0]),
             (f"{lib.label}: a jvp per column", lambda: lambda: api._columns_one_by_one(
                 fn, args, (0,), np.shape(fn(*args)))[0]),
         ]

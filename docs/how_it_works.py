@@ -133,6 +133,17 @@ show("tangent function for a batch of directions", rows_fn.source)
 eye = np.eye(w.size).reshape((w.size,) + w.shape)
 assert np.allclose(rows_fn.jvp(w, b, x, y, w_dot=eye, batch=w.size), gw.ravel())
 
+# That function is linear in its rows of tangents, so reverse mode over it, in the rows, is
+# the adjoint for a batch of cotangents: one pullback gives a Jacobian's rows, all at once
+# (s2sgrad.batched_vjp; jacobian uses it when there are fewer outputs than inputs). Its
+# adjoint reads the primal values the batched forward kept, and moves the rows.
+rows_t = compile_vjp(rows_fn.jvp, ("w_dot",), {
+    **signature, "w_dot": abstract_of(eye), "batch": abstract_of(w.size)})
+show("adjoint of the batched tangent function: rows of cotangents", rows_t.adjoint_source)
+weights = np.array([1.0, -2.0, 0.5])
+pulled = s2sgrad.batched_vjp(loss, (w, b, x, y), weights, wrt=0)[0]
+assert np.allclose(pulled, weights[:, None, None] * gw)
+
 # Higher order: the derivative of gradient(loss) is not found by differentiating the adjoint.
 # Its Hessian-vector product is the gradient of the tangent function above (the symmetry of
 # second derivatives), so the compiler differentiates its own generated tangent function,

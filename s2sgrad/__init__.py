@@ -25,6 +25,7 @@ A lower layer that calls a higher one offers a registration point instead of imp
 from . import autograd, nn, optim, rules, testing  # noqa: F401  (importing rules registers them)
 from .api import (  # noqa: F401
     batched_jvp,
+    batched_vjp,
     grad,
     gradient,
     hessian,

@@ -16,9 +16,11 @@ from typing import Any
 
 import numpy as np
 
+from . import higher
 from .analyze import abstract_of
 from .batching import NotBatchable
 from .derivatives import Derivative, set_maker
+from .errors import TransformError
 from .function import BoundFunction, Function, specialiser
 
 Wrt = int | Sequence[int]
@@ -165,6 +167,9 @@ def vjp(fn: Callable, *args: Any, **kwargs: Any) -> tuple[Any, Callable]:
 def _vjp(fn: Callable, args: tuple, kwargs: dict, only: tuple[int, ...] | None = None
          ) -> tuple[Any, Callable]:
     """``vjp``; with ``only``, the cotangents of those positions alone (None elsewhere)."""
+    if hasattr(fn, "_s2sgrad_transpose"):
+        return _vjp_of_linear(fn, args, kwargs)
+    original = fn
     fn, prefix = _bound(fn)
     spec = specialiser(fn)
     args = prefix + args
@@ -190,6 +195,44 @@ def _vjp(fn: Callable, args: tuple, kwargs: dict, only: tuple[int, ...] | None =
         return every[len(prefix):]
 
     pullback._s2sgrad_transform = f"the pullback of vjp({spec.fn.__name__})"
+    if not kwargs:
+        user = args[len(prefix):]
+
+        def transpose(cotangents: Any) -> Any:
+            """The pullback's own pullback: J w, for w one entry per argument (None for
+            one that does not move), by the tangent function of f."""
+            if not isinstance(cotangents, (tuple, list)) or len(cotangents) != len(user):
+                raise ValueError(f"the pullback of the pullback of vjp({spec.fn.__name__}) "
+                                 f"takes one cotangent per argument ({len(user)}), as a tuple")
+            tangents = [w if w is not None and i + len(prefix) in positions else None
+                        for i, w in enumerate(cotangents)]
+            return jvp(original, user, tangents)[1]
+
+        pullback._s2sgrad_transpose = transpose
+    return out, pullback
+
+
+def _vjp_of_linear(fn: Callable, args: tuple, kwargs: dict) -> tuple[Any, Callable]:
+    """The vjp of a linear map the transforms made: a pullback ``u -> J^T u`` or a
+    pullback of one. Its pullback is its transpose, ``w -> (J w,)`` for vjp's pullback (the
+    tangent function of f), and so on to any depth: the transpose of ``v -> (L^T v,)`` is
+    ``t -> L(t[0])``."""
+    if len(args) != 1 or kwargs:
+        raise TypeError(f"{fn._s2sgrad_transform} takes one argument")
+    out = fn(args[0])
+    transpose = fn._s2sgrad_transpose
+
+    def pullback(cotangent: Any) -> tuple:
+        return (transpose(cotangent),)
+
+    def transpose_of_pullback(cotangents: Any) -> Any:
+        if not isinstance(cotangents, (tuple, list)) or len(cotangents) != 1:
+            raise ValueError(f"the pullback of the pullback of vjp({fn._s2sgrad_transform}) "
+                             "takes a tuple of one cotangent")
+        return fn(cotangents[0])
+
+    pullback._s2sgrad_transform = f"the pullback of vjp({fn._s2sgrad_transform})"
+    pullback._s2sgrad_transpose = transpose_of_pullback
     return out, pullback
 
 
@@ -203,6 +246,11 @@ def jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[
 def _jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], mode: str) -> Any:
     """``jvp``; with ``mode`` "tangent", the tangent alone (the value is not computed where
     the tangent does not need it)."""
+    if hasattr(fn, "_s2sgrad_transpose"):  # a pullback is linear: its tangent is itself
+        if len(primals) != 1 or len(tangents) != 1:
+            raise TypeError(f"{fn._s2sgrad_transform} takes one argument")
+        dot = _zeros_like(fn(primals[0])) if tangents[0] is None else fn(tangents[0])
+        return (fn(primals[0]), dot) if mode == "jvp" else dot
     fn, prefix = _bound(fn)
     spec = specialiser(fn)
     primals, tangents = tuple(primals), tuple(tangents)
@@ -274,11 +322,12 @@ def hvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
 def jacobian(fn: Callable, wrt: Wrt = 0, mode: str | None = None) -> Callable:
     """``jacobian(f, wrt)(*args)``: the derivative of every output entry with respect to
     every entry of ``args[wrt]``, of shape ``out.shape + arg.shape`` (a tuple, one per
-    argument, if ``wrt`` is a tuple). ``mode`` "rev" builds it a row at a time (one vjp per
-    output entry), "fwd" all its columns in one call of the tangent function generated for
-    a batch of directions (one jvp per input entry where that cannot be generated, see
-    ``batched_jvp``); by default "rev" only for outputs much smaller than the inputs. The
-    columns of a gradient's Jacobian (a Hessian) are batched up to 32 of them."""
+    argument, if ``wrt`` is a tuple). ``mode`` "rev" builds all its rows in one batched
+    pullback (``batched_vjp``), "fwd" all its columns in one call of the tangent function
+    generated for a batch of directions (``batched_jvp``); where that cannot be generated,
+    one vjp per output entry or one jvp per input entry. By default "rev" for outputs at
+    most half as large as the inputs. The Jacobian of a gradient (a Hessian) is batched up
+    to 32 rows or columns."""
     if mode not in (None, "rev", "fwd"):
         raise ValueError(f"jacobian(mode={mode!r}): mode is 'rev', 'fwd' or None")
     positions, single = _normalize_wrt(wrt)
@@ -289,23 +338,31 @@ def jacobian(fn: Callable, wrt: Wrt = 0, mode: str | None = None) -> Callable:
         shape = np.shape(out)
         size_out = int(np.size(out))
         size_in = sum(int(np.size(args[i])) for i in positions)
-        chosen = mode or ("rev" if size_out * _ROWS_PER_BATCH <= size_in else "fwd")
-        blocks = _columns(fn, args, positions, shape) if chosen == "fwd" else None
-        if blocks is None:
-            if mode is None:  # not batched: the fewer passes
-                chosen = "rev" if size_out <= size_in else "fwd"
-            blocks = _rows(fn, args, positions, out) if chosen == "rev" else \
-                _columns_one_by_one(fn, args, positions, shape)
+        batched = {"rev": lambda: _batched_rows(fn, args, positions, out),
+                   "fwd": lambda: _columns(fn, args, positions, shape)}
+        if mode is None:  # the cheaper batch, then the other, then the fewer passes
+            order = ["rev", "fwd"] if size_out * _ROWS_PER_BATCH <= size_in else ["fwd", "rev"]
+        else:
+            order = [mode]
+        for chosen in order:
+            blocks = batched[chosen]()
+            if blocks is not None:
+                return blocks[0] if single else tuple(blocks)
+        fewer = mode or ("rev" if size_out <= size_in else "fwd")
+        blocks = _rows_one_by_one(fn, args, positions, out) if fewer == "rev" else \
+            _columns_one_by_one(fn, args, positions, shape)
         return blocks[0] if single else tuple(blocks)
 
     jacobian_fn._s2sgrad_transform = f"jacobian({getattr(fn, '__name__', 'f')})"
     return jacobian_fn
 
 
-# Below one output entry per this many input entries, a Jacobian is cheaper by rows (one
-# vjp each) than by all its columns in one batched tangent call: on a dense layer of 300
-# inputs and 1 to 300 outputs, a row costs 3 to 5 times what a column costs in the batch.
-_ROWS_PER_BATCH = 4
+# Below one output entry per this many input entries, a Jacobian is cheaper by its rows in
+# one batched pullback than by its columns in one batched tangent call. A row costs a forward
+# and a reverse sweep of a direction, a column the forward alone: on a dense layer of 300
+# inputs and 10 to 300 outputs (with and without a cumsum), a row costs 2 to 5 times what a
+# column costs, and the two take as long at 100 to 150 outputs.
+_ROWS_PER_BATCH = 2
 
 
 # Up to this many directions, a Hessian's columns are cheaper in one batched call than one
@@ -317,7 +374,7 @@ _ROWS_PER_BATCH = 4
 _BATCHED_HESSIAN = 32
 
 
-def _rows(fn: Callable, args: tuple, positions: tuple[int, ...], out: Any) -> list:
+def _rows_one_by_one(fn: Callable, args: tuple, positions: tuple[int, ...], out: Any) -> list:
     """The Jacobian a row at a time: one pullback per output entry."""
     shape = np.shape(out)
     _, pullback = _vjp(fn, args, {}, positions)
@@ -325,6 +382,25 @@ def _rows(fn: Callable, args: tuple, positions: tuple[int, ...], out: Any) -> li
             for e in np.eye(int(np.size(out)))]
     return [np.reshape(np.stack([np.asarray(r[i]) for r in rows]), shape + np.shape(args[i]))
             for i in positions]
+
+
+def _batched_rows(fn: Callable, args: tuple, positions: tuple[int, ...], out: Any
+                  ) -> list | None:
+    """Every row of the Jacobian of ``fn`` in ``args[positions]`` in one batched pullback,
+    the cotangents being the identity (one output entry per row). None where it cannot be
+    batched (see ``batched_vjp``)."""
+    if not isinstance(out, (np.ndarray, float)) or any(
+            not isinstance(args[i], (np.ndarray, float)) for i in positions):
+        return None
+    batch, shape = int(np.size(out)), np.shape(out)
+    if batch == 0 or (isinstance(_bound(fn)[0], Derivative) and batch > _BATCHED_HESSIAN):
+        return None
+    try:
+        rows = batched_vjp(fn, args, np.reshape(np.eye(batch), (batch,) + shape),
+                           wrt=positions)
+    except NotBatchable:
+        return None
+    return [np.reshape(rows[i], shape + np.shape(args[i])) for i in positions]
 
 
 def _columns_one_by_one(fn: Callable, args: tuple, positions: tuple[int, ...], shape: tuple
@@ -406,6 +482,54 @@ def batched_jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -
                          for k in range(len(spec.params), len(args)))
         dots[compiled.tangent_params[compiled.wrt.index(param)]] = rows
     return compiled.jvp(*args, **dots, **{compiled.batch: batch})
+
+
+def batched_vjp(fn: Callable, primals: Sequence[Any], cotangents: Any,
+                wrt: Wrt | None = None) -> tuple:
+    """The pullbacks of ``f`` at ``primals`` of many cotangents in one pass: ``cotangents``
+    has a leading axis (``(k,) + np.shape(out)``), and so has each result, row ``j`` being
+    what ``vjp``'s pullback gives for ``cotangents[j]``. One entry per primal: rows for the
+    floating-point ones (or those ``wrt`` names), None for the others.
+
+    It is reverse mode over f's batched tangent function, which is linear in its rows of
+    tangents (``higher.transposed``). Raises ``NotBatchable`` (with the reason) where that
+    function cannot be generated or read back; a pullback per row is then the way."""
+    target, prefix = _bound(fn)
+    spec = specialiser(target)
+    args = prefix + tuple(primals)
+    if wrt is None:
+        positions = tuple(i for i, a in enumerate(primals) if _differentiable(abstract_of(a), a))
+    else:
+        positions = _normalize_wrt(wrt)[0]
+    moving = tuple(len(prefix) + i % len(primals) for i in positions)
+    if not moving:
+        raise ValueError("batched_vjp: no floating-point argument to differentiate")
+    if any(i >= len(spec.params) for i in moving):
+        raise NotBatchable(f"batched_vjp of {spec.fn.__name__}(): a value passed through "
+                           "*args is pulled back one row at a time")
+    batch = int(np.shape(cotangents)[0]) if np.ndim(cotangents) else 0
+    compiled = spec.compiled(moving, args, {}, mode="batched")
+    if compiled.unbatchable:
+        raise NotBatchable(compiled.unbatchable)
+    found = higher.transposed(compiled, spec.fn)
+    if found.refused:
+        raise NotBatchable(found.refused)
+    zeros = tuple(np.zeros((batch,) + np.shape(args[i])) for i in moving)
+    try:
+        rows, pullback = _vjp(found.fn, zeros + args, {}, tuple(range(len(moving))))
+    except TransformError as exc:  # the batched code has what the reverse pass refuses
+        found.refused = exc.reason
+        raise NotBatchable(exc.reason) from None
+    if not isinstance(rows, np.ndarray):
+        raise NotBatchable(f"batched_vjp of {spec.fn.__name__}(): the output is a "
+                           f"{type(rows).__name__}, not an array")
+    if np.shape(cotangents) != rows.shape:
+        raise ValueError(f"batched_vjp of {spec.fn.__name__}(): cotangents of shape "
+                         f"{np.shape(cotangents)} for an output of shape {rows.shape[1:]}; "
+                         f"expected {(batch,) + rows.shape[1:]}")
+    pulled = pullback(np.asarray(cotangents, dtype=float))
+    found_rows = dict(zip(moving, pulled, strict=False))
+    return tuple(found_rows.get(len(prefix) + i) for i in range(len(primals)))
 
 
 def jacfwd(fn: Callable, wrt: Wrt = 0) -> Callable:

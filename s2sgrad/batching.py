@@ -331,7 +331,7 @@ def _getitem(site: Site) -> gast.expr:
 
 def write_rows(site: Site, base: gast.expr, index: gast.expr, value_dot: gast.expr,
                value: Any) -> gast.stmt:
-    """``y[index] = v`` on the rows: ``y_dot[:, *index] = v_dot``, with ``v_dot``'s rows
+    """``y[index] = v`` on the rows: ``y_dot[:, index...] = v_dot``, with ``v_dot``'s rows
     given the region's rank (counted here, or read from ``y[index]`` at run time where
     arrays pick the entries)."""
     target = site.arg("a")
@@ -352,7 +352,7 @@ def write_rows(site: Site, base: gast.expr, index: gast.expr, value_dot: gast.ex
 
 
 def _prefixed(site: Site, index: gast.expr) -> gast.expr | None:
-    """``(:, *index)``, where it picks the same entries of each row as ``index`` of the
+    """``(:, index...)``, where it picks the same entries of each row as ``index`` of the
     value; None where it may not."""
     if isinstance(index, gast.Tuple):
         kinds = [_entry_kind(site, e) for e in index.elts]
@@ -363,7 +363,9 @@ def _prefixed(site: Site, index: gast.expr) -> gast.expr | None:
             if value.items is None:
                 return None
             kinds = [_value_kind(v) for _, v in value.items]
-            rest = [syntax.starred(syntax.clone(index))]
+            # its entries one by one (at[0], at[1]): code reverse mode reads again
+            rest = [syntax.subscript(syntax.clone(index), syntax.const(k))
+                    for k in range(len(value.items))]
         else:
             kinds = [_entry_kind(site, index)]
             rest = [syntax.clone(index)]

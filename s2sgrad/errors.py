@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import linecache
-
+import os
+import sys
 
 # generated file name -> {its line: (file, line, column) of the statement it comes from}
 _origins: dict[str, dict[int, tuple[str, int, int]]] = {}
@@ -13,6 +14,27 @@ def register_origins(filename: str, lines: dict[int, tuple[str, int, int]]) -> N
     """Where the lines of a generated file come from: an error the compiler finds in that
     code (differentiating it again) is reported at the user's line it was generated from."""
     _origins[filename] = lines
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def in_package(filename: str) -> bool:
+    """Whether code in ``filename`` is s2sgrad's own, or code it generated."""
+    return filename.startswith((_PACKAGE, "<s2sgrad"))
+
+
+def user_frame() -> tuple[str, int, int]:
+    """Where the user's code called into s2sgrad: (file, line, column) of the innermost
+    frame outside the package and the code it generates, for a refusal that concerns a
+    call rather than a line of a differentiated function."""
+    frame = sys._getframe(1)
+    while frame is not None and in_package(frame.f_code.co_filename):
+        frame = frame.f_back
+    if frame is None:
+        return "<unknown>", 0, 0
+    positions = list(frame.f_code.co_positions())[frame.f_lasti // 2]
+    return frame.f_code.co_filename, frame.f_lineno, positions[2] or 0
 
 
 class TransformError(SyntaxError):

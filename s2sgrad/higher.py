@@ -31,6 +31,7 @@ tangent function of a Derivative are themselves generated source, short and read
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -100,7 +101,7 @@ def _tuple(items: list[Abstract]) -> Abstract:
 class _Names:
     """Names for generated source that no parameter of the function shadows."""
 
-    def __init__(self, d: Derivative):
+    def __init__(self, d: Any):
         self.taken = set(signature_of(d).parameters)
 
     def __call__(self, base: str) -> str:
@@ -224,6 +225,45 @@ def derivative_rows(d: Derivative, wrt: tuple[str, ...], signature: dict[str, Ab
     except NotBatchable as exc:
         return _not_batched(d, wrt, signature, state, str(exc))
     return dataclasses.replace(compiled, fn=root_of(d), **state)
+
+
+@dataclasses.dataclass
+class Transposed:
+    """f's batched tangent function with its rows of tangents as the first parameters
+    (``fn``), and why the reverse pass refuses it, once known (``refused``)."""
+
+    fn: Callable
+    refused: str | None = None
+
+
+_transposed: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # rows.jvp -> Transposed
+
+
+def transposed(rows: CompiledJvp, fn: Any) -> Transposed:
+    """The adjoint of ``fn`` for a batch of cotangents, as reverse mode over its batched
+    tangent function ``rows``. That function is linear in its rows of tangents, so its vjp
+    in them takes rows of cotangents of the output to rows of cotangents of the inputs:
+    with the identity as the cotangents, every row of a Jacobian in one call.
+
+        def f_jvp_transposed(x_dot, W, x):
+            return f_jvp(W, x, x_dot=x_dot, batch=np.shape(x_dot)[0])
+
+    One per batched tangent function; the caller records a refusal of its pair (a rule
+    called row by row in the batched code) in ``refused``, so that it is not tried again."""
+    known = _transposed.get(rows.jvp)
+    if known is None:
+        fresh = _Names(fn)
+        name = fresh(rows.name)
+        bindings: dict[str, Any] = {name: rows.jvp}
+        params, call = sourcefile.parameters(signature_of(fn), bindings)
+        dots = [fresh(p) for p in rows.tangent_params]
+        moved = [f"{p}={d}" for p, d in zip(rows.tangent_params, dots, strict=True)]
+        expression = (f"{name}({', '.join(call + moved)}, "
+                      f"{rows.batch}=np.shape({dots[0]})[0])")
+        known = Transposed(sourcefile.define(fresh(f"{rows.name}_transposed"),
+                                             dots + params, expression, (), bindings))
+        _transposed[rows.jvp] = known
+    return known
 
 
 def _not_batched(d: Derivative, wrt: tuple[str, ...], signature: dict[str, Abstract],

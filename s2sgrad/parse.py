@@ -25,7 +25,8 @@ from typing import Any
 import gast
 
 from . import syntax
-from .errors import TransformError
+from .errors import TransformError, in_package, user_frame
+
 
 class _Missing:
     """Nothing: a name that resolves to nothing, a value not known when compiling."""
@@ -171,15 +172,22 @@ def made_by_transform(fn: Any) -> str | None:
 
 
 def _refuse_transform(fn: Callable, made: str) -> TransformError:
-    inner = inspect.unwrap(fn)
-    code = getattr(inner, "__code__", None)
-    where = (code.co_filename, code.co_firstlineno) if code is not None else ("<unknown>", 0)
+    """Placed at the user's function the transform was made of (a jacobian's), else at the
+    user's line that asked for the derivative (a pullback is s2sgrad's own closure)."""
+    pullback = hasattr(fn, "_s2sgrad_transpose")
+    code = getattr(inspect.unwrap(fn), "__code__", None)
+    where = (code.co_filename, code.co_firstlineno, 0) if code is not None and not \
+        in_package(code.co_filename) else user_frame()
     return TransformError(
         f"cannot differentiate {made}: derivatives are followed through s2sgrad.gradient "
-        "and s2sgrad.value_and_grad, not through a vjp pullback, a jacobian or a hessian",
-        *where, 0,
+        "and s2sgrad.value_and_grad" + (", and s2sgrad.vjp and s2sgrad.jvp of a pullback,"
+                                       if pullback else ",") +
+        " not through a jacobian or a hessian, or a pullback called inside differentiated "
+        "code", *where,
         hint="Differentiate s2sgrad.gradient(f) or s2sgrad.value_and_grad(f) instead (a "
-             "Jacobian of a gradient is s2sgrad.hessian(f)).")
+             "Jacobian of a gradient is s2sgrad.hessian(f))" + (
+                 "; the pullback's own pullback is s2sgrad.vjp(pullback, seed)."
+                 if pullback else "."))
 
 
 def implicit_paths(fn: Callable) -> list[tuple[str, ...]]:

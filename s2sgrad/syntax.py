@@ -99,10 +99,6 @@ def if_exp(test: Expr, body: Expr, orelse: Expr) -> gast.IfExp:
     return gast.IfExp(test=test, body=body, orelse=orelse)
 
 
-def starred(value: Expr) -> gast.Starred:
-    return gast.Starred(value=value, ctx=gast.Load())
-
-
 def dict_(keys: Iterable[Expr], values: Iterable[Expr]) -> gast.Dict:
     return gast.Dict(keys=list(keys), values=list(values))
 

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from . import sourcefile
-from .api import batched_jvp, gradient, jvp, vjp
+from .api import batched_jvp, batched_vjp, gradient, jvp, vjp
 
 # A central difference is off by about EPS**2 / 6 times the third derivative (truncation)
 # plus 1e-16 |f| / EPS (rounding): at EPS = 1e-6, near 1e-10 for values and derivatives of
@@ -150,15 +150,16 @@ def check_grads(fn: Callable, *args: Any, wrt: int | Sequence[int] | None = None
     derivatives checked: "rev" computes ``<J^T u, v>`` with ``vjp``, "fwd" ``<u, J v>``
     with ``jvp``, "batch" ``<u, J v>`` for ``directions`` directions of every argument at
     once, with the batched tangent function (``batched_jvp``; it raises ``NotBatchable``
-    where there is none). Differentiable arguments are the floating-point ones, or those
+    where there is none), "batch-rev" ``<J^T u, v>`` for ``directions`` cotangents ``u`` at
+    once (``batched_vjp``, the same way). Differentiable arguments are the floating-point ones, or those
     of them whose positions ``wrt`` names.
     """
     if order not in (1, 2):
         raise ValueError(f"check_grads(order={order}): the orders checked are 1 and 2")
-    unknown = set(modes) - {"rev", "fwd", "batch"}
+    unknown = set(modes) - {"rev", "fwd", "batch", "batch-rev"}
     if unknown or not modes:
-        raise ValueError(f"check_grads(modes={tuple(modes)!r}): modes are 'rev', 'fwd' and "
-                         "'batch'")
+        raise ValueError(f"check_grads(modes={tuple(modes)!r}): modes are 'rev', 'fwd', "
+                         "'batch' and 'batch-rev'")
     rng = np.random.default_rng(seed)
     positions = range(len(args)) if wrt is None else ([wrt] if isinstance(wrt, int) else wrt)
     positions = [i for i in positions if _is_float(args[i])]
@@ -206,6 +207,8 @@ def check_grads(fn: Callable, *args: Any, wrt: int | Sequence[int] | None = None
                         f"differences: <u, J v> = {analytic!r}, numeric = {numeric!r}")
     if "batch" in modes:
         _check_batched(fn, args, plain, positions, rng, directions, eps, rtol, atol)
+    if "batch-rev" in modes:
+        _check_batched_rev(fn, args, plain, positions, rng, directions, eps, rtol, atol)
 
 
 def _check_batched(fn: Callable, args: Sequence[Any], plain: Any, positions: list[int],
@@ -232,6 +235,30 @@ def _check_batched(fn: Callable, args: Sequence[Any], plain: Any, positions: lis
             raise AssertionError(
                 f"row {j} of the batched jvp of {_name(fn)} disagrees with finite "
                 f"differences: <u, J v> = {analytic!r}, numeric = {numeric!r}")
+
+
+def _check_batched_rev(fn: Callable, args: Sequence[Any], plain: Any, positions: list[int],
+                       rng: np.random.Generator, directions: int, eps: float, rtol: float,
+                       atol: float) -> None:
+    """Row j of the batched pullback of cotangents u_j against the central difference of
+    <u_j, f> along a random direction of each argument."""
+    weights = np.stack([np.asarray(_weight_like(plain, rng), dtype=float)
+                        for _ in range(directions)])
+    rows = batched_vjp(fn, args, weights, wrt=positions)
+    for i in positions:
+        if np.shape(rows[i]) != (directions,) + np.shape(args[i]):
+            raise AssertionError(
+                f"the batched pullback of {_name(fn)} gives argument {i} rows of shape "
+                f"{np.shape(rows[i])}, not {(directions,) + np.shape(args[i])}")
+        for j in range(directions):
+            v = random_direction(args[i], rng)
+            analytic = float(np.sum(rows[i][j] * v))
+            numeric = central_difference(fn, args, i, v, weight=weights[j], eps=eps)
+            if not np.isclose(analytic, numeric, rtol=rtol, atol=atol):
+                raise AssertionError(
+                    f"row {j} of the batched vjp of {_name(fn)} wrt argument {i} disagrees "
+                    f"with finite differences: <J^T u, v> = {analytic!r}, numeric = "
+                    f"{numeric!r}")
 
 
 def weighted(fn: Callable, weight: Any) -> Callable:

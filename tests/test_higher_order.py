@@ -544,6 +544,87 @@ def test_parameter_named_like_its_own_gradient_in_forward_mode():
         pytest.approx(12.0, rel=1e-12)
 
 
+# --- vjp of a vjp pullback, to any depth ------------------------------------------------
+
+
+def layer_with_count(x, W, k):
+    return np.tanh(W @ x) * k + np.sum(x ** 2)
+
+
+@s2sgrad.grad
+def decorated_field(x):
+    return np.sin(x) * x[::-1]
+
+
+def scalar_fn(a, b):
+    return np.sin(a * b) + a ** 3
+
+
+R = np.random.default_rng(11)
+PULLBACKS = [
+    pytest.param(layer_with_count, (R.standard_normal(3), R.standard_normal((4, 3)), 2),
+                 id="two arrays and an int"),
+    pytest.param(decorated_field, (R.standard_normal(5),), id="decorated"),
+    pytest.param(scalar_fn, (0.3, 1.7), id="floats"),
+    pytest.param(s2sgrad.gradient(scalar_fn), (0.3, 1.7), id="a gradient"),
+]
+
+
+def _draw(value, rng):
+    return None if value is None or isinstance(value, int) else (
+        rng.standard_normal(np.shape(value)) if isinstance(value, np.ndarray)
+        else float(rng.standard_normal()))
+
+
+@pytest.mark.parametrize("fn, args", PULLBACKS)
+def test_the_pullback_of_a_pullback_is_the_jvp(fn, args):
+    """vjp(pullback, u) pulls w back to J w, checked against central differences of f
+    along w; its own pullback is the first pullback again (any depth)."""
+    rng = np.random.default_rng(0)
+    out, pullback = s2sgrad.vjp(fn, *args)
+    u = _draw(out, rng)
+    grads, pullback2 = s2sgrad.vjp(pullback, u)
+    assert all(np.allclose(a, b) for a, b in zip(grads, pullback(u), strict=True)
+               if a is not None)
+    w = tuple(_draw(a, rng) for a in args)
+    (Jw,) = pullback2(w)
+    weight = _draw(out, rng)
+    numeric = sum(s2sgrad.testing.central_difference(fn, args, i, w[i], weight=weight)
+                  for i in range(len(args)) if w[i] is not None)
+    close(np.sum(weight * Jw), numeric)
+    value, pullback3 = s2sgrad.vjp(pullback2, w)
+    close(value[0], Jw, rtol=1e-12, atol=1e-12)
+    (again,) = pullback3((u,))
+    for a, b in zip(again, pullback(u), strict=True):
+        assert (a is None) == (b is None)
+        if a is not None:
+            close(a, b, rtol=1e-12, atol=1e-12)
+    _, pullback4 = s2sgrad.vjp(pullback3, (u,))
+    close(pullback4((w,))[0][0], Jw, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("fn, args", PULLBACKS)
+def test_a_pullback_is_its_own_tangent(fn, args):
+    rng = np.random.default_rng(1)
+    out, pullback = s2sgrad.vjp(fn, *args)
+    u, du = _draw(out, rng), _draw(out, rng)
+    value, tangent = s2sgrad.jvp(pullback, (u,), (du,))
+    for a, b in zip(value + tangent, pullback(u) + pullback(du), strict=True):
+        if a is not None:
+            close(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_differentiating_a_pullback_otherwise_is_refused_at_the_user_s_line():
+    _, pullback = s2sgrad.vjp(scalar_fn, 0.3, 1.7)
+    with pytest.raises(TransformError) as info:
+        s2sgrad.gradient(pullback)(1.0)  # the line the refusal names
+    line = test_differentiating_a_pullback_otherwise_is_refused_at_the_user_s_line \
+        .__code__.co_firstlineno + 3
+    assert f"test_higher_order.py:{line}:" in str(info.value)
+    assert "s2sgrad/" not in str(info.value)
+    assert "s2sgrad.vjp(pullback, seed)" in str(info.value)
+
+
 # --- what must stay refused -------------------------------------------------------------
 
 
