@@ -799,10 +799,14 @@ def build_jacobians() -> list[tuple[str, str, Callable, Callable, Callable, tupl
         ("hessian-potential", ("hessian-potential: sum(log cosh(A x)) + sum(x^4) / 4, x of "
                                "30: 30 x 30 (the Jacobian of the gradient)"), W.potential, W.potential_hessian,
          W.make_potential, W.field_inputs(n=30)),
+        ("hessian-potential-200", ("hessian-potential-200: the same potential, x of 200: "
+                                   "200 x 200"), W.potential, W.potential_hessian,
+         W.make_potential, W.field_inputs(n=200)),
     ]
 
 
-JACOBIAN_NAMES = ("jacobian-field", "jacobian-logits", "hessian-potential")
+JACOBIAN_NAMES = ("jacobian-field", "jacobian-logits", "hessian-potential",
+                  "hessian-potential-200")
 
 
 def jacobian_calls(lib: Library, fn: Callable, make: Callable, args: tuple
@@ -821,7 +825,8 @@ def jacobian_calls(lib: Library, fn: Callable, make: Callable, args: tuple
         def one_by_one():
             return np.stack([sg.hvp(fn, args, (e, None)) for e in np.eye(args[0].size)], -1)
 
-        return [(f"{lib.label}: hessian (batched columns)", lambda: lambda: sg.hessian(fn)(*args)),
+        return [(f"{lib.label}: hessian (batched, forward over reverse)",
+                 lambda: lambda: sg.hessian(fn)(*args)),
                 (f"{lib.label}: an hvp per column", lambda: one_by_one)]
     if lib.name == "s2sgrad":
         sg = lib.module

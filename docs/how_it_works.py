@@ -155,3 +155,12 @@ out, saved = second.forward(w, b, x, y, w_dot=v)
 assert np.allclose(hv, s2sgrad.hvp(loss, (w, b, x, y), (v, None, None, None)))
 s2sgrad.testing.check_grads(loss, w, b, x, y, wrt=(0, 1), order=2, modes=("rev", "fwd"))
 print("second derivatives check against finite differences of the gradient")
+
+# A whole Hessian is a batch of columns. Forward mode reads the generated forward and
+# backward again, as the gradient they are, and gives their tangent function for a batch
+# of directions (forward over reverse): with the identity as the directions, every column
+# in one call, each costing about what a gradient costs.
+columns = compile_jvp(s2sgrad.gradient(loss), ("w",), signature, "tangent", batched=True)
+show("the gradient's tangent function for a batch of directions", columns.source)
+H = columns.jvp(w, b, x, y, w_dot=eye, batch=w.size)
+assert np.allclose(H[0], s2sgrad.hvp(loss, (w, b, x, y), (eye[0], None, None, None)))

@@ -366,12 +366,26 @@ _ROWS_PER_BATCH = 2
 
 
 # Up to this many directions, a Hessian's columns are cheaper in one batched call than one
-# Hessian-vector product each. The batched call is forward mode over f's batched tangent
-# function, so its arrays hold n x n tangents of each value (n^3 entries for a vector of n);
-# a Hessian-vector product costs a reverse pass and the calls' overhead. Measured: at n = 10
-# the batched call takes a third of the time, at n = 50 as long (elementwise, a loop,
-# a dense layer), at n = 200 4 to 15 times as long.
+# Hessian-vector product each where the batched call is forward mode over f's batched
+# tangent function (``quadratic``: forward mode refused f's adjoint), whose arrays hold
+# n x n tangents of each value (n^3 entries for a vector of n). Measured: at n = 10 the
+# batched call takes a third of the time, at n = 50 as long (elementwise, a loop, a dense
+# layer), at n = 200 4 to 15 times as long. Forward over reverse has no such limit.
 _BATCHED_HESSIAN = 32
+
+# Directions per batched call: a Jacobian's columns (or rows) are built this many at a time,
+# so that the tangents of every value stay a few hundred times the value's size.
+_CHUNK = 256
+
+
+def _batched_record(fn: Callable, args: tuple, positions: tuple[int, ...], batch: int
+                    ) -> bool:
+    """Whether ``fn``'s batched tangent function in ``positions`` exists and is worth a
+    batch of ``batch`` directions."""
+    target, prefix = _bound(fn)
+    compiled = specialiser(target).compiled(tuple(len(prefix) + i for i in positions),
+                                            prefix + tuple(args), {}, mode="batched")
+    return not compiled.unbatchable and not (compiled.quadratic and batch > _BATCHED_HESSIAN)
 
 
 def _rows_one_by_one(fn: Callable, args: tuple, positions: tuple[int, ...], out: Any) -> list:
@@ -393,14 +407,19 @@ def _batched_rows(fn: Callable, args: tuple, positions: tuple[int, ...], out: An
             not isinstance(args[i], (np.ndarray, float)) for i in positions):
         return None
     batch, shape = int(np.size(out)), np.shape(out)
-    if batch == 0 or (isinstance(_bound(fn)[0], Derivative) and batch > _BATCHED_HESSIAN):
+    if batch == 0 or not _batched_record(fn, args, positions, batch):
         return None
-    try:
-        rows = batched_vjp(fn, args, np.reshape(np.eye(batch), (batch,) + shape),
-                           wrt=positions)
-    except NotBatchable:
-        return None
-    return [np.reshape(rows[i], shape + np.shape(args[i])) for i in positions]
+    eye = np.eye(batch)
+    parts = []
+    for first in range(0, batch, _CHUNK):
+        chunk = eye[first:first + _CHUNK]
+        try:
+            parts.append(batched_vjp(fn, args, np.reshape(chunk, (len(chunk),) + shape),
+                                     wrt=positions))
+        except NotBatchable:
+            return None
+    return [np.reshape(np.concatenate([part[i] for part in parts]), shape + np.shape(args[i]))
+            for i in positions]
 
 
 def _columns_one_by_one(fn: Callable, args: tuple, positions: tuple[int, ...], shape: tuple
@@ -428,20 +447,28 @@ def _columns(fn: Callable, args: tuple, positions: tuple[int, ...], shape: tuple
         return None
     sizes = [int(np.size(args[i])) for i in positions]
     batch, start = sum(sizes), 0
-    if batch == 0 or (isinstance(_bound(fn)[0], Derivative) and batch > _BATCHED_HESSIAN):
+    if batch == 0 or not _batched_record(fn, args, positions, batch):
         return None
-    rows = [None] * len(args)
-    for i, size in zip(positions, sizes, strict=True):
+    eyes = []
+    for size in sizes:
         eye = np.zeros((batch, size))
         eye[start:start + size] = np.eye(size)
         start += size
-        rows[i] = np.reshape(eye, (batch,) + np.shape(args[i]))
-    try:
-        out_dot = batched_jvp(fn, args, rows)
-    except NotBatchable:
-        return None
-    if not isinstance(out_dot, np.ndarray) or out_dot.shape[1:] != shape:
-        return None  # not an array: a column at a time
+        eyes.append(eye)
+    parts = []
+    for first in range(0, batch, _CHUNK):
+        rows = [None] * len(args)
+        for i, eye in zip(positions, eyes, strict=True):
+            chunk = eye[first:first + _CHUNK]
+            rows[i] = np.reshape(chunk, (len(chunk),) + np.shape(args[i]))
+        try:
+            part = batched_jvp(fn, args, rows)
+        except NotBatchable:
+            return None
+        if not isinstance(part, np.ndarray) or part.shape[1:] != shape:
+            return None  # not an array: a column at a time
+        parts.append(part)
+    out_dot = parts[0] if len(parts) == 1 else np.concatenate(parts)
     blocks, start = [], 0
     for i, size in zip(positions, sizes, strict=True):
         block = np.moveaxis(out_dot[start:start + size], 0, -1)
@@ -545,9 +572,10 @@ def jacrev(fn: Callable, wrt: Wrt = 0) -> Callable:
 def hessian(fn: Callable, wrt: Wrt = 0) -> Callable:
     """``hessian(f, wrt)(*args)``: the second derivatives of scalar ``f``, the Jacobian of
     its gradient, of shape ``arg.shape + arg.shape`` (a tuple of tuples of blocks if
-    ``wrt`` is a tuple). Up to 32 entries, every column comes from one batched call (forward
-    mode over f's batched tangent function); beyond, or where that cannot be generated,
-    each column is one Hessian-vector product."""
+    ``wrt`` is a tuple). Its columns come from batched calls of the gradient's tangent
+    function (forward mode over f's generated gradient, see ``higher.derivative_rows``);
+    where forward mode cannot read that gradient, from forward mode over f's batched tangent
+    function for up to 32 entries; else each column is one Hessian-vector product."""
     positions, single = _normalize_wrt(wrt)
     grad_fn = gradient(fn, wrt)
 

@@ -105,6 +105,9 @@ class CompiledJvp:
     batch: str | None = None  # batched: the keyword-only parameter taking the batch size
     # batched, where it cannot be done: why (``jvp`` is None; one direction at a time)
     unbatchable: str | None = None
+    # batched, a direction costs what the whole batch's first derivative costs (forward over
+    # forward, see higher.derivative_rows): worth it for few directions only
+    quadratic: bool = False
 
     def valid(self) -> bool:
         return _valid(self)

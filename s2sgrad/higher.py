@@ -24,8 +24,14 @@ tangent function of a Derivative are themselves generated source, short and read
     def grad_f_jvp(x, y, *, x_dot, y_dot):
         return grad_f(x, y), grad_f_jvp_dot(x, y, x_dot=x_dot, y_dot=y_dot)
 
-``compile_vjp`` and ``compile_jvp`` (pipeline) hand a Derivative to ``derivative_pair`` and
-``derivative_tangent``, passing themselves in.
+A Hessian's columns in one call (``derivative_rows``) are the one place forward mode reads
+f's adjoint: the gradient written as f's own forward and backward, whose tangent function
+for a batch of directions costs about a gradient per direction (forward over reverse).
+Reverse mode over f's batched tangent function, in its rows of tangents, is the adjoint for
+a batch of cotangents (``transposed``): a Jacobian's rows in one call.
+
+``compile_vjp`` and ``compile_jvp`` (pipeline) hand a Derivative to ``derivative_pair``,
+``derivative_tangent`` and ``derivative_rows``, passing themselves in.
 """
 
 from __future__ import annotations
@@ -185,17 +191,28 @@ def derivative_tangent(d: Derivative, wrt: tuple[str, ...], signature: dict[str,
 
 
 def derivative_rows(d: Derivative, wrt: tuple[str, ...], signature: dict[str, Abstract],
-                    compile_jvp: Callable, returns: str = "tangent") -> CompiledJvp:
-    """The tangent function of a gradient for a batch of directions (a Hessian's columns at
-    once). The gradient is first written as f's own batched tangent function along every
-    direction of its input (the identity), which is forward mode only:
+                    compile_vjp: Callable, compile_jvp: Callable, returns: str = "tangent"
+                    ) -> CompiledJvp:
+    """The tangent function of a gradient for a batch of directions (a Hessian's columns
+    at once). The gradient is first written as generated code, and its batched tangent
+    function is then generated like any other:
+
+    - forward over reverse: the gradient is f's own forward and backward, read again by
+      forward mode; a direction costs about what a gradient costs.
+
+        def grad_f(x, y):
+            return f_backward(f_forward(x, y)[1], 1.0)[0]
+
+    - forward over forward, where forward mode refuses f's adjoint: the gradient is f's
+      batched tangent function along every direction of its input (the identity). A
+      direction then costs as much as the whole gradient, so the record says so
+      (``quadratic``) and a caller batches few directions only.
 
         def grad_f_rows(x, y):
             return np.reshape(f_rows(x, y, x_dot=np.reshape(np.eye(np.size(x)),
                 (np.size(x),) + np.shape(x)), batch=np.size(x)), np.shape(x))
 
-    and its batched tangent function is then generated like any other (forward over
-    forward). Where that cannot be done, the record says why (``unbatchable``)."""
+    Where neither can be done, the record says why (``unbatchable``)."""
     state = _valid_state(d)
     try:
         if d.with_value or not d.single or isinstance(d.derivative_of, Derivative):
@@ -203,28 +220,55 @@ def derivative_rows(d: Derivative, wrt: tuple[str, ...], signature: dict[str, Ab
                                "is batched")
         f = target_of(d)
         (p,) = names_of(d)
-        rows = compile_jvp(f, (p,), signature, "tangent", batched=True)
-        if rows.unbatchable:
-            raise NotBatchable(f"{rows.name}() cannot be batched: {rows.unbatchable}")
-        fresh = _Names(d)
-        rows_name = fresh(f"{rows.name}_rows")
-        bindings: dict[str, Any] = {rows_name: rows.jvp}
-        params, call = sourcefile.parameters(signature_of(d), bindings)
-        size = f"np.size({p})"
-        eye = f"np.reshape(np.eye({size}), ({size},) + np.shape({p}))"
-        expression = (f"np.reshape({rows_name}({', '.join(call)}, "
-                      f"{rows.tangent_params[0]}={eye}, {rows.batch}={size}), np.shape({p}))")
-        gradient = sourcefile.define(fresh(f"{_name(d)}_rows"), params, expression, (),
-                                     bindings)
         try:
+            pair = compile_vjp(f, (p,), signature)
+            gradient = _gradient_source(d, pair)
             compiled = compile_jvp(gradient, wrt, signature, returns, batched=True)
-        except TransformError as exc:  # a construct of f's batched tangent function that
-            # forward mode refuses when it reads that function again (a rule called row by
-            # row): one Hessian-vector product per direction does not read it
-            raise NotBatchable(f"{d.transform}: {exc.reason}") from None
+            if compiled.unbatchable:
+                raise NotBatchable(compiled.unbatchable)
+        except (TransformError, NotBatchable):  # forward mode refuses f's adjoint
+            compiled = dataclasses.replace(
+                _over_forward(d, p, wrt, signature, compile_jvp, returns), quadratic=True)
     except NotBatchable as exc:
         return _not_batched(d, wrt, signature, state, str(exc))
     return dataclasses.replace(compiled, fn=root_of(d), **state)
+
+
+def _gradient_source(d: Derivative, pair: Compiled) -> Callable:
+    """``d`` as generated code: f's forward, then its backward from the seed 1.0."""
+    fresh = _Names(d)
+    forward, backward = fresh(f"{pair.name}_forward"), fresh(f"{pair.name}_backward")
+    bindings: dict[str, Any] = {forward: pair.forward, backward: pair.backward}
+    params, call = sourcefile.parameters(signature_of(d), bindings)
+    return sourcefile.define(fresh(_name(d)), params,
+                             f"{backward}({forward}({', '.join(call)})[1], 1.0)[0]", (),
+                             bindings)
+
+
+def _over_forward(d: Derivative, p: str, wrt: tuple[str, ...], signature: dict[str, Abstract],
+                  compile_jvp: Callable, returns: str) -> CompiledJvp:
+    f = target_of(d)
+    rows = compile_jvp(f, (p,), signature, "tangent", batched=True)
+    if rows.unbatchable:
+        raise NotBatchable(f"{rows.name}() cannot be batched: {rows.unbatchable}")
+    fresh = _Names(d)
+    rows_name = fresh(f"{rows.name}_rows")
+    bindings: dict[str, Any] = {rows_name: rows.jvp}
+    params, call = sourcefile.parameters(signature_of(d), bindings)
+    size = f"np.size({p})"
+    eye = f"np.reshape(np.eye({size}), ({size},) + np.shape({p}))"
+    expression = (f"np.reshape({rows_name}({', '.join(call)}, "
+                  f"{rows.tangent_params[0]}={eye}, {rows.batch}={size}), np.shape({p}))")
+    gradient = sourcefile.define(fresh(f"{_name(d)}_rows"), params, expression, (), bindings)
+    try:
+        compiled = compile_jvp(gradient, wrt, signature, returns, batched=True)
+    except TransformError as exc:  # a construct of f's batched tangent function that
+        # forward mode refuses when it reads that function again (a rule called row by
+        # row): one Hessian-vector product per direction does not read it
+        raise NotBatchable(f"{d.transform}: {exc.reason}") from None
+    if compiled.unbatchable:
+        raise NotBatchable(compiled.unbatchable)
+    return compiled
 
 
 @dataclasses.dataclass

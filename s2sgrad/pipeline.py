@@ -171,7 +171,8 @@ def compile_jvp(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
     def build() -> CompiledJvp:
         if isinstance(fn, Derivative):  # higher order
             if batched:
-                return higher.derivative_rows(fn, tuple(wrt), signature, compile_jvp, returns)
+                return higher.derivative_rows(fn, tuple(wrt), signature, compile_vjp,
+                                              compile_jvp, returns)
             return higher.derivative_tangent(fn, tuple(wrt), signature, compile_jvp, returns)
         compiled = _run_tangent_passes(fn, tuple(wrt), signature, returns, batched)
         if compiled.jvp is not None:
