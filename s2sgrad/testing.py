@@ -151,8 +151,8 @@ def check_grads(fn: Callable, *args: Any, wrt: int | Sequence[int] | None = None
     with ``jvp``, "batch" ``<u, J v>`` for ``directions`` directions of every argument at
     once, with the batched tangent function (``batched_jvp``; it raises ``NotBatchable``
     where there is none), "batch-rev" ``<J^T u, v>`` for ``directions`` cotangents ``u`` at
-    once (``batched_vjp``, the same way). Differentiable arguments are the floating-point ones, or those
-    of them whose positions ``wrt`` names.
+    once (``batched_vjp``, the same way). Differentiable arguments are the floating-point
+    ones, or those of them whose positions ``wrt`` names.
     """
     if order not in (1, 2):
         raise ValueError(f"check_grads(order={order}): the orders checked are 1 and 2")
