@@ -326,8 +326,9 @@ def jacobian(fn: Callable, wrt: Wrt = 0, mode: str | None = None) -> Callable:
     pullback (``batched_vjp``), "fwd" all its columns in one call of the tangent function
     generated for a batch of directions (``batched_jvp``); where that cannot be generated,
     one vjp per output entry or one jvp per input entry. By default "rev" for outputs at
-    most half as large as the inputs. The Jacobian of a gradient (a Hessian) is batched up
-    to 32 rows or columns."""
+    most half as large as the inputs. A gradient's Jacobian (a Hessian) is batched by
+    forward mode over its generated code, and where that cannot be read, by forward mode
+    over f's batched tangent function for up to 32 rows or columns."""
     if mode not in (None, "rev", "fwd"):
         raise ValueError(f"jacobian(mode={mode!r}): mode is 'rev', 'fwd' or None")
     positions, single = _normalize_wrt(wrt)
