@@ -902,3 +902,95 @@ def test_operator_pow_rule_as_plain_python_at_zero():
         assert ga == 0.0 and gb == 0.0
         ga, gb = rule(1.0, 1.0, 0.0, 0.0)
         assert ga == 0.0 and gb == 0.0
+
+
+# --- D. a parameter whose derivative a rule does not give is never taken as constant --------
+
+
+def power_of(x, p):
+    return np.abs(x) ** p
+
+
+@pytest.fixture
+def held_power():
+    """power_of's rule differentiates in x only: p is held (its derivative exists, the rule
+    does not give it), so a differentiated p is refused, never a gradient of zero."""
+    previous = registry.lookup(power_of)
+
+    @s2sgrad.vjp_rule(power_of, shape="elementwise", held=("p",))
+    def power_of_rule(g, ans, x, p):
+        return g * p * np.abs(x) ** (p - 1.0) * np.sign(x), None
+
+    s2sgrad.jvp_rule(power_of)(power_of_rule)
+    yield
+    assert previous is None
+    registry._RULES.pop(power_of, None)
+    registry._JVP.pop(power_of, None)
+    registry._changed()
+
+
+def held_direct(x, p):
+    return np.sum(power_of(x, p))
+
+
+def _exponent(p):
+    return p * 2.0
+
+
+def held_through_helper(x, p):
+    return np.sum(power_of(x, _exponent(p)))
+
+
+def held_in_a_loop(x, p):
+    total = 0.0
+    for k in range(3):
+        total = total + np.sum(power_of(x, p + k))
+    return total
+
+
+@s2sgrad.grad
+def held_decorated(x, p):
+    return np.sum(power_of(x, p))
+
+
+def held_from_x(x):
+    return np.sum(power_of(x, np.mean(x) + 2.0))  # p depends on the differentiated x
+
+
+HELD = [(held_direct, (1,)), (held_through_helper, (1,)), (held_in_a_loop, (1,)),
+        (held_decorated, (1,)), (held_direct, (0, 1))]
+
+
+@pytest.mark.parametrize("fn, wrt", HELD, ids=lambda v: getattr(v, "__name__", str(v)))
+def test_a_held_parameter_that_is_differentiated_is_refused(held_power, fn, wrt):
+    x = np.abs(RNG.standard_normal(3)) + 0.5
+    with pytest.raises(s2sgrad.TransformError, match="not differentiated with respect to its "
+                       "argument 'p'") as info:
+        s2sgrad.gradient(fn, wrt)(x, 1.7)
+    assert HERE in str(info.value)
+    with pytest.raises(s2sgrad.TransformError, match="argument 'p'"):
+        s2sgrad.jvp(fn, (x, 1.7), (None, 1.0))
+
+
+def test_a_held_parameter_computed_from_the_differentiated_input_is_refused(held_power):
+    x = np.abs(RNG.standard_normal(3)) + 0.5
+    with pytest.raises(s2sgrad.TransformError, match="argument 'p'"):
+        s2sgrad.gradient(held_from_x)(x)
+    t = s2sgrad.tensor(x, requires_grad=True)
+    with pytest.raises(s2sgrad.TransformError, match="argument 'p'"):
+        s2sgrad.grad(held_from_x)(t).backward()
+
+
+@pytest.mark.parametrize("fn", [held_direct, held_through_helper, held_in_a_loop,
+                                held_decorated], ids=lambda f: f.__name__)
+def test_a_held_parameter_that_is_not_differentiated_is_free(held_power, fn):
+    x = np.abs(RNG.standard_normal(3)) + 0.5
+    check_grads(fn, x, 1.7, wrt=0, modes=("rev", "fwd"))
+
+
+def test_held_names_a_parameter_of_the_rule():
+    with pytest.raises(TypeError, match="has no parameter 'q'"):
+        @s2sgrad.vjp_rule(power_of, held=("q",))
+        def power_of_rule(g, ans, x, p):
+            return g * p * np.abs(x) ** (p - 1.0) * np.sign(x), None
+    assert registry.lookup(power_of) is None

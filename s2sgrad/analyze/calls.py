@@ -262,6 +262,13 @@ class Calls:
             if why:
                 raise self.parsed.error(why, node, "Write the function out, or register a "
                                         "rule that covers this call with @s2sgrad.vjp_rule.")
+        for p in rule.held:
+            if p in bindings and self.is_varied(bindings[p]):
+                raise self.parsed.error(
+                    f"{what}() is not differentiated with respect to its argument {p!r}, "
+                    "which depends on a differentiated input here", node,
+                    f"Compute {p!r} from values that are not differentiated, or register a "
+                    f"rule for {what} that gives its derivative with @s2sgrad.vjp_rule.")
         template = template_of(rule)
         diff_params = tuple(p for p, given in zip(rule.params, template.outputs) if given)
         checks.check_array_operands(self.facts, rule, bindings, diff_params, what, node)

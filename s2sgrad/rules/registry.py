@@ -36,6 +36,12 @@ container: the one at the key given as the second, or the ``default``), or ``Non
 uses of its primitive (``np.linalg.norm``'s rule is the 2-norm's): it returns None, or the
 reason the call is refused at transform time.
 
+``None`` says the output does not depend on a parameter (``np.floor``'s input, an index).
+Where a rule does not give a derivative that exists (the order ``v`` of a Bessel function
+``jv(v, x)``, the shape ``a`` of ``gammainc(a, x)``), the parameter is named in ``held=``
+instead: a call where it depends on a differentiated input is refused at transform time,
+never differentiated as if it were constant.
+
 Forward mode (``jvp``) has a table beside this one, read through ``jvp_lookup``. A jvp
 template has the vjp template's parameters, with ``g`` now the tangent of one input: entry i
 of what it returns is the output's tangent when only parameter i moves, by ``g``. So an
@@ -76,6 +82,8 @@ class Rule:
     # Optional: (static arguments, rank of an argument) -> None, or why the rule does not
     # apply to this call (e.g. a norm of another order); the call is then refused.
     requires: Callable | None = None
+    # parameters whose derivative the rule does not give: refused where they are differentiated
+    held: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -112,8 +120,8 @@ def _key(primitive: Any) -> Any:
         return id(primitive)
 
 
-def vjp_rule(*primitives: Any, shape: str | None = None,
-             requires: Callable | None = None) -> Callable[[Callable], Callable]:
+def vjp_rule(*primitives: Any, shape: str | None = None, requires: Callable | None = None,
+             held: tuple[str, ...] = ()) -> Callable[[Callable], Callable]:
     """Register ``fn`` as the vector-Jacobian product rule of each of ``primitives``.
 
     >>> @vjp_rule(np.sinh, shape="elementwise")
@@ -138,6 +146,10 @@ def vjp_rule(*primitives: Any, shape: str | None = None,
             # checked by the test suite and when first inlined, which keeps importing cheap.
             check_rule(template)
         params = tuple(names[2:])
+        unknown = [p for p in held if p not in params]
+        if unknown:
+            raise TypeError(f"vjp_rule(held={held!r}): {template.__name__} has no parameter "
+                            f"{unknown[0]!r}")
         defaults = {
             name: p.default
             for name, p in sig.parameters.items()
@@ -147,7 +159,7 @@ def vjp_rule(*primitives: Any, shape: str | None = None,
             _NONDIFF.pop(_key(primitive), None)
             _JVP.pop(_key(primitive), None)  # a new derivative: its tangent is not known
             _RULES[_key(primitive)] = Rule(primitive, template, params, defaults, shape,
-                                           requires)
+                                           requires, tuple(held))
         _changed()
         return template
 
