@@ -994,3 +994,33 @@ def test_held_names_a_parameter_of_the_rule():
         def power_of_rule(g, ans, x, p):
             return g * p * np.abs(x) ** (p - 1.0) * np.sign(x), None
     assert registry.lookup(power_of) is None
+
+
+def scaled_by(x, factor=1.0):
+    return x * factor
+
+
+def test_a_static_parameter_that_is_differentiated_is_refused():
+    """A rule that returns one contribution takes its other parameters as fixed settings:
+    a differentiated value there is refused, never given a gradient of zero."""
+
+    @s2sgrad.vjp_rule(scaled_by, shape="elementwise")
+    def scaled_by_rule(g, ans, x, factor=1.0):
+        return g * factor
+
+    s2sgrad.jvp_rule(scaled_by)(scaled_by_rule)
+
+    def through_factor(x, s):
+        return np.sum(scaled_by(x, factor=s * 2.0))
+
+    try:
+        x = RNG.standard_normal(3)
+        with pytest.raises(s2sgrad.TransformError, match="takes 'factor' as a fixed setting"):
+            s2sgrad.gradient(through_factor, (0, 1))(x, 0.5)
+        with pytest.raises(s2sgrad.TransformError, match="'factor'"):
+            s2sgrad.jvp(through_factor, (x, 0.5), (None, 1.0))
+        check_grads(through_factor, x, 0.5, wrt=0, modes=("rev", "fwd"))
+    finally:
+        registry._RULES.pop(scaled_by, None)
+        registry._JVP.pop(scaled_by, None)
+        registry._changed()

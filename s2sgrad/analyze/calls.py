@@ -237,6 +237,18 @@ class Calls:
             return inspect.getattr_static(owner.type, attr, MISSING)
         return MISSING
 
+    def static(self, atom: Any) -> Any:
+        """A literal's value, or a module's number constant read as an attribute
+        (``np.inf``, ``-np.inf``, ``math.pi``); MISSING for anything else."""
+        value = inference.static(atom)
+        negated = isinstance(atom, gast.UnaryOp) and isinstance(atom.op, gast.USub)
+        read = atom.operand if negated else atom
+        if value is MISSING and isinstance(read, gast.Attribute):
+            resolved = self.parsed.resolve(read)
+            if isinstance(resolved, (int, float)) and not isinstance(resolved, bool):
+                return -resolved if negated else resolved
+        return value
+
     def primitive(self, prim: Any, args: list, keywords: dict, target: str | None,
                   node: gast.AST) -> Op:
         what = registry.primitive_name(prim)
@@ -257,7 +269,7 @@ class Calls:
         else:
             bindings = self.bind(rule, args, keywords, node, what)
         if rule.requires is not None and any(self.is_varied(a) for a in atoms):
-            static = {p: inference.static(a) for p, a in bindings.items()}
+            static = {p: self.static(a) for p, a in bindings.items()}
             why = rule.requires(static, lambda p: self.value(bindings[p]).ndim)
             if why:
                 raise self.parsed.error(why, node, "Write the function out, or register a "
@@ -271,6 +283,15 @@ class Calls:
                     f"rule for {what} that gives its derivative with @s2sgrad.vjp_rule.")
         template = template_of(rule)
         diff_params = tuple(p for p, given in zip(rule.params, template.outputs) if given)
+        for p in rule.params[len(template.outputs):]:  # static: the rule returns nothing for it
+            atom = bindings.get(p)
+            if atom is not None and not isinstance(atom, (gast.Slice, tuple)) and \
+                    self.is_varied(atom):
+                raise self.parsed.error(
+                    f"{what}() takes {p!r} as a fixed setting, which gets no derivative, but "
+                    "it depends on a differentiated input here", node,
+                    f"Compute {p!r} from values that are not differentiated, or register a "
+                    f"rule for {what} that differentiates it with @s2sgrad.vjp_rule.")
         checks.check_array_operands(self.facts, rule, bindings, diff_params, what, node)
         inference.infer(self.facts, rule, bindings, target)
         first = bindings.get(rule.params[0]) if rule.params else None
