@@ -199,7 +199,8 @@ _MUTATING = {list: ("append", "extend", "insert", "pop", "remove", "clear", "sor
 # Primitives whose rules take a tuple or list of values (one contribution per item).
 _TAKES_SEQUENCES = frozenset({np.stack, np.concatenate, sum, containers.concat,
                               containers.repeat, np.array, np.asarray, np.asanyarray,
-                              np.ascontiguousarray})
+                              np.ascontiguousarray, np.hstack, np.vstack, np.dstack,
+                              np.column_stack, *filter(None, [getattr(np, "row_stack", None)])})
 
 # Functions without a rule known not to change their arguments: a call of one on a
 # differentiated value is refused only where its result is used.
