@@ -162,7 +162,7 @@ def check_grads(fn: Callable, *args: Any, wrt: int | Sequence[int] | None = None
                          "'batch' and 'batch-rev'")
     rng = np.random.default_rng(seed)
     positions = range(len(args)) if wrt is None else ([wrt] if isinstance(wrt, int) else wrt)
-    positions = [i for i in positions if _is_float(args[i])]
+    positions = [i % len(args) for i in positions if _is_float(args[i])]
     if not positions:
         raise ValueError("check_grads: no floating-point argument to check")
     plain = fn(*args)

@@ -282,8 +282,6 @@ CASES: dict = {
     np.asarray: [case(normal(3, 4)), case(num(normal()))],
     np.diag: [case(normal(4)), case(normal(3), 1), case(normal(4, 4)), case(normal(3, 5), 1),
               case(normal(5, 3), -2)],
-    np.linalg.norm: [case(normal(5)), case(normal(3, 4)), case(normal(3, 4), axis=1),
-                     case(normal(3, 4), axis=0, keepdims=True), case(normal(4), 2)],
     np.roll: [case(normal(5), 2), case(normal(3, 4), -1, axis=1), case(normal(3, 4), (1, 2),
                                                                        axis=(0, 1))],
     np.broadcast_to: [case(normal(3), (4, 3)), case(normal(2, 1), (3, 2, 4)),
@@ -329,7 +327,205 @@ CASES: dict = {
     np.full_like: [case(normal(2, 3), num(normal())), case(normal(4), normal())],
     np.linspace: [case(num(normal()), num(normal())), case(num(normal()), num(normal()), 7),
                   case(normal(), normal(), 6, endpoint=False), case(1.5, num(normal()), num=1)],
+    # array manipulation (rules/arrays.py)
+    np.tril: [case(normal(4, 4)), case(normal(3, 5), 1), case(normal(4, 3), k=-1),
+              case(normal(2, 3, 3))],
+    np.triu: [case(normal(4, 4)), case(normal(5, 3), -1), case(normal(3, 4), k=2),
+              case(normal(2, 3, 3), 1)],
+    np.diagonal: [case(normal(3, 3)), case(normal(3, 5), 1), case(normal(4, 3), offset=-2),
+                  case(normal(2, 3, 4), 0, 1, 2), case(normal(3, 2, 4), axis1=2, axis2=0),
+                  case(normal(3, 4), -1, 1, 0), case(normal(2, 4, 3), 1, -1, -2),
+                  case(normal(3, 4), 5)],
+    np.ndarray.diagonal: [case(normal(3, 4)), case(normal(2, 3, 3), 1, 1, 2),
+                          case(normal(4, 3), offset=-1)],
+    np.fliplr: [case(normal(3, 4)), case(normal(2, 3, 4))],
+    np.flipud: [case(normal(3, 4)), case(normal(5))],
+    np.rot90: [case(normal(3, 4)), case(normal(3, 4), 2), case(normal(3, 4), -1),
+               case(normal(2, 3, 4), 1, (2, 0)), case(normal(2, 3, 4), k=3, axes=(1, 2))],
+    np.rollaxis: [case(normal(2, 3, 4, 5), 3, 1), case(normal(2, 3, 4, 5), 1, 4),
+                  case(normal(2, 3, 4), -1), case(normal(2, 3, 4), 0, start=-1),
+                  case(normal(2, 3, 4), axis=2, start=2)],
+    np.diff: [case(normal(6)), case(normal(6), 2), case(normal(3, 5), axis=0),
+              case(normal(3, 5, 4), 3, 1), case(normal(4, 5), n=2, axis=-2), case(normal(5), 0)],
+    np.repeat: [case(normal(3), 2), case(normal(2, 3), 3), case(normal(2, 3), 2, axis=1),
+                case(normal(2, 3), 2, axis=-2), case(normal(2, 3, 2), np.array([1, 0, 3]), axis=1),
+                case(normal(2, 3), [2, 1], 0), case(normal(4), np.array([2])),
+                case(normal(2, 2), np.array([1, 2, 0, 3])), case(num(normal()), 3)],
+    np.ndarray.repeat: [case(normal(2, 3), 2), case(normal(2, 3), np.array([1, 3]), axis=0)],
+    np.tile: [case(normal(3), 2), case(normal(3), (2, 2)), case(normal(2, 3), (2, 1)),
+              case(normal(2, 3), 3), case(normal(2, 1, 3), (2, 1, 2)),
+              case(normal(2, 3), (2, 1, 1, 2)), case(num(normal()), (2, 3))],
+    np.pad: [case(normal(3), 1), case(normal(3, 4), ((1, 2), (0, 1))), case(normal(3, 4), (1, 2)),
+             case(normal(2, 3), 1, constant_values=num(normal())),
+             case(normal(2, 3), ((1, 0), (2, 1)), "constant", constant_values=normal()),
+             case(normal(2, 3), 1, constant_values=normal(2, 2)),
+             case(normal(2, 3), (2, 1), constant_values=normal(2)),
+             case(normal(2, 3, 2), [(0, 1), (1, 1), (2, 0)], mode="constant",
+                  constant_values=normal(3, 1))],
+    np.hstack: [case([normal(3), normal(2)]), case([normal(2, 3), normal(2, 1)]),
+                case([normal(3), num(normal()), normal(1)]),
+                case([normal(2, 2, 3), normal(2, 1, 3), normal(2, 2, 3)])],
+    np.vstack: [case([normal(3), normal(3)]), case([normal(2, 3), normal(3)]),
+                case([normal(2, 2, 3), normal(1, 2, 3)]), case([normal(1), num(normal())])],
+    np.dstack: [case([normal(3), normal(3)]), case([normal(2, 3), normal(2, 3)]),
+                case([normal(2, 3, 2), normal(2, 3, 1)]), case([num(normal()), normal(1)])],
+    np.column_stack: [case([normal(3), normal(3, 2)]), case([normal(4), normal(4)]),
+                      case([normal(2, 2), normal(2, 1)])],
+    np.append: [case(normal(3), normal(2)), case(normal(2, 3), normal(4)),
+                case(normal(3), num(normal())), case(normal(2, 3), normal(1, 3), axis=0),
+                case(normal(2, 3), normal(2, 2), 1),
+                case(normal(2, 3, 2), normal(2, 1, 2), axis=-2)],
+    np.take_along_axis: [case(normal(3, 4), np.array([[0, 3, 3], [1, 1, 2], [2, 0, 0]]), 1),
+                         case(normal(3, 4), np.array([[2, 0, 1, 1]]), axis=0),
+                         case(normal(3, 4), np.array([[3, 2, 1, 0]] * 3)),
+                         case(normal(2, 3), np.array([5, 0, 5]), axis=None),
+                         case(normal(1, 4), np.array([[1], [3], [0]]), axis=1)],
+    np.sort: [case(normal(5)), case(normal(3, 4)), case(normal(3, 4), 0),
+              case(normal(2, 3, 4), axis=1), case(normal(5), axis=None),
+              case(normal(3, 4), kind="stable"), case(normal(6), -1, "mergesort")],
+    np.real: unary(), np.imag: unary(), np.conjugate: unary(),  # np.conj is np.conjugate
+    **({np.row_stack: [case([normal(2), normal(2)]), case([normal(2, 3), normal(3)])]}
+       if hasattr(np, "row_stack") else {}),
+    # products, convolutions and elementwise extras (rules/products.py)
+    np.inner: ranks([((), ()), ((), (3,)), ((2, 3), ()), ((3,), (3,)), ((2, 3), (3,)),
+                     ((3,), (4, 3)), ((2, 3), (4, 3)), ((2, 5, 3), (4, 3)), ((3,), (2, 4, 3)),
+                     ((2, 3), (2, 4, 3))]) + [case(num(normal()), normal(3))],
+    np.kron: ranks([((3,), (2,)), ((2, 3), (2, 2)), ((2, 2), (3,)), ((3,), (2, 2)),
+                    ((2, 1, 3), (2, 2)), ((), (3,)), ((2, 2), ()), ((1, 2), (3, 1))]) + [
+        case(normal(2, 2), num(normal()))],
+    np.cross: ranks([((3,), (3,)), ((4, 3), (3,)), ((3,), (2, 4, 3)), ((2, 1, 3), (5, 3))]) + [
+        case(normal(3, 4), normal(4, 3), axisa=0), case(normal(3, 5), normal(3, 5), axis=0),
+        case(normal(2, 3), normal(3, 2), axisa=1, axisb=0, axisc=0),
+        case(normal(4, 3, 2), normal(3, 1), -2, 0, 1),
+        case(normal(2, 3, 4), normal(3, 4), axis=-2)],
+    np.convolve: [case(normal(5), normal(3)), case(normal(3), normal(5)),
+                  case(normal(4), normal(4)), case(normal(6), normal(2), "same"),
+                  case(normal(2), normal(6), "same"),
+                  case(normal(5), normal(4), mode="same"), case(normal(4), normal(5), "same"),
+                  case(normal(6), normal(3), "valid"), case(normal(3), normal(6), mode="valid"),
+                  case(normal(4), normal(4), "valid"), case(normal(1), normal(3), "same"),
+                  case(num(normal()), normal(3)), case(normal(4), normal(), "valid"),
+                  case(normal(5), normal(3), 1), case(normal(4), normal(6), mode=0),
+                  case(normal(3), normal(2), 2)],
+    np.cumprod: [case(nonzero(5)), case(nonzero(3, 4)), case(nonzero(3, 4), 0),
+                 case(nonzero(2, 3, 4), axis=-1), case(nonzero(3, 4), axis=1, dtype=np.float64),
+                 case(num(nonzero())), case(nonzero()),
+                 case(np.array([1.3, 0.0, -0.8, 1.7, 0.9])),
+                 case(np.array([0.0, 1.2, 0.0, -1.5, 0.0, 0.7])),
+                 case(np.array([[0.9, 0.0, 1.4], [0.0, 0.0, 1.1], [1.2, -0.7, 0.8]]), axis=1),
+                 case(np.array([[0.9, 0.0, 1.4], [0.0, 0.0, 1.1], [1.2, -0.7, 0.0]]), axis=0),
+                 case(np.array([[1.1, 0.0], [-0.6, 0.0]]))],
+    np.ndarray.cumprod: [case(nonzero(3, 4)), case(nonzero(3, 4), axis=0),
+                         case(np.array([[0.0, 1.5, 0.0], [0.8, 0.0, -1.2]]), 1)],
+    np.fmax: binary() + [case(np.array([1.0, np.nan, -0.5]), np.array([np.nan, 0.3, 0.2])),
+                         case(np.array([np.nan, 0.4]), num(normal()))],
+    np.fmin: binary() + [case(np.array([1.0, np.nan, -0.5]), np.array([np.nan, 0.3, 0.2])),
+                         case(num(normal()), np.array([[np.nan], [0.4]]))],
+    np.sinc: unary() + [case(np.array([0.0, 0.004, -0.007, 0.012, -0.049, 0.051, 1.5, 2.5]))],
+    np.nan_to_num: [case(normal(3, 4)), case(num(normal())),
+                    case(np.array([1.2, np.nan, -0.4, np.nan])),
+                    case(np.array([1.2, np.nan, np.inf, -np.inf, 0.3]), nan=0.5, posinf=2.0,
+                         neginf=-3.0),
+                    case(np.array([[np.inf, -0.2], [np.nan, -np.inf]]), True, -1.5, 4.0, -4.0)],
+    # linear algebra beyond inv and det (rules/decompositions.py)
+    # (every order of np.linalg.norm: vectors and matrices)
+    np.linalg.norm: [
+        case(normal(5)), case(normal(3, 4)), case(normal(3, 4), axis=1),
+        case(normal(3, 4), axis=0, keepdims=True), case(normal(4), 2),
+        case(normal(2, 3, 4), axis=(0, 2)), case(normal(2, 3, 4)),
+        # vectors: ord = 1, -1, 0 and other p, along an axis too. The order is a static
+        # argument, and a float one (np.inf, 2.5) would be an input of these checks: the
+        # orders +-inf and float p are checked in tests/test_coverage_linalg.py.
+        case(nonzero(5), 1), case(nonzero(5), -1), case(normal(5), 0), case(nonzero(5), 3),
+        case(nonzero(4), -3), case(normal(5), ord=2, keepdims=True),
+        case(nonzero(3, 4), 1, axis=1), case(nonzero(2, 3, 4), 3, axis=-1),
+        case(normal(3, 4), 2, axis=(1,)), case(nonzero(3, 4), -1, 0, True),
+        # matrices: 'fro', 1, -1, over two axes of a stack too
+        case(normal(3, 4), "fro"), case(normal(3, 4), 1), case(normal(3, 4), -1),
+        case(normal(3, 4), "fro", keepdims=True), case(normal(2, 3, 4), 1, axis=(1, 2)),
+        case(normal(3, 2, 4), 1, axis=(2, 0), keepdims=True),
+        case(normal(2, 3, 4), "fro", (2, 0)), case(normal(3, 4, 2), -1, (0, 1), True)],
+    np.linalg.solve: [case(spd(3), normal(3)), case(spd(3), normal(3, 2)),
+                      case(spd(3, 2), normal(3)), case(spd(3, 2), normal(2, 3, 4)),
+                      case(spd(3), normal(2, 3, 2)), case(spd(3, 2), normal(3, 1)),
+                      case(spd(2, 4, 1), normal(3, 2, 2))],
+    np.linalg.cholesky: [case(spd(3)), case(spd(4, 2)), case(spd(3), upper=True),
+                         case(spd(3, 2), upper=True), case(spd(1))],
+    np.linalg.pinv: [case(spd(3)), case(normal(4, 3)), case(normal(2, 4)),
+                     case(normal(2, 3, 2)), case(normal(3, 2), hermitian=False),
+                     case(normal(2, 3), None)],
+    np.linalg.matrix_power: [case(spd(3), 3), case(spd(3), 0), case(spd(3), 1),
+                             case(spd(3), -2), case(spd(3, 2), 2), case(spd(2), n=5),
+                             case(spd(3, 2), -1)],
+    **({} if rules.decompositions.scipy is None else {
+        rules.decompositions.scipy.linalg.solve_triangular: [
+            case(spd(3), normal(3)), case(spd(3), normal(3, 2), lower=True),
+            case(spd(3), normal(3), trans=1, lower=True), case(spd(3), normal(3, 2), "T"),
+            case(spd(3), normal(3), 2, True), case(spd(3), normal(3), unit_diagonal=True),
+            case(spd(3), normal(3, 2), "N", True, True), case(spd(3, 2), normal(3), lower=True),
+            case(spd(3, 2), normal(2, 3, 2), trans=1), case(spd(3), normal(2, 3, 2))],
+        rules.decompositions.scipy.linalg.expm: [case(normal(3, 3) * 0.5), case(normal(1, 1)),
+                                                 case(normal(2, 3, 3) * 0.5)],
+        rules.decompositions.scipy.linalg.sqrtm: [case(spd(3)), case(spd(2, 2)),
+                                                  case(np.array([[4.0, 1.0], [0.5, 3.0]]))],
+        rules.decompositions.scipy.linalg.solve_sylvester: [
+            case(spd(3), spd(2), normal(3, 2)), case(spd(2), spd(2), normal(2, 2)),
+            case(spd(3, 2), spd(3), normal(2, 3, 3)), case(spd(2), spd(3, 2), normal(2, 3))],
+    }),
 }
+
+# scipy.special (rules/special.py), where scipy is installed
+try:
+    from scipy import special as _special
+except ImportError:
+    _special = None
+
+
+def _orders(x_draw, orders=(0, 1, 2)):
+    """Integer orders (the rules differentiate in x only) as ints and as an int array."""
+    return [case(orders[0], x_draw(3, 4)), case(orders[1], num(x_draw())),
+            case(orders[-1], x_draw()), case(np.array(orders), x_draw(4, len(orders))),
+            case(np.array([[orders[0]], [orders[-1]]]), x_draw(2, 1, 3))]
+
+
+def _softmaxes():
+    return [case(normal(3, 4)), case(normal(3, 4), axis=1), case(normal(3, 4), 0),
+            case(normal(2, 3, 4), axis=(0, 2)), case(normal(2, 3, 4), axis=-1),
+            case(normal(5), axis=0), case(num(normal()))]
+
+
+if _special is not None:
+    CASES.update({
+        _special.expit: unary(-3.0, 3.0), _special.log_expit: unary(-3.0, 3.0),
+        _special.logit: unary(0.1, 0.9),
+        _special.gamma: unary(0.5, 3.0) + [case(uniform(-1.8, -1.2, 3))],
+        _special.gammaln: unary(0.5, 4.0) + [case(uniform(-2.8, -2.2, 3))],
+        _special.digamma: unary(0.5, 4.0) + [case(uniform(-1.8, -1.2, 3))],
+        _special.polygamma: [case(1, uniform(0.5, 3.0, 3, 4)), case(0, num(positive())),
+                             case(3, positive()), case(np.array([0, 1, 2]), positive(4, 3)),
+                             case(2, x=positive(2, 3))],
+        _special.multigammaln: [case(uniform(2.0, 4.0, 3, 4), 3),
+                                case(num(uniform(1.0, 3.0)), 1),
+                                case(uniform(2.0, 4.0, 5), d=2), case(uniform(3.0, 5.0), 4)],
+        _special.beta: binary(positive, positive), _special.betaln: binary(positive, positive),
+        _special.erf: unary(), _special.erfc: unary(),
+        _special.erfinv: unary(-0.9, 0.9), _special.erfcinv: unary(0.1, 1.9),
+        _special.xlogy: binary(normal, positive),
+        _special.xlog1py: binary(normal, lambda *s: uniform(-0.5, 2.0, *s)),
+        _special.j0: unary(-5.0, 5.0), _special.j1: unary(-5.0, 5.0),
+        _special.y0: unary(0.5, 5.0), _special.y1: unary(0.5, 5.0),
+        _special.jv: _orders(lambda *s: uniform(-5.0, 5.0, *s)) + [case(-1, normal(3))],
+        _special.yv: _orders(lambda *s: uniform(0.5, 5.0, *s)),
+        _special.yn: _orders(lambda *s: uniform(0.5, 5.0, *s)),
+        _special.iv: _orders(lambda *s: uniform(-3.0, 3.0, *s)),
+        _special.ive: _orders(lambda *s: signed(0.2, 3.0, *s)),
+        _special.i0: unary(-3.0, 3.0), _special.i1: unary(-3.0, 3.0),
+        _special.i0e: unary(hi=3.0, away=0.2), _special.i1e: unary(hi=3.0, away=0.2),
+        _special.gammainc: _orders(lambda *s: uniform(0.3, 4.0, *s), (1, 2, 3)),
+        _special.gammaincc: _orders(lambda *s: uniform(0.3, 4.0, *s), (1, 2, 3)),
+        _special.logsumexp: reductions(),
+        _special.softmax: _softmaxes(), _special.log_softmax: _softmaxes(),
+    })
 
 for _name in ("exp2", "cbrt"):  # Python 3.11+
     if hasattr(math, _name):
@@ -585,6 +781,10 @@ ALLOWED_GLOBALS = {"np": np, "math": math, "split_points": _containers.split_poi
                    "item_cotangent": _containers.item_cotangent,
                    "default_cotangent": _containers.default_cotangent,
                    "unbroadcast": unbroadcast}
+if _special is not None:  # the scipy rules call scipy's functions, as users do
+    import scipy.linalg
+
+    ALLOWED_GLOBALS.update({"special": _special, "scipy": scipy})
 FORBIDDEN = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
              ast.NamedExpr, ast.IfExp, ast.Yield, ast.YieldFrom, ast.Await, ast.Starred)
 

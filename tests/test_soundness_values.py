@@ -735,7 +735,7 @@ def test_messages_name_what_the_user_wrote():
         s2sgrad.gradient(cases.method_of_object_made_inside)(X)
     assert "vjp_rule(." not in str(info.value) and info.value.hint
     with pytest.raises(TransformError) as info:
-        s2sgrad.gradient(cases.norm_of_unknown_order)(X, np.inf)
+        s2sgrad.gradient(cases.norm_of_unknown_order)(np.outer(X, X), "nuc")
     assert "object at 0x" not in str(info.value) and info.value.hint
 
 

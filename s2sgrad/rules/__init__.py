@@ -2,15 +2,19 @@
 
 # Importing a rule module registers its rules.
 from . import (  # noqa: F401
+    arrays,
     containers,
     creators,
+    decompositions,
     elementwise,
     linalg,
     nondiff,
     operators,
+    products,
     reductions,
     scalars,
     shapes,
+    special,
 )
 from .registry import (  # noqa: F401
     Rule,

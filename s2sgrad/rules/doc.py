@@ -97,8 +97,8 @@ def conventions() -> str:
     out += [f"| {c.primitives} | {c.point} | {c.gradient} | {c.torch} |" for c in CONVENTIONS]
     out += [""] + [f"- {note}" for note in NOTES]
     return "\n".join(out)
-MODULES = ("operators", "elementwise", "scalars", "reductions", "shapes", "linalg", "creators",
-           "containers")
+MODULES = ("operators", "elementwise", "scalars", "reductions", "shapes", "arrays", "products",
+           "linalg", "decompositions", "special", "creators", "containers")
 DOC = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
 
 
@@ -109,6 +109,11 @@ def library_rules() -> list[Rule]:
 def name(primitive) -> str:
     """``primitive_name``, but with the submodule NumPy users write (``numpy.linalg.inv``)."""
     module = getattr(primitive, "__module__", None) or ""
+    for package in ("scipy.special", "scipy.linalg"):  # their ufuncs have no __module__
+        public = sys.modules.get(package)
+        if public is not None and getattr(public, getattr(primitive, "__name__", ""),
+                                          None) is primitive:
+            return f"{package}.{primitive.__name__}"
     if module.startswith("numpy.linalg"):
         return f"numpy.linalg.{primitive.__name__}"
     if module == "numpy.random" and getattr(primitive, "__self__", None) is not None:

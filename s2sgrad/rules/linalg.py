@@ -147,26 +147,100 @@ def det(g, ans, a):
     return np.expand_dims(g * ans, (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)
 
 
-def _two_norm_only(static, ndim):
-    """The norm rule below is the 2-norm's: the default, 'fro', or ord=2 of a vector."""
+def _norm_kind(static, ndim):
+    """"matrix" or "vector" for a norm call, or None when that is not known."""
+    axis = static.get("axis")
+    if isinstance(axis, tuple):
+        return {1: "vector", 2: "matrix"}.get(len(axis))
+    if isinstance(axis, int):
+        return "vector"
+    if axis is None:
+        return {1: "vector", 2: "matrix"}.get(ndim("x"))
+    return None
+
+
+def _no_singular_values(static, ndim):
+    """The matrix norms of the singular values (ord=2, -2, 'nuc') have no rule: they would
+    need np.linalg.svd, which has none. Every other order has."""
     order = static.get("ord")
-    vector = ndim("x") == 1 or isinstance(static.get("axis"), int)
-    if order is None or order == "fro" or (order == 2 and vector):
+    if order is not None and not isinstance(order, (str, int, float)):  # known at run time
+        if _norm_kind(static, ndim) == "vector":
+            return None  # every vector order is chosen at run time
+        return ("np.linalg.norm(..., ord=...) of a matrix, or of an array of unknown rank, "
+                "with an order known only at run time: the orders 2, -2 and 'nuc' would "
+                "need the singular values, which are not differentiated. Write the order in "
+                "the call (ord='fro', ord=1, ord=np.inf), or give an int axis= for a vector "
+                "norm")
+    if isinstance(order, str) and order == "nuc":
+        kind = "matrix"
+    elif not isinstance(order, str) and order in (2, -2):
+        kind = _norm_kind(static, ndim)
+    else:
         return None
-    return (f"np.linalg.norm(..., ord={order!r}) is not differentiated: only the 2-norm (the "
-            "default, 'fro', or ord=2 of a vector) has a rule")
+    if kind == "vector" or (kind is None and static.get("axis") is None
+                            and ndim("x") is not None):
+        return None  # a vector, or a rank np.linalg.norm refuses itself
+    if kind is None:
+        return (f"np.linalg.norm(..., ord={order!r}) is a vector's p-norm or a function of a "
+                "matrix's singular values, and which one is not known when compiling. Give x "
+                "a known rank, or an int axis= for a vector norm")
+    return (f"np.linalg.norm(..., ord={order!r}) of a matrix is a function of its singular "
+            "values, which are not differentiated (np.linalg.svd has no derivative rule). "
+            "Write it with functions that have rules: np.trace(scipy.linalg.sqrtm(a.T @ a)) is "
+            "the nuclear norm of an a of full column rank, and the largest singular value is "
+            "np.linalg.norm(a @ v) for the unit vector v that a loop of v = a.T @ (a @ v); "
+            "v = v / np.linalg.norm(v) converges to")
 
 
-@vjp_rule(np.linalg.norm, shape="reduce", requires=_two_norm_only)
+@vjp_rule(np.linalg.norm, shape="reduce", requires=_no_singular_values)
 def norm(g, ans, x, ord=None, axis=None, keepdims=False):
-    # The 2-norm (Frobenius for a matrix): d|x| = x / |x| dx, and 0 where x is 0.
+    # g times d|x| / dx, with each norm's weight below (0 where x is 0). The order is a
+    # static argument: it gets no contribution.
     if axis is not None and not keepdims:
         g_kept = np.expand_dims(g, axis)
         ans_kept = np.expand_dims(ans, axis)
     else:
         g_kept = g
         ans_kept = ans
-    return g_kept * x / np.where(ans_kept == 0, 1.0, ans_kept)
+    if ord is None:
+        # The 2-norm (Frobenius for a matrix): d|x| = x / |x| dx.
+        weight = x / np.where(ans_kept == 0, 1.0, ans_kept)
+    elif axis is None and np.ndim(x) == 1 or axis is not None and np.size(axis) == 1:
+        # |x|_p = (sum |x|^p)^(1/p): d|x|_p = sign(x) (|x| / |x|_p)^(p-1) dx, also for
+        # p = 1, 2, -1. For p = inf (-inf) the entries of largest (smallest) magnitude share
+        # the weight; p = 0 counts the nonzero entries, a step function. The order is chosen
+        # at run time (np.inf is not a constant of the source), with a finite exponent in
+        # the branch not taken.
+        magnitude = np.abs(x)
+        extreme = np.isinf(ord)
+        smooth = np.logical_not(np.logical_or(extreme, ord == 0))
+        p = np.where(smooth, ord, 2.0)
+        ratio = magnitude / np.where(ans_kept == 0, 1.0, ans_kept)
+        hits = magnitude == ans_kept
+        shared = hits / np.maximum(np.sum(hits, axis=axis, keepdims=True), 1)
+        weight = np.sign(x) * np.where(extreme, shared, np.power(ratio, p - 1.0)) * (ord != 0)
+    else:
+        # A matrix norm over the axes (rows, columns): 'fro' as the 2-norm; ord = 1 (-1) is
+        # the largest (smallest) column sum of |x|, ord = inf (-inf) the largest (smallest)
+        # row sum, and the columns (rows) that attain it share the weight sign(x). The
+        # singular-value norms (2, -2, 'nuc') are refused at transform time; an order known
+        # only at run time that is one of them gets a nan weight.
+        if axis is None:
+            rows = -2
+            columns = -1
+        else:
+            rows = axis[0]
+            columns = axis[1]
+        magnitude = np.abs(x)
+        on_columns = np.sum(magnitude, axis=rows, keepdims=True) == ans_kept
+        on_rows = np.sum(magnitude, axis=columns, keepdims=True) == ans_kept
+        by_columns = on_columns / np.maximum(np.sum(on_columns, axis=columns, keepdims=True), 1)
+        by_rows = on_rows / np.maximum(np.sum(on_rows, axis=rows, keepdims=True), 1)
+        sums = np.sign(x) * np.where(np.logical_or(ord == 1, ord == -1), by_columns, by_rows)
+        frobenius = x / np.where(ans_kept == 0, 1.0, ans_kept)
+        singular = np.logical_or(ord == "nuc", np.logical_or(ord == 2, ord == -2))
+        weight = np.where(singular, np.nan, np.where(ord == "fro", frobenius, sums))
+    return g_kept * weight
 
 
 @vjp_rule(np.diag, shape=None)
@@ -222,5 +296,41 @@ def det_jvp(g, ans, a):
 
 @jvp_rule(np.linalg.norm)
 def norm_jvp(g, ans, x, ord=None, axis=None, keepdims=False):
-    # d|x| = <x, dx> / |x|, and 0 where x is 0.
-    return np.sum(x * g, axis=axis, keepdims=keepdims) / np.where(ans == 0, 1.0, ans)
+    if ord is None:
+        # d|x| = <x, dx> / |x|, and 0 where x is 0.
+        tangent = np.sum(x * g, axis=axis, keepdims=keepdims) / np.where(ans == 0, 1.0, ans)
+    else:
+        # d|x| = the sum of weight * dx over the reduced axes, with the weights of norm's rule.
+        if axis is not None and not keepdims:
+            ans_kept = np.expand_dims(ans, axis)
+        else:
+            ans_kept = ans
+        magnitude = np.abs(x)
+        if axis is None and np.ndim(x) == 1 or axis is not None and np.size(axis) == 1:
+            extreme = np.isinf(ord)
+            smooth = np.logical_not(np.logical_or(extreme, ord == 0))
+            p = np.where(smooth, ord, 2.0)
+            ratio = magnitude / np.where(ans_kept == 0, 1.0, ans_kept)
+            hits = magnitude == ans_kept
+            shared = hits / np.maximum(np.sum(hits, axis=axis, keepdims=True), 1)
+            weight = (np.sign(x) * np.where(extreme, shared, np.power(ratio, p - 1.0))
+                      * (ord != 0))
+        else:
+            if axis is None:
+                rows = -2
+                columns = -1
+            else:
+                rows = axis[0]
+                columns = axis[1]
+            on_columns = np.sum(magnitude, axis=rows, keepdims=True) == ans_kept
+            on_rows = np.sum(magnitude, axis=columns, keepdims=True) == ans_kept
+            by_columns = on_columns / np.maximum(np.sum(on_columns, axis=columns,
+                                                        keepdims=True), 1)
+            by_rows = on_rows / np.maximum(np.sum(on_rows, axis=rows, keepdims=True), 1)
+            sums = np.sign(x) * np.where(np.logical_or(ord == 1, ord == -1), by_columns,
+                                         by_rows)
+            frobenius = x / np.where(ans_kept == 0, 1.0, ans_kept)
+            singular = np.logical_or(ord == "nuc", np.logical_or(ord == 2, ord == -2))
+            weight = np.where(singular, np.nan, np.where(ord == "fro", frobenius, sums))
+        tangent = np.sum(weight * g, axis=axis, keepdims=keepdims)
+    return tangent

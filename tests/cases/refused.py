@@ -96,7 +96,7 @@ def no_rule(x):
 
 
 def no_rule_method(x):
-    y = np.sort(x) * 2.0  # <- refused
+    y = np.partition(x, 1) * 2.0  # <- refused
     return np.sum(y * y)
 
 
@@ -147,4 +147,4 @@ def for_else(x):
 
 
 def norm_of_other_order(x):
-    return np.linalg.norm(x, ord=1)  # <- refused
+    return np.linalg.norm(np.outer(x, x), ord="nuc")  # <- refused

@@ -1,0 +1,299 @@
+"""Rules for ``scipy.special``: the logistic function, gamma and beta functions and their
+logarithms, error functions, ``xlogy``, Bessel functions, incomplete gamma functions, and
+``logsumexp``, ``softmax``, ``log_softmax``.
+
+scipy is optional: without it this module registers nothing. The derivatives are special
+functions again (``gammaln' = digamma``, ``digamma' = polygamma(1, .)``, ``j0' = -j1``), each
+with a rule of its own, so second derivatives follow. A Bessel function's order (``v``, ``n``),
+``polygamma``'s ``n``, ``multigammaln``'s dimension ``d`` and the incomplete gamma functions'
+shape parameter ``a`` get no gradient: the rules differentiate in ``x`` only, and a call
+where one of them depends on a differentiated input is refused (``held``). ``logsumexp`` takes no
+weights ``b`` and no ``return_sign``; such calls are refused.
+"""
+
+import math
+
+import numpy as np
+
+from .registry import jvp_rule, vjp_rule
+
+try:
+    from scipy import special
+except ImportError:  # scipy is an optional dependency: without it there is nothing to register
+    special = None
+
+
+def scipy_rule(*names, shape=None, requires=None, held=()):
+    """``vjp_rule`` for the ``scipy.special`` functions named, or no registration at all
+    without scipy (the template is left as it is)."""
+    if special is None:
+        return lambda template: template
+    return vjp_rule(*(getattr(special, name) for name in names), shape=shape,
+                    requires=requires, held=held)
+
+
+def scipy_jvp(*names):
+    """``jvp_rule`` for the ``scipy.special`` functions named, or nothing without scipy."""
+    if special is None:
+        return lambda template: template
+    return jvp_rule(*(getattr(special, name) for name in names))
+
+
+# --- the logistic function ------------------------------------------------------------------
+
+
+@scipy_rule("expit", shape="elementwise")
+def expit(g, ans, x):
+    # s' = s (1 - s)
+    return g * ans * (1.0 - ans)
+
+
+@scipy_rule("log_expit", shape="elementwise")
+def log_expit(g, ans, x):
+    # d log s(x) = 1 - s(x) = s(-x)
+    return g * special.expit(-x)
+
+
+@scipy_rule("logit", shape="elementwise")
+def logit(g, ans, x):
+    # logit(x) = log(x) - log(1 - x)
+    return g / (x * (1.0 - x))
+
+
+# --- gamma and beta functions ---------------------------------------------------------------
+
+
+@scipy_rule("gamma", shape="elementwise")
+def gamma(g, ans, x):
+    # Gamma' = Gamma digamma
+    return g * ans * special.digamma(x)
+
+
+@scipy_rule("gammaln", shape="elementwise")
+def gammaln(g, ans, x):
+    # log|Gamma(x)| has derivative digamma(x) on both sides of the poles.
+    return g * special.digamma(x)
+
+
+@scipy_rule("digamma", shape="elementwise")  # scipy.special.psi is the same function
+def digamma(g, ans, x):
+    return g * special.polygamma(1, x)
+
+
+@scipy_rule("polygamma", shape="elementwise", held=("n",))
+def polygamma(g, ans, n, x):
+    # The n-th derivative of digamma: its derivative in x is the next one. The order n is an
+    # integer and gets no gradient.
+    return None, g * special.polygamma(n + 1, x)
+
+
+@scipy_rule("multigammaln", shape="elementwise", held=("d",))
+def multigammaln(g, ans, a, d):
+    # log Gamma_d(a) = d (d - 1) / 4 log(pi) + sum_{j < d} gammaln(a - j / 2): its derivative
+    # sums digamma over the same points, along an axis of length d added last. The dimension d
+    # is an integer and gets no gradient.
+    shifted = np.expand_dims(a, -1) - 0.5 * np.arange(d)
+    return g * np.sum(special.digamma(shifted), axis=-1), None
+
+
+@scipy_rule("beta", shape="elementwise")
+def beta(g, ans, a, b):
+    # B(a, b) = Gamma(a) Gamma(b) / Gamma(a + b)
+    both = special.digamma(a + b)
+    return g * ans * (special.digamma(a) - both), g * ans * (special.digamma(b) - both)
+
+
+@scipy_rule("betaln", shape="elementwise")
+def betaln(g, ans, a, b):
+    both = special.digamma(a + b)
+    return g * (special.digamma(a) - both), g * (special.digamma(b) - both)
+
+
+# --- error functions ------------------------------------------------------------------------
+
+
+@scipy_rule("erf", shape="elementwise")
+def erf(g, ans, x):
+    return g * (2.0 / math.sqrt(math.pi)) * np.exp(-x * x)
+
+
+@scipy_rule("erfc", shape="elementwise")
+def erfc(g, ans, x):
+    return -g * (2.0 / math.sqrt(math.pi)) * np.exp(-x * x)
+
+
+@scipy_rule("erfinv", shape="elementwise")
+def erfinv(g, ans, x):
+    # erf(y) = x gives 2 / sqrt(pi) exp(-y^2) dy = dx.
+    return g * (0.5 * math.sqrt(math.pi)) * np.exp(ans * ans)
+
+
+@scipy_rule("erfcinv", shape="elementwise")
+def erfcinv(g, ans, x):
+    # erfc(y) = x gives -2 / sqrt(pi) exp(-y^2) dy = dx.
+    return -g * (0.5 * math.sqrt(math.pi)) * np.exp(ans * ans)
+
+
+# --- x log y --------------------------------------------------------------------------------
+
+
+@scipy_rule("xlogy", shape="elementwise")
+def xlogy(g, ans, x, y):
+    return g * np.log(y), g * x / y
+
+
+@scipy_rule("xlog1py", shape="elementwise")
+def xlog1py(g, ans, x, y):
+    return g * np.log1p(y), g * x / (1.0 + y)
+
+
+# --- Bessel functions -----------------------------------------------------------------------
+# C_v' = (C_{v-1} - C_{v+1}) / 2 for C = J, Y; I_v' = (I_{v-1} + I_{v+1}) / 2. The order gets
+# no gradient. The exponentially scaled ive(v, x) = iv(v, x) exp(-|x|) adds -sign(x) ive.
+
+
+@scipy_rule("j0", shape="elementwise")
+def j0(g, ans, x):
+    return -g * special.j1(x)
+
+
+@scipy_rule("j1", shape="elementwise")
+def j1(g, ans, x):
+    return g * 0.5 * (special.j0(x) - special.jv(2, x))
+
+
+@scipy_rule("y0", shape="elementwise")
+def y0(g, ans, x):
+    return -g * special.y1(x)
+
+
+@scipy_rule("y1", shape="elementwise")
+def y1(g, ans, x):
+    return g * 0.5 * (special.y0(x) - special.yn(2, x))
+
+
+@scipy_rule("jv", shape="elementwise", held=("v",))
+def jv(g, ans, v, x):
+    return None, g * 0.5 * (special.jv(v - 1, x) - special.jv(v + 1, x))
+
+
+@scipy_rule("yv", shape="elementwise", held=("v",))
+def yv(g, ans, v, x):
+    return None, g * 0.5 * (special.yv(v - 1, x) - special.yv(v + 1, x))
+
+
+@scipy_rule("yn", shape="elementwise", held=("n",))
+def yn(g, ans, n, x):
+    return None, g * 0.5 * (special.yn(n - 1, x) - special.yn(n + 1, x))
+
+
+@scipy_rule("iv", shape="elementwise", held=("v",))
+def iv(g, ans, v, x):
+    return None, g * 0.5 * (special.iv(v - 1, x) + special.iv(v + 1, x))
+
+
+@scipy_rule("ive", shape="elementwise", held=("v",))
+def ive(g, ans, v, x):
+    # exp(-|x|) has a kink at 0, where sign(0) = 0 gives the mean of the two sides.
+    return None, g * (0.5 * (special.ive(v - 1, x) + special.ive(v + 1, x)) - np.sign(x) * ans)
+
+
+@scipy_rule("i0", shape="elementwise")
+def i0(g, ans, x):
+    return g * special.i1(x)
+
+
+@scipy_rule("i1", shape="elementwise")
+def i1(g, ans, x):
+    return g * 0.5 * (special.i0(x) + special.iv(2, x))
+
+
+@scipy_rule("i0e", shape="elementwise")
+def i0e(g, ans, x):
+    return g * (special.i1e(x) - np.sign(x) * ans)
+
+
+@scipy_rule("i1e", shape="elementwise")
+def i1e(g, ans, x):
+    return g * (0.5 * (special.i0e(x) + special.ive(2, x)) - np.sign(x) * ans)
+
+
+# --- incomplete gamma functions -------------------------------------------------------------
+# The regularized P(a, x) = gamma(a, x) / Gamma(a) has d/dx = x^(a-1) exp(-x) / Gamma(a), and
+# Q = 1 - P its negative. The shape a gets no gradient: its derivative is not a closed form
+# of special functions, so the rules differentiate in x only. xlogy makes x^(a-1) at x = 0
+# right for a = 1 (0 * log 0 is 0 there).
+
+
+@scipy_rule("gammainc", shape="elementwise", held=("a",))
+def gammainc(g, ans, a, x):
+    return None, g * np.exp(special.xlogy(a - 1.0, x) - x - special.gammaln(a))
+
+
+@scipy_rule("gammaincc", shape="elementwise", held=("a",))
+def gammaincc(g, ans, a, x):
+    return None, -g * np.exp(special.xlogy(a - 1.0, x) - x - special.gammaln(a))
+
+
+# --- logsumexp, softmax, log_softmax --------------------------------------------------------
+
+
+def _unweighted(static, ndim):
+    """The logsumexp rule is that of the plain sum of exponentials, with its value alone."""
+    if static.get("b") is not None:
+        return ("scipy.special.logsumexp(..., b=...) is not differentiated: the rule covers "
+                "no weights b; for positive weights write logsumexp(a + np.log(b))")
+    if static.get("return_sign", False) is not False:
+        return ("scipy.special.logsumexp(..., return_sign=True) is not differentiated: it "
+                "returns the sign too; without weights b the sum is positive, so drop "
+                "return_sign")
+    return None
+
+
+@scipy_rule("logsumexp", shape="reduce", requires=_unweighted)
+def logsumexp(g, ans, a, axis=None, b=None, keepdims=False, return_sign=False):
+    # d lse(a) = sum softmax(a) da: the weights exp(a - lse) over the reduced axes, which are
+    # put back (unless keepdims kept them) so that the weights broadcast over them.
+    if axis is None or keepdims:
+        g_kept = g
+        ans_kept = ans
+    else:
+        g_kept = np.expand_dims(g, axis)
+        ans_kept = np.expand_dims(ans, axis)
+    return g_kept * np.exp(a - ans_kept)
+
+
+@scipy_rule("softmax", shape="same")
+def softmax(g, ans, x, axis=None):
+    # The Jacobian is diag(s) - s s^T over each slice along axis (all entries for None).
+    return ans * (g - np.sum(g * ans, axis=axis, keepdims=True))
+
+
+@scipy_rule("log_softmax", shape="same")
+def log_softmax(g, ans, x, axis=None):
+    # log_softmax(x) = x - lse(x): the Jacobian is I - 1 s^T, s = exp(ans).
+    return g - np.exp(ans) * np.sum(g, axis=axis, keepdims=True)
+
+
+# --- forward mode: g is the tangent of the first argument ------------------------------------
+# (The elementwise rules above are their own forward-mode rules.)
+
+
+@scipy_jvp("logsumexp")
+def logsumexp_jvp(g, ans, a, axis=None, b=None, keepdims=False, return_sign=False):
+    if axis is None or keepdims:
+        ans_kept = ans
+    else:
+        ans_kept = np.expand_dims(ans, axis)
+    return np.sum(g * np.exp(a - ans_kept), axis=axis, keepdims=keepdims)
+
+
+@scipy_jvp("softmax")
+def softmax_jvp(g, ans, x, axis=None):
+    # The Jacobian is symmetric: the same product as the vjp rule's, applied to a tangent.
+    return ans * (g - np.sum(ans * g, axis=axis, keepdims=True))
+
+
+@scipy_jvp("log_softmax")
+def log_softmax_jvp(g, ans, x, axis=None):
+    return g - np.sum(np.exp(ans) * g, axis=axis, keepdims=True)
