@@ -223,8 +223,8 @@ def norm(g, ans, x, ord=None, axis=None, keepdims=False):
         # A matrix norm over the axes (rows, columns): 'fro' as the 2-norm; ord = 1 (-1) is
         # the largest (smallest) column sum of |x|, ord = inf (-inf) the largest (smallest)
         # row sum, and the columns (rows) that attain it share the weight sign(x). The
-        # singular-value norms (2, -2, 'nuc') are refused at transform time; an order known
-        # only at run time that is one of them gets a nan weight.
+        # singular-value norms (2, -2, 'nuc'), and a matrix order known only at run time,
+        # are refused at transform time.
         if axis is None:
             rows = -2
             columns = -1
@@ -238,8 +238,7 @@ def norm(g, ans, x, ord=None, axis=None, keepdims=False):
         by_rows = on_rows / np.maximum(np.sum(on_rows, axis=rows, keepdims=True), 1)
         sums = np.sign(x) * np.where(np.logical_or(ord == 1, ord == -1), by_columns, by_rows)
         frobenius = x / np.where(ans_kept == 0, 1.0, ans_kept)
-        singular = np.logical_or(ord == "nuc", np.logical_or(ord == 2, ord == -2))
-        weight = np.where(singular, np.nan, np.where(ord == "fro", frobenius, sums))
+        weight = np.where(ord == "fro", frobenius, sums)
     return g_kept * weight
 
 
@@ -330,7 +329,6 @@ def norm_jvp(g, ans, x, ord=None, axis=None, keepdims=False):
             sums = np.sign(x) * np.where(np.logical_or(ord == 1, ord == -1), by_columns,
                                          by_rows)
             frobenius = x / np.where(ans_kept == 0, 1.0, ans_kept)
-            singular = np.logical_or(ord == "nuc", np.logical_or(ord == 2, ord == -2))
-            weight = np.where(singular, np.nan, np.where(ord == "fro", frobenius, sums))
+            weight = np.where(ord == "fro", frobenius, sums)
         tangent = np.sum(weight * g, axis=axis, keepdims=keepdims)
     return tangent
