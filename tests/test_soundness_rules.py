@@ -1000,27 +1000,64 @@ def scaled_by(x, factor=1.0):
     return x * factor
 
 
-def test_a_static_parameter_that_is_differentiated_is_refused():
-    """A rule that returns one contribution takes its other parameters as fixed settings:
-    a differentiated value there is refused, never given a gradient of zero."""
+@pytest.fixture
+def fixed_factor():
+    """scaled_by's rule returns one contribution: factor is a fixed setting."""
 
     @s2sgrad.vjp_rule(scaled_by, shape="elementwise")
     def scaled_by_rule(g, ans, x, factor=1.0):
         return g * factor
 
     s2sgrad.jvp_rule(scaled_by)(scaled_by_rule)
+    yield
+    registry._RULES.pop(scaled_by, None)
+    registry._JVP.pop(scaled_by, None)
+    registry._changed()
 
-    def through_factor(x, s):
-        return np.sum(scaled_by(x, factor=s * 2.0))
 
-    try:
-        x = RNG.standard_normal(3)
-        with pytest.raises(s2sgrad.TransformError, match="takes 'factor' as a fixed setting"):
-            s2sgrad.gradient(through_factor, (0, 1))(x, 0.5)
-        with pytest.raises(s2sgrad.TransformError, match="'factor'"):
-            s2sgrad.jvp(through_factor, (x, 0.5), (None, 1.0))
-        check_grads(through_factor, x, 0.5, wrt=0, modes=("rev", "fwd"))
-    finally:
-        registry._RULES.pop(scaled_by, None)
-        registry._JVP.pop(scaled_by, None)
-        registry._changed()
+def factor_direct(x, s):
+    return np.sum(scaled_by(x, factor=s * 2.0))
+
+
+def _factor_of(s):
+    return s + 1.0
+
+
+def factor_through_helper(x, s):
+    return np.sum(scaled_by(x, _factor_of(s)))
+
+
+def factor_in_a_loop(x, s):
+    total = 0.0
+    for k in range(2):
+        total = total + np.sum(scaled_by(x, factor=s * k))
+    return total
+
+
+@s2sgrad.grad
+def factor_decorated(x, s):
+    return np.sum(scaled_by(x, factor=s))
+
+
+def fill_from_input(x, s):
+    return np.sum(np.nan_to_num(x, nan=s) ** 2)  # a library rule: nan is differentiated
+
+
+@pytest.mark.parametrize("fn", [factor_direct, factor_through_helper, factor_in_a_loop,
+                                factor_decorated], ids=lambda f: f.__name__)
+def test_a_fixed_setting_that_is_differentiated_is_refused(fixed_factor, fn):
+    """A differentiated value in a parameter the rule returns nothing for is refused, in
+    both modes, never given a gradient of zero; the other arguments still differentiate."""
+    x = RNG.standard_normal(3)
+    with pytest.raises(s2sgrad.TransformError, match="takes 'factor' as a fixed setting") \
+            as info:
+        s2sgrad.gradient(fn, (0, 1))(x, 0.5)
+    assert HERE in str(info.value)
+    with pytest.raises(s2sgrad.TransformError, match="'factor'"):
+        s2sgrad.jvp(fn, (x, 0.5), (None, 1.0))
+    check_grads(fn, x, 0.5, wrt=0, modes=("rev", "fwd"))
+
+
+def test_a_library_setting_with_a_rule_of_its_own_is_differentiated():
+    x = np.array([0.5, np.nan, -1.2])
+    check_grads(fill_from_input, x, 0.3, modes=("rev", "fwd"))
