@@ -33,8 +33,11 @@ def user_frame() -> tuple[str, int, int]:
         frame = frame.f_back
     if frame is None:
         return "<unknown>", 0, 0
-    positions = list(frame.f_code.co_positions())[frame.f_lasti // 2]
-    return frame.f_code.co_filename, frame.f_lineno, positions[2] or 0
+    code = frame.f_code
+    column = 0
+    if hasattr(code, "co_positions"):  # Python 3.11: the column of the call being made
+        column = list(code.co_positions())[frame.f_lasti // 2][2] or 0
+    return code.co_filename, frame.f_lineno, column
 
 
 class TransformError(SyntaxError):
