@@ -19,6 +19,8 @@ its axes moved one place right) or ``PRODUCTS`` (its forward-mode rule for rows)
     x[idx] (fancy, masks)      np.moveaxis(np.moveaxis(x_dot, 0, -1)[idx], -1, 0)
     np.reshape(x, s)           np.reshape(x_dot, (batch,) + np.shape(y))
     W @ x (x a vector)         x_dot @ W.T
+    np.split(x, 3, axis=0)     np.split(x_dot, 3, axis=1): a list of rows per piece
+    np.einsum('ij,jk', a, b)   np.einsum('Zij,jk->Zik', a_dot, b) + ...
 
 A primitive with neither entry, or an axis known only at run time, raises ``NotBatchable``
 with the reason: the caller then takes one direction at a time, which is always right.
@@ -36,6 +38,7 @@ import numpy as np
 
 from . import syntax
 from .analyze import Op, is_container
+from .rules.products import einsum_rows
 from .rules.shapes import matrix_transposes
 from .runtime.containers import concat, repeat
 from .runtime.indexing import batch_last_index
@@ -441,6 +444,35 @@ def _maybe_none(site: Site, entry: gast.expr) -> bool:
     return value is not None and (value.none or value.kind == "none")
 
 
+def _split(axis: int | None) -> Callable[[Site], gast.expr]:
+    """np.split and its family: the rows cut along the same axis, one place right (hsplit:
+    the second axis, the first of a 1-d array). A list of the pieces' rows."""
+    def batched(site: Site) -> gast.expr:
+        ary = site.arg("ary")
+        if axis is None and site.op.primitive is np.hsplit:
+            rank = site.ndim(ary)
+            if rank is None:
+                raise NotBatchable("np.hsplit of an array of unknown rank")
+            along = syntax.const(1 if rank == 1 else 2)
+        else:
+            along = site.axis() if axis is None else syntax.const(shifted(axis))
+        fname = "array_split" if site.op.primitive is np.array_split else "split"
+        return site.call(fname, [site.dot(ary), syntax.clone(site.arg("indices_or_sections"))],
+                         axis=along)
+
+    return batched
+
+
+def _at_least(site: Site) -> gast.expr:
+    """atleast_1d/2d/3d: each array's rows take its item's shape (the array itself for one)."""
+    arys = site.arg("arys")
+    if len(arys) == 1:
+        return site.like_target(site.dot(arys[0]))
+    return syntax.tuple_([site.call("reshape", [site.dot(a), syntax.binop(
+        syntax.tuple_([syntax.name(site.batch)]), "Add", site.call("shape", [
+            syntax.subscript(site.target, syntax.const(k))]))]) for k, a in enumerate(arys)])
+
+
 def _as_is(site: Site) -> None:
     """A container's own operation (``xs + ys``, ``xs * 2``, ``d.get(k, v)``): the same
     operation on the lists and dicts of rows (None: the caller substitutes the tangents)."""
@@ -471,6 +503,9 @@ LINEAR: dict[Any, Callable[[Site], gast.expr | None]] = {
     np.full: _filled, np.full_like: _filled,
     np.trace: _trace, np.ndarray.trace: _trace, np.diag: _diag,
     concat: _as_is, repeat: _as_is, dict.get: _as_is,
+    np.split: _split(None), np.array_split: _split(None), np.hsplit: _split(None),
+    np.vsplit: _split(0), np.dsplit: _split(2),
+    np.atleast_1d: _at_least, np.atleast_2d: _at_least, np.atleast_3d: _at_least,
 }
 for _f in matrix_transposes:
     LINEAR[_f] = _swap_last
@@ -563,7 +598,27 @@ def _summed(terms: list[gast.expr]) -> gast.expr:
     return total
 
 
+def _einsum(site: Site) -> gast.expr:
+    """One product per moving operand, its rows in place of it: the subscripts get one more
+    index, first on those rows and first in the output (``einsum_rows``)."""
+    operands = site.arg("operands")
+    subscripts = site.arg("subscripts")
+    keywords = [(k, syntax.clone(site.arg(k))) for k in ("optimize",)
+                if site.arg(k) is not None]
+    spec = site.claim("einsum_rows", einsum_rows)
+    terms = []
+    for k, atom in enumerate(operands):
+        if not site.is_active(atom):
+            continue
+        rows = syntax.call(syntax.name(spec), [syntax.clone(subscripts), syntax.const(k),
+                                               syntax.tuple_(syntax.clone(list(operands)))])
+        args = [syntax.clone(a) for a in operands]
+        args[k] = site.dot(atom)
+        terms.append(syntax.call(f"{site.np}.einsum", [rows, *args], keywords))
+    return _summed(terms)
+
+
 PRODUCTS: dict[Any, Callable[[Site], gast.expr]] = {
     operator.matmul: _matmul, np.matmul: _matmul, np.dot: _dot, np.ndarray.dot: _dot,
-    np.outer: _outer,
+    np.outer: _outer, np.einsum: _einsum,
 }

@@ -89,10 +89,19 @@ def list_(elts: Iterable[Expr]) -> gast.List:
     return gast.List(elts=list(elts), ctx=gast.Load())
 
 
-def list_comp(elt: Expr, target: str, iter: Expr) -> gast.ListComp:
-    """``[elt for target in iter]``."""
-    return gast.ListComp(elt=elt, generators=[gast.comprehension(
-        target=name(target, store=True), iter=iter, ifs=[], is_async=0)])
+def list_comp(elt: Expr, target: str | Expr, iter: Expr | None = None,
+              generators: list | None = None) -> gast.ListComp:
+    """``[elt for target in iter]`` (``target`` a name or a store target), or with the
+    ``generators`` of another comprehension."""
+    if generators is None:
+        target = name(target, store=True) if isinstance(target, str) else target
+        generators = [gast.comprehension(target=target, iter=iter, ifs=[], is_async=0)]
+    return gast.ListComp(elt=elt, generators=generators)
+
+
+def starred(value: Expr) -> gast.Starred:
+    """``*value`` in a call's arguments."""
+    return gast.Starred(value=value, ctx=gast.Load())
 
 
 def if_exp(test: Expr, body: Expr, orelse: Expr) -> gast.IfExp:

@@ -51,8 +51,8 @@ from .analyze import Analysis, Op, is_container
 from .optimize import simplify
 from .reverse.context import Context
 from .rules import registry
-from .runtime.containers import zeros_tree
-from .templates import Facts, Template, inline, template_of
+from .runtime.containers import tree_add, zeros_tree
+from .templates import Facts, Template, call_arguments, inline, template_of
 
 
 @dataclass(frozen=True)
@@ -268,12 +268,18 @@ class _Tangent:
 
     def substituted(self, stmt: gast.stmt, op: Op) -> list[gast.stmt]:
         """A linear operation: the same expression on the tangents (a tuple of tangents, an
-        item of the container's tangent)."""
+        item of the container's tangent; a named tuple's field ``res.Q`` is its item, and
+        the tangent a plain tuple: ``res_dot[0]``)."""
+        if op.kind == "item" and isinstance(stmt.value, gast.Attribute):
+            return [stmt, self.assign_dot(op.target, syntax.subscript(
+                self.tangent_of(op.bindings["c"]), syntax.clone(op.bindings["key"])))]
         diff = list(op.bindings.values()) if op.kind == "pack" else [op.bindings.get("c")]
         return [stmt, self.assign_dot(op.target, self.on_tangents(stmt.value, diff))]
 
     def on_tangents(self, value: gast.expr, diff: list[Any]) -> gast.expr:
-        """``value`` with each differentiable atom in ``diff`` replaced by its tangent."""
+        """``value`` with each differentiable atom in ``diff`` replaced by its tangent (the
+        atoms of a ``*args`` parameter one by one)."""
+        diff = [e for a in diff for e in (a if isinstance(a, tuple) else (a,))]
         names = {a.id for a in diff if isinstance(a, gast.Name)}
         mapping = {n: self.tangent_of(syntax.name(n)) for n in names}
         new = syntax.clone(value)
@@ -297,6 +303,10 @@ class _Tangent:
                 value = self.batched_rule(batching.LINEAR, op) or value
             return [stmt, self.assign_dot(op.target, self.owned(op, value))]
         if self.batch and jvp.template is not op.rule.template:
+            if op.rule.container is not None:
+                raise batching.NotBatchable(
+                    f"{op.what}() returns a {op.rule.shape} of arrays, whose forward-mode rule "
+                    "has no form for a batch of tangents")
             value = self.batched_rule(batching.PRODUCTS, op) if op.rule.primitive in \
                 batching.PRODUCTS else self.row_by_row(jvp, op)
             return [stmt, self.assign_dot(op.target, self.owned(op, value))]
@@ -305,16 +315,27 @@ class _Tangent:
         global_names = {k: self.ctx.bindings.claim(k, v) for k, v in template.globals.items()}
         terms: list[gast.expr] = []
         moving = []
+        star, each = op.rule.star, op.rule.each
+        # (entry of the return, the moving atom, the index bound to `each`): one per moving
+        # parameter, and for a rule inlined per argument of *args, one per moving argument
+        sites = []
         for i, p in enumerate(op.rule.params):
             atom = op.bindings.get(p)
-            if p not in op.diff_params or not self.is_active(atom):
+            if p not in op.diff_params:
                 continue
+            if each is not None and p == star:
+                sites += [(i, a, k) for k, a in enumerate(atom) if self.is_active(a)]
+            elif self.is_active(atom):
+                sites.append((i, atom, None))
+        for i, atom, k in sites:
             moving.append(atom.id)
             g = syntax.name(self.dot(atom.id))
             if self.batch:  # rows broadcast as the output does: x_dot[:, None]
                 g = batching.expand(self.site(op), g, atom, self.analysis.ndim(op.target))
             params = {"g": g, "ans": syntax.name(op.target)}
             params.update(op.bindings)
+            if each is not None:
+                params[each] = syntax.const(0 if k is None else k)
             inlined = inline(template, params, self.facts, self.ctx.namer, global_names)
             if inlined is None and self.batch:
                 raise batching.NotBatchable(
@@ -331,8 +352,10 @@ class _Tangent:
                         "(constants, `x is None`, np.ndim(x)).")
                 fn = self.ctx.bindings.claim(f"{template.function.__name__}_jvp",
                                              template.function)
-                names = ["g", "ans", *op.rule.params]
-                term = syntax.call(syntax.name(fn), [syntax.clone(params[n]) for n in names])
+                args, keywords = call_arguments(template, {
+                    n: syntax.tuple_(v) if isinstance(v, tuple) else v
+                    for n, v in params.items()})
+                term = syntax.call(syntax.name(fn), syntax.clone(args), syntax.clone(keywords))
                 if several:
                     term = syntax.subscript(term, syntax.const(i))
             else:
@@ -343,10 +366,12 @@ class _Tangent:
             terms.append(term)
         if not terms:
             return out + [self.assign_dot(op.target, self.zero(syntax.name(op.target)))]
+        target = self.analysis.values.get(op.target)
+        if op.rule.container is not None and target is not None and is_container(target):
+            return out + [self.assign_dot(op.target, self.items_added(terms, target, op, stmt))]
         total = terms[0]
         for term in terms[1:]:
             total = syntax.binop(total, "Add", term)
-        target = self.analysis.values.get(op.target)
         if op.rule.shape in ("elementwise", "scalar") and target is not None and \
                 target.kind == "array" and not any(self.full_shaped(m, op) for m in moving):
             # a term shaped like its operand, which the output broadcasts
@@ -356,6 +381,42 @@ class _Tangent:
         total = simplify(syntax.expr_stmt(total)).value  # x_dot * 1.0 is x_dot itself
         out.append(self.assign_dot(op.target, self.owned(op, total)))
         return out
+
+    def items_added(self, terms: list[gast.expr], target: Any, op: Op,
+                    stmt: gast.stmt) -> gast.expr:
+        """The tangent of a tuple or list result: the terms (one tuple of item tangents per
+        moving operand) added item by item, never with + (which would concatenate them):
+        ``(t1[0] + t2[0], t1[1] + t2[1])``, or ``tree_add`` where the number of items is
+        not known when compiling."""
+        count = None if target.items is None else len(target.items)
+        for term in terms:
+            if isinstance(term, (gast.Tuple, gast.List)) and count is not None and \
+                    len(term.elts) != count:
+                raise self.parsed.error(
+                    f"the forward-mode rule of {op.what}() gives a tangent of "
+                    f"{len(term.elts)} items for a result of {count}", stmt,
+                    "Return one tangent per item of the result.")
+        if len(terms) == 1:
+            return terms[0]
+        if count is None:
+            helper = self.ctx.bindings.claim("tree_add", tree_add)
+            total = terms[0]
+            for term in terms[1:]:
+                total = syntax.call(syntax.name(helper), [total, term])
+            return total
+
+        def item(term: gast.expr, k: int) -> gast.expr:
+            if isinstance(term, (gast.Tuple, gast.List)):
+                return syntax.clone(term.elts[k])
+            return syntax.subscript(syntax.clone(term), syntax.const(k))
+
+        sums = []
+        for k in range(count):
+            total = item(terms[0], k)
+            for term in terms[1:]:
+                total = syntax.binop(total, "Add", item(term, k))
+            sums.append(total)
+        return syntax.tuple_(sums)
 
     def site(self, op: Op) -> batching.Site:
         return batching.Site(op, self.ctx.np, self.batch, self.tangent_of, self.value_here,

@@ -11,7 +11,13 @@ locals fresh names, and folds ``if`` tests on static facts (constants, ``x is No
         return np.broadcast_to(g, np.shape(a))        np.broadcast_to(_g1, np.shape(h))
 
 A rule whose tests cannot be decided at transform time is not inlined: the call site calls the
-rule function itself, which is always correct, only less specialised.
+rule function itself (``call_arguments``), which is always correct, only less specialised.
+
+A ``*args`` parameter is bound to the tuple of the call's atoms, so its uses fold to atoms:
+``len(arys)`` is a constant, ``arys[k]`` (with ``k`` a constant: a rule registered with
+``each=`` is inlined once per argument) the k-th atom, ``arys[:k] + (g,) + arys[k + 1:]`` a
+tuple of atoms, and ``f(*others)`` passes them one by one. Unpacking assigns (``g_q, g_r = g``
+of a container's cotangent) read the items one by one: ``_g_q = g[0]``.
 """
 
 from __future__ import annotations
@@ -49,12 +55,12 @@ class Template:
 
 
 @functools.cache
-def _parse_template(fn: Callable) -> tuple[gast.FunctionDef, tuple[bool, ...], dict[str, Any],
-                                           frozenset[str]]:
+def _parse_template(fn: Callable, each: str | None = None
+                    ) -> tuple[gast.FunctionDef, tuple[bool, ...], dict[str, Any], frozenset[str]]:
     if not (getattr(fn, "__module__", None) or "").startswith("s2sgrad."):
         # what inlining would misread is refused (rules/check.py); the library's own rules
         # are checked by the test suite, which keeps a first compile cheap
-        check_rule(fn)
+        check_rule(fn, each)
     source = textwrap.dedent(inspect.getsource(fn))
     node = gast.parse(source).body[0]
     node.decorator_list = []
@@ -102,8 +108,26 @@ def _own_nodes(node: gast.AST):
 
 
 def template_of(rule: Rule) -> Template:
-    node, outputs, module_globals, assigned = _parse_template(rule.template)
+    node, outputs, module_globals, assigned = _parse_template(rule.template, rule.each)
     return Template(rule, node, outputs, module_globals, assigned)
+
+
+def call_arguments(template: Template, params: dict[str, Any]
+                   ) -> tuple[list[gast.expr], list[tuple[str, gast.expr]]]:
+    """The arguments of a call of the rule function itself, from the inlining bindings
+    (``g``, ``ans``, each parameter, the ``each`` index): positional ones in order, the
+    atoms of ``*args`` one by one, keyword-only ones by name."""
+    args: list[gast.expr] = []
+    keywords: list[tuple[str, gast.expr]] = []
+    for p in inspect.signature(template.function).parameters.values():
+        value = params[p.name]
+        if p.kind is p.VAR_POSITIONAL:
+            args.extend(value.elts if isinstance(value, gast.Tuple) else value)
+        elif p.kind is p.KEYWORD_ONLY:
+            keywords.append((p.name, value))
+        else:
+            args.append(value)
+    return args, keywords
 
 
 @dataclass
@@ -129,7 +153,8 @@ def inline(template: Template, bindings: dict[str, gast.expr], facts: Facts, nam
     expression; ``global_names`` maps the rule module's globals to the names that refer to
     them in generated code.
     """
-    env: dict[str, gast.expr] = dict(bindings)
+    env: dict[str, gast.expr] = {k: syntax.tuple_(v) if isinstance(v, tuple) else v
+                                 for k, v in bindings.items()}
     env.update({k: syntax.name(v) for k, v in global_names.items() if k != v})
     out: list[gast.stmt] = []
     try:
@@ -145,9 +170,12 @@ def inline(template: Template, bindings: dict[str, gast.expr], facts: Facts, nam
 
 
 def _check_callable(template: Template) -> None:
-    """A rule that is called rather than inlined receives its arguments by position: a
-    ``*args`` parameter would receive the bound tuple as one item, and keyword-only
-    parameters nothing. Refuse rather than call it with the wrong arguments."""
+    """A rule that is called rather than inlined gets its arguments as ``call_arguments``
+    spells them, which a rule registered with ``each=`` is written for (its ``*args`` one
+    by one, its index by keyword). Any other rule with ``*args`` or keyword-only parameters
+    would be called with arguments it may not expect: refuse it."""
+    if template.rule.each is not None:
+        return
     kinds = inspect.signature(template.function).parameters.values()
     odd = [p for p in kinds if p.kind in (p.VAR_POSITIONAL, p.KEYWORD_ONLY)]
     if odd:
@@ -173,8 +201,8 @@ def _inline_block(body: list[gast.stmt], env: dict[str, gast.expr], facts: Facts
         _check_bound(stmt, env, template)
         if isinstance(stmt, gast.Return):
             values = stmt.value.elts if isinstance(stmt.value, gast.Tuple) else [stmt.value]
-            return [None if syntax.is_const(v) and v.value is None else _subst(v, env, facts)
-                    for v in values]
+            return [None if syntax.is_const(v) and v.value is None else
+                    _starless(_subst(v, env, facts), template, stmt) for v in values]
         if isinstance(stmt, gast.If):
             test = static_eval(_subst(stmt.test, env, facts), facts)
             if test is UNKNOWN:
@@ -185,16 +213,28 @@ def _inline_block(body: list[gast.stmt], env: dict[str, gast.expr], facts: Facts
                 return result
         elif isinstance(stmt, gast.Assign) and all(isinstance(t, gast.Name)
                                                    for t in stmt.targets):
-            value = _subst(stmt.value, env, facts)
+            value = _starless(_subst(stmt.value, env, facts), template, stmt)
             first = stmt.targets[0].id
-            if not (isinstance(value, gast.Name) or syntax.is_const(value)):
-                fresh = namer.fresh("_" + first.lstrip("_"))
-                out.append(syntax.assign(fresh, value))
-                value = syntax.name(fresh)
+            value = _atom(value, first, namer, out)
             for target in stmt.targets:  # a = b = value binds both
                 env[target.id] = value
+        elif isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(
+                stmt.targets[0], (gast.Tuple, gast.List)) and all(
+                isinstance(t, gast.Name) for t in stmt.targets[0].elts):
+            # a, b = value: the items one by one (a container's cotangent g, or ans)
+            value = _starless(_subst(stmt.value, env, facts), template, stmt)
+            targets = [t.id for t in stmt.targets[0].elts]
+            if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(targets):
+                items = value.elts
+            else:
+                whole = _atom(value, "_".join(t.lstrip("_") for t in targets), namer, out)
+                items = [syntax.subscript(syntax.clone(whole), syntax.const(k))
+                         for k in range(len(targets))]
+            for target, item in zip(targets, items, strict=True):
+                env[target] = _atom(item, target, namer, out)
         elif isinstance(stmt, gast.Expr):
-            out.append(syntax.expr_stmt(_subst(stmt.value, env, facts)))
+            out.append(syntax.expr_stmt(_starless(_subst(stmt.value, env, facts), template,
+                                                  stmt)))
         elif isinstance(stmt, gast.Pass):
             continue
         else:
@@ -219,6 +259,30 @@ def _check_bound(stmt: gast.stmt, env: dict[str, gast.expr], template: Template)
                      "take for this call", stmt, "Assign it in every branch")
 
 
+def _atom(value: gast.expr, name: str, namer: Namer, out: list[gast.stmt]) -> gast.expr:
+    """``value`` itself if it is a name, a constant or a tuple of them (``arys[:k]``, which
+    later folds and unpacks by its atoms), else a fresh name assigned it."""
+    if isinstance(value, gast.Name) or syntax.is_const(value) or (
+            isinstance(value, gast.Tuple) and all(
+                isinstance(e, gast.Name) or syntax.is_const(e) for e in value.elts)):
+        return value
+    fresh = namer.fresh("_" + name.lstrip("_"))
+    out.append(syntax.assign(fresh, value))
+    return syntax.name(fresh)
+
+
+def _starless(node: gast.expr, template: Template, stmt: gast.stmt) -> gast.expr:
+    """Refuse a ``*x`` left after folding: ``x`` was not a tuple of the call's atoms, and
+    generated code passes arguments one by one (higher order reads it again)."""
+    for n in gast.walk(node):
+        if isinstance(n, gast.Starred):
+            raise _error(template, "unpacks a value that is not a tuple of the call's "
+                         "arguments with *", stmt, "Unpack only the *args parameter, or "
+                         "tuples built from it and from atoms (arys[:k] + (g,) + "
+                         "arys[k + 1:])")
+    return node
+
+
 class _Undecided(Exception):
     """A test in the template cannot be decided at transform time."""
 
@@ -237,6 +301,14 @@ class _FoldRanks(gast.NodeTransformer):
 
     def visit_Call(self, node: gast.Call) -> gast.expr:
         self.generic_visit(node)
+        if any(isinstance(a, gast.Starred) and isinstance(a.value, gast.Tuple)
+               for a in node.args):  # f(*arys): the atoms one by one
+            node.args = [e for a in node.args for e in (
+                a.value.elts if isinstance(a, gast.Starred) and isinstance(a.value, gast.Tuple)
+                else [a])]
+        if syntax.dotted_name(node.func) == "len" and len(node.args) == 1 and isinstance(
+                node.args[0], gast.Tuple) and not node.keywords:
+            return syntax.located(syntax.const(len(node.args[0].elts)), node)
         if _is_ndim_call(node):
             value = static_eval(node, self.facts)
             if value is not UNKNOWN:
@@ -251,6 +323,37 @@ class _FoldRanks(gast.NodeTransformer):
                 return syntax.located(literal, node)
         return node
 
+
+    def visit_Subscript(self, node: gast.Subscript) -> gast.expr:
+        # an item or a slice, at constants, of a tuple of atoms (a *args parameter)
+        self.generic_visit(node)
+        if not isinstance(node.value, gast.Tuple) or not isinstance(node.ctx, gast.Load):
+            return node
+        elts, index = node.value.elts, node.slice
+        if syntax.is_const(index) and type(index.value) is int and \
+                -len(elts) <= index.value < len(elts):
+            return syntax.clone(elts[index.value])
+        if isinstance(index, gast.Slice):
+            parts = [getattr(index, k) for k in ("lower", "upper", "step")]
+            if all(p is None or (syntax.is_const(p) and type(p.value) is int) for p in parts):
+                bounds = [None if p is None else p.value for p in parts]
+                return syntax.located(syntax.tuple_(
+                    syntax.clone(e) for e in elts[slice(*bounds)]), node)
+        return node
+
+    def visit_BinOp(self, node: gast.BinOp) -> gast.expr:
+        # k + 1 of constant ints; (a, b) + (c,) of tuples of atoms
+        self.generic_visit(node)
+        left, right = node.left, node.right
+        if isinstance(node.op, gast.Add) and isinstance(left, gast.Tuple) and isinstance(
+                right, gast.Tuple):
+            return syntax.located(syntax.tuple_(left.elts + right.elts), node)
+        if isinstance(node.op, (gast.Add, gast.Sub)) and all(
+                syntax.is_const(o) and type(o.value) is int for o in (left, right)):
+            value = left.value + right.value if isinstance(node.op, gast.Add) else \
+                left.value - right.value
+            return syntax.located(syntax.const(value), node)
+        return node
 
     def visit_UnaryOp(self, node: gast.UnaryOp) -> gast.expr:
         self.generic_visit(node)

@@ -18,6 +18,11 @@ where the analytic ``tangent`` of the output comes from ``registry.jvp_lookup``:
   differentiable float input (one the vjp rule gives a contribution to) by zeros;
 - ``None`` (a template entry, or a parameter the vjp rule gives no contribution to): zero.
 
+A rule with a tuple or list result (``np.linalg.qr``, ``np.split``) has a tangent with one
+item per item of the result, compared item after item (``test_rules.flat``). A rule registered
+with ``each=`` has one input per argument of its ``*args``: its entry is the return's last,
+the template called with the index of that argument.
+
 Also checked: every library rule has a jvp rule; a user's ``vjp_rule`` drops the jvp rule its
 primitive had (and ``jvp_rule`` registers one beside it); ``jvp_rule`` refuses a template whose
 parameters differ from the vjp rule's, and a primitive without a vjp rule.
@@ -42,6 +47,8 @@ from test_rules import (
     call,
     contributions,
     draw_like,
+    entry_of,
+    flat,
     is_float,
     library_rules,
     varying,
@@ -59,15 +66,19 @@ POINTWISE = ("elementwise", "scalar")  # templates whose entries broadcast to th
 
 
 def float_container(x):
-    items = x.values() if isinstance(x, dict) else x if isinstance(x, list) else None
+    """A list or dict of floats, or a tuple holding floats (cho_solve's (c, lower))."""
+    items = x.values() if isinstance(x, dict) else x if isinstance(x, (list, tuple)) else None
+    if isinstance(x, tuple):
+        return bool(items) and any(is_float(item) for item in items)
     return bool(items) and all(is_float(item) for item in items)
 
 
 def moving_items(x):
     """(key, value) of each float that can move in the input x: (None, x) for a float input,
-    one pair per item of a list or dict of floats, nothing for any other input."""
+    one pair per float item of a list, tuple or dict, nothing for any other input."""
     if float_container(x):
-        return list(x.items()) if isinstance(x, dict) else list(enumerate(x))
+        pairs = list(x.items()) if isinstance(x, dict) else list(enumerate(x))
+        return [(k, v) for k, v in pairs if is_float(v)]
     return [(None, x)] if is_float(x) else []
 
 
@@ -77,7 +88,7 @@ def with_item(x, key, item):
         return item
     new = dict(x) if isinstance(x, dict) else list(x)
     new[key] = item
-    return new
+    return tuple(new) if isinstance(x, tuple) else new
 
 
 # --- the two tangents -----------------------------------------------------------------------
@@ -86,8 +97,8 @@ def with_item(x, key, item):
 def numeric_tangent(primitive, c: Case, where, x, key, u, w):
     """<w, d/dt f(x + t u)> by a central difference, u moving x's item at key."""
     def output(item):
-        return varying(primitive, c, where)(with_item(x, key, item))
-    return central_difference(output, [x if key is None else x[key]], 0, u, weight=w)
+        return flat(varying(primitive, c, where)(with_item(x, key, item)))
+    return central_difference(output, [x if key is None else x[key]], 0, u, weight=flat(w))
 
 
 def linear_tangent(primitive, c: Case, inputs, differentiable, i, dx):
@@ -129,10 +140,12 @@ def entry_alone(template, i):
     return namespace[fn.name]
 
 
-def template_tangent(jvp, shape, c: Case, ans, i, dx):
-    """Entry i of the jvp template at tangent dx, broadcast to the output for pointwise rules."""
+def template_tangent(jvp, shape, c: Case, ans, i, dx, each=None):
+    """Entry i of the jvp template at tangent dx, broadcast to the output for pointwise rules
+    (``each``: (the rule's index parameter, the index of the moving argument of *args))."""
     entry_i = entry_alone(jvp.template, i)
-    entry = None if entry_i is None else entry_i(dx, ans, *c.args, **c.kwargs)
+    index = {} if each is None else {each[0]: each[1]}
+    entry = None if entry_i is None else entry_i(dx, ans, *c.args, **c.kwargs, **index)
     if entry is None:
         return None
     return np.broadcast_to(entry, np.shape(ans)) if shape in POINTWISE else entry
@@ -161,12 +174,18 @@ def check_jvp(primitive, c: Case):
                 elif jvp.linear:
                     tangent = linear_tangent(primitive, c, inputs, differentiable, i, dx)
                 else:
-                    tangent = template_tangent(jvp, rule.shape, c, ans, i, dx)
+                    entry, k = entry_of(rule, i, inputs)
+                    tangent = template_tangent(jvp, rule.shape, c, ans, entry, dx,
+                                               None if k is None else (rule.each, k))
             if tangent is None:
-                tangent = np.zeros(np.shape(ans))
+                tangent = zeros_tree(ans) if isinstance(ans, (tuple, list)) else np.zeros(
+                    np.shape(ans))
             label = name if key is None else f"{name}[{key!r}]"
-            assert np.shape(tangent) == np.shape(ans), (label, np.shape(tangent))
-            analytic = np.sum(w * np.asarray(tangent))
+            if isinstance(ans, (tuple, list)):  # one tangent per item of the result
+                assert isinstance(tangent, (tuple, list)) and len(tangent) == len(ans), label
+                assert [np.shape(t) for t in tangent] == [np.shape(a) for a in ans], label
+            assert np.shape(flat(tangent)) == np.shape(flat(ans)), (label, np.shape(tangent))
+            analytic = np.sum(flat(w) * np.asarray(flat(tangent)))
             numeric = numeric_tangent(primitive, c, where, x, key, u, w)
             assert np.isclose(analytic, numeric, rtol=RTOL, atol=ATOL), (label, analytic,
                                                                          numeric)

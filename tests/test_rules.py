@@ -12,6 +12,7 @@ with ``unbroadcast`` first, as the engine does; all others must already have the
 from __future__ import annotations
 
 import ast
+import builtins
 import inspect
 import math
 import operator
@@ -57,6 +58,32 @@ def num(x):
 def spd(n, *batch):
     """Well-conditioned square matrices, so inv and det are smooth and accurate."""
     return normal(*batch, n, n) * 0.3 + 2.0 * np.eye(n)
+
+
+def _orthogonal(n, *batch):
+    return np.linalg.qr(normal(*batch, n, n))[0]
+
+
+def separated(n, *batch):
+    """Symmetric matrices whose eigenvalues are 1, 2, ..., n: apart, so that eigenvectors
+    are smooth in the matrix."""
+    q = _orthogonal(n, *batch)
+    return (q * np.arange(1.0, n + 1)) @ np.swapaxes(q, -1, -2)
+
+
+def distinct(n, *batch):
+    """Real matrices with the real eigenvalues 1, 2.5, 4, ...: P diag P^-1, P well
+    conditioned."""
+    p = np.eye(n) + 0.3 * normal(*batch, n, n)
+    return (p * np.arange(1.0, 1.0 + 1.5 * n, 1.5)[:n]) @ np.linalg.inv(p)
+
+
+def singular(m, n, *batch):
+    """m x n matrices with the singular values 1, 2, ..., min(m, n)."""
+    k = min(m, n)
+    u = _orthogonal(m, *batch)[..., :k]
+    vh = np.swapaxes(_orthogonal(n, *batch)[..., :k], -1, -2)
+    return (u * np.arange(1.0, k + 1)) @ vh
 
 
 @dataclass
@@ -264,6 +291,8 @@ CASES: dict = {
     np.ndarray.transpose: [case(normal(3, 4)), case(normal(2, 3, 4), (2, 0, 1)),
                            case(normal(2, 3, 4), 1, -1, 0)],
     np.ndarray.T: [case(normal(3, 4)), case(normal(2, 3, 4)), case(normal(5))],
+    np.ndarray.real: [case(normal(3, 4)), case(normal(5))],
+    np.ndarray.imag: [case(normal(3, 4)), case(normal(5))],
     np.swapaxes: [case(normal(2, 3, 4), 0, 2), case(normal(3, 4), -1, 0)],
     np.ndarray.swapaxes: [case(normal(2, 3, 4), 1, -1)],
     np.moveaxis: [case(normal(2, 3, 4), 0, -1), case(normal(2, 3, 4), (0, 1), (2, 0))],
@@ -457,6 +486,64 @@ CASES: dict = {
     np.linalg.matrix_power: [case(spd(3), 3), case(spd(3), 0), case(spd(3), 1),
                              case(spd(3), -2), case(spd(3, 2), 2), case(spd(2), n=5),
                              case(spd(3, 2), -1)],
+    # tuple outputs and variadic operands (anchor: contract)
+    **({} if rules.decompositions.scipy is None else {
+        rules.decompositions.scipy.linalg.cho_factor: [
+            case(spd(3)), case(spd(3), lower=True), case(spd(1)), case(spd(4), True, False)],
+        rules.decompositions.scipy.linalg.cho_solve: [
+            case(rules.decompositions.scipy.linalg.cho_factor(spd(3)), normal(3)),
+            case(rules.decompositions.scipy.linalg.cho_factor(spd(3), lower=True),
+                 normal(3, 2)),
+            case((np.triu(spd(3)), False), normal(3, 1)),
+            case((np.tril(spd(2)), True), b=normal(2))],
+    }),
+    np.einsum: [case("ij,jk->ik", normal(3, 4), normal(4, 2)),
+                case("ij,jk", normal(2, 3), normal(3, 2)), case("ii->i", normal(3, 3)),
+                case("ii", normal(3, 3)), case("i,i->", normal(4), normal(4)),
+                case("i,j->ij", normal(3), normal(2)), case("ij->i", normal(3, 4)),
+                case("...ij,...jk->...ik", normal(2, 3, 4), normal(4, 2)),
+                case("...i,...i", normal(2, 1, 4), normal(3, 4)),
+                case("ij,ij->ij", normal(1, 3), normal(2, 3)),
+                case("bij,bjk->bik", normal(2, 3, 4), normal(2, 4, 2)),
+                case("i,ij,jk,k->", normal(2), normal(2, 3), normal(3, 4), normal(4)),
+                case("ijk->kji", normal(2, 3, 4)), case("iij,jk", normal(3, 3, 2), normal(2, 4)),
+                case("ii,i->i", normal(3, 3), normal(3)), case("i,->i", normal(3), num(normal())),
+                case("i...->...", normal(3, 2)), case("a b, b c", normal(2, 3), normal(3, 2)),
+                case("ij,jk->ik", normal(3, 4), normal(4, 2), optimize=True),
+                case("ij,jk,kl->il", normal(2, 3), normal(3, 4), normal(4, 2),
+                     optimize="greedy")],
+    np.atleast_1d: [case(normal(3)), case(num(normal())), case(normal()),
+                    case(normal(2, 3), normal(4)), case(num(normal()), normal(2, 2), normal())],
+    np.atleast_2d: [case(normal(3)), case(num(normal())), case(normal(2, 3)),
+                    case(normal(4), normal(2, 3), num(normal()))],
+    np.atleast_3d: [case(normal(3)), case(normal(2, 3)), case(num(normal())),
+                    case(normal(4), normal(2, 3), normal(2, 1, 2))],
+    np.split: [case(normal(6), 3), case(normal(7), [2, 5]), case(normal(4, 6), 2, axis=1),
+               case(normal(4, 3), (1,), axis=0), case(normal(2, 6), [1, 4], -1),
+               case(normal(5), [0, 2, 2, 7])],
+    np.array_split: [case(normal(7), 3), case(normal(5, 4), 2, axis=0), case(normal(6), [2, 3]),
+                     case(normal(2, 5), 3, axis=-1)],
+    np.hsplit: [case(normal(6), 2), case(normal(3, 4), [1, 3]), case(normal(2, 4, 3), 2)],
+    np.vsplit: [case(normal(4, 3), 2), case(normal(5, 2, 2), [1, 4])],
+    np.dsplit: [case(normal(2, 3, 4), 2), case(normal(1, 2, 5), [2])],
+    np.linalg.qr: [case(normal(4, 3)), case(normal(3, 3)), case(normal(3, 5)),
+                   case(normal(2, 4, 3)), case(normal(3, 3), "complete"),
+                   case(normal(3, 4), mode="complete"), case(normal(2, 3, 5)),
+                   case(normal(1, 1)), case(normal(4, 1))],
+    np.linalg.eigh: [case(separated(3)), case(separated(4), "U"), case(separated(3, 2)),
+                     case(separated(3), UPLO="U"), case(normal(4, 4) * 0.1 + np.diag(
+                         [1.0, 2.0, 3.0, 4.0]))],
+    np.linalg.eigvalsh: [case(separated(3)), case(separated(4), "U"), case(separated(3, 2)),
+                         case(normal(3, 3) * 0.1 + np.diag([1.0, 2.0, 3.0]), UPLO="L")],
+    np.linalg.svd: [case(singular(4, 3), full_matrices=False), case(singular(3, 3)),
+                    case(singular(3, 5), False), case(singular(4, 3, 2), full_matrices=False),
+                    case(singular(3, 3, 2), True), case(singular(3, 4), compute_uv=False),
+                    case(singular(4, 2), False, False), case(singular(2, 3, 2), False, False),
+                    case(singular(3, 3), hermitian=False)],
+    np.linalg.slogdet: [case(spd(3)), case(spd(3, 2)), case(-spd(3)), case(spd(1)),
+                        case(normal(3, 3) + 3.0 * np.eye(3))],
+    np.linalg.eig: [case(distinct(3)), case(distinct(4)), case(distinct(3, 2)),
+                    case(np.array([[2.0, 1.0], [0.5, -1.0]]))],
     **({} if rules.decompositions.scipy is None else {
         rules.decompositions.scipy.linalg.solve_triangular: [
             case(spd(3), normal(3)), case(spd(3), normal(3, 2), lower=True),
@@ -527,6 +614,155 @@ if _special is not None:
         _special.softmax: _softmaxes(), _special.log_softmax: _softmaxes(),
     })
 
+# scipy.stats, scipy.signal and more array functions (anchor: stats)
+try:
+    import scipy.signal as _signal
+    import scipy.stats as _stats
+except ImportError:
+    _signal = _stats = None
+
+
+def _located(draw_x, *shapes, scales=(0.6, 1.5)):
+    """Cases of a continuous distribution's method: x drawn by draw_x, each shape parameter
+    drawn by its own function, with loc and scale by position, by name, broadcasting, and
+    left out (x - loc stays within the support when scaled by `scales`)."""
+    def params(*s):
+        return [draw(*s) for draw in shapes]
+    return [
+        case(draw_x(3, 4), *params(3, 4)),
+        case(draw_x(3, 4), *params(4), num(uniform(-0.1, 0.05)), num(uniform(*scales))),
+        case(draw_x(2, 3), *params(3), uniform(-0.1, 0.05, 2, 1), uniform(*scales, 3)),
+        case(num(draw_x()), *[num(p) for p in params()], loc=uniform(-0.1, 0.05, 3),
+             scale=uniform(*scales, 3)),
+        case(draw_x(5), *params(), scale=num(uniform(*scales))),
+    ]
+
+
+def _entropies(*shapes):
+    """Cases of a continuous distribution's entropy in its shape parameters and scale."""
+    def params(*s):
+        return [draw(*s) for draw in shapes]
+    return [case(*params(3, 4)), case(*params(3), scale=uniform(0.6, 1.5, 2, 1)),
+            case(*[num(p) for p in params()], num(uniform(-0.5, 0.5)), num(uniform(0.6, 1.5))),
+            case(*params(4), loc=normal(4), scale=uniform(0.6, 1.5, 4))]
+
+
+def _integer_shapes(*values):
+    """Shape parameters that are held (no derivative): ints, and int arrays that broadcast."""
+    return lambda *s: tuple(values) if not s else tuple(
+        np.full(s[-1:], v) + np.arange(s[-1]) % 3 for v in values)
+
+
+def _held_located(draw_x, *values):
+    """Cases of a distribution function whose shape parameters are held: they are ints."""
+    shapes = _integer_shapes(*values)
+    return [
+        case(draw_x(3, 4), *shapes(4)),
+        case(draw_x(3, 4), *shapes(), num(uniform(-0.1, 0.05)), num(uniform(1.2, 1.5))),
+        case(draw_x(2, 3), *shapes(3), uniform(-0.1, 0.05, 2, 1), uniform(1.2, 1.5, 3)),
+        case(num(draw_x()), *shapes(), loc=uniform(-0.1, 0.05, 3), scale=uniform(1.2, 1.5, 3)),
+    ]
+
+
+def _simplex(k, *samples):
+    """Points of the simplex, components along the first axis, without the last component
+    (scipy then takes 1 - sum): the others can move while the point stays on the simplex."""
+    x = rng.dirichlet(np.full(k, 3.0), samples or None)
+    return np.moveaxis(np.asarray(x), -1, 0)[:-1]
+
+
+def _counts(*shape):
+    return rng.integers(0, 7, shape)
+
+
+def _poisson_cases():
+    return [case(_counts(4), uniform(0.5, 5.0, 4)), case(_counts(3, 1), uniform(0.5, 5.0, 4)),
+            case(3, uniform(0.5, 5.0, 2, 3)), case(_counts(5), mu=num(uniform(0.5, 5.0))),
+            case(_counts(4) + 2, uniform(0.5, 5.0, 4), 2), case(2, num(uniform(0.5, 5.0)))]
+
+
+def _mvn_cases(entropy=False):
+    if entropy:
+        return [case(None, spd(3)), case(cov=spd(2)), case(normal(3), spd(3)),
+                case(mean=normal(1), cov=spd(1))]
+    return [case(normal(3), normal(3), spd(3)), case(normal(5, 3), normal(3), spd(3)),
+            case(normal(2, 4, 3), cov=spd(3)), case(normal(1, 2), normal(2), spd(2)),
+            case(normal(5), num(normal()), spd(1)), case(normal(4), mean=normal(1), cov=spd(1)),
+            case(normal(3), mean=normal(3), cov=spd(3), allow_singular=False)]
+
+
+if _stats is not None:
+    _unit = (lambda *s: uniform(0.1, 0.9, *s))
+    _above = (lambda *s: uniform(0.5, 4.0, *s))
+    _shape = (lambda *s: uniform(0.8, 4.0, *s))
+    _df = (lambda *s: uniform(1.5, 6.0, *s))
+    _beyond = (lambda *s: uniform(-0.6, 4.0, *s))  # below the support of chi2 and gamma too
+    CASES.update({
+        **{getattr(_stats.norm, m): _located(normal)
+           for m in ("pdf", "logpdf", "cdf", "logcdf", "sf", "logsf")},
+        _stats.norm.entropy: [case(num(normal()), num(positive())),
+                              case(loc=normal(3), scale=positive(3)),
+                              case(normal(2, 1), positive(3)), case(scale=positive())],
+        _stats.t.pdf: _located(normal, _df), _stats.t.logpdf: _located(normal, _df),
+        **{getattr(_stats.t, m): _held_located(normal, 3) + [case(normal(4), df=7)]
+           for m in ("cdf", "logcdf", "sf", "logsf")},
+        _stats.t.entropy: _entropies(_df) + [case(df=num(_df()))],
+        _stats.chi2.pdf: _located(_above, _df), _stats.chi2.logpdf: _located(_above, _df),
+        **{getattr(_stats.chi2, m): _held_located(_above, 3) for m in ("logcdf", "logsf")},
+        **{getattr(_stats.chi2, m): _held_located(_above, 3) + [case(_beyond(6), 4)]
+           for m in ("cdf", "sf")},
+        _stats.chi2.entropy: _entropies(_df),
+        _stats.gamma.pdf: _located(_above, _shape),
+        _stats.gamma.logpdf: _located(_above, _shape),
+        **{getattr(_stats.gamma, m): _held_located(_above, 2) for m in ("logcdf", "logsf")},
+        **{getattr(_stats.gamma, m): _held_located(_above, 3) + [case(_beyond(6), a=2)]
+           for m in ("cdf", "sf")},
+        _stats.gamma.entropy: _entropies(_shape),
+        _stats.beta.pdf: _located(_unit, _shape, _shape, scales=(1.2, 1.5)),
+        _stats.beta.logpdf: _located(_unit, _shape, _shape, scales=(1.2, 1.5)),
+        **{getattr(_stats.beta, m): _held_located(_unit, 2, 3) for m in ("logcdf", "logsf")},
+        **{getattr(_stats.beta, m): _held_located(_unit, 3, 2)
+           + [case(uniform(-0.5, 1.5, 6), 2, 4)] for m in ("cdf", "sf")},
+        _stats.beta.entropy: _entropies(_shape, _shape),
+        **{getattr(_stats.poisson, m): _poisson_cases() for m in ("pmf", "logpmf", "logcdf")},
+        **{getattr(_stats.poisson, m): _poisson_cases() + [  # constant below 0
+            case(np.array([-2, -1, 0, 3]), uniform(0.5, 5.0, 4))] for m in ("cdf", "sf", "logsf")},
+        **{getattr(_stats.dirichlet, m): [
+            case(_simplex(3), uniform(0.8, 3.0, 3)), case(_simplex(4, 5), uniform(0.8, 3.0, 4)),
+            case(_simplex(2), uniform(0.8, 3.0, 2)),
+            case(_simplex(3, 1), alpha=uniform(0.8, 3.0, 3))] for m in ("pdf", "logpdf")},
+        _stats.dirichlet.entropy: [case(uniform(0.8, 3.0, 4)), case(alpha=uniform(0.5, 5.0, 2))],
+        _stats.multivariate_normal.logpdf: _mvn_cases(),
+        _stats.multivariate_normal.pdf: _mvn_cases(),
+        _stats.multivariate_normal.entropy: _mvn_cases(entropy=True),
+    })
+if _signal is not None:
+    CASES[_signal.convolve] = [
+        case(normal(5), normal(3)), case(normal(3), normal(5)), case(normal(6), normal(3), "same"),
+        case(normal(3), normal(6), "same"), case(normal(6), normal(4), "valid"),
+        case(normal(4), normal(6), mode="valid"), case(normal(4, 5), normal(2, 3)),
+        case(normal(4, 5), normal(3, 2), "same"), case(normal(2, 3), normal(4, 5), "same"),
+        case(normal(4, 5), normal(2, 2), "valid"), case(normal(2, 2), normal(4, 5), "valid"),
+        case(normal(5, 4), normal(3, 2), "full", "direct"),
+        case(normal(5, 4), normal(3, 3), mode="same", method="fft"),
+        case(normal(3, 2, 4), normal(2, 2, 3), "same"), case(normal(6), normal(6), "valid")]
+CASES.update({
+    np.gradient: [case(normal(6)), case(normal(6), 2), case(normal(4, 5), axis=1),
+                  case(normal(4, 5), 3, axis=0), case(normal(3, 4, 5), axis=-1, edge_order=2),
+                  case(normal(5), edge_order=2), case(normal(2)), case(normal(3), 2, edge_order=2),
+                  case(normal(4, 3), axis=0, edge_order=2), case(normal(2, 3), axis=0)],
+    np.partition: [case(normal(6), 2), case(normal(3, 5), 1), case(normal(3, 5), 2, axis=0),
+                   case(normal(2, 3, 4), (0, 2), axis=1), case(normal(5), 3, axis=None),
+                   case(normal(4, 6), -1), case(normal(7), [1, 4]),
+                   case(normal(4, 5), kth=3, axis=-1, kind="introselect")],
+    np.select: [case([normal(3, 4) > 0.5, normal(3, 4) > 0.0], [normal(3, 4), normal(3, 4)]),
+                case([normal(3, 4) > 0.5, normal(4) > 0.0], [normal(3, 1), num(normal())],
+                     normal(4)),
+                case([normal(5) > 0.0], [normal(5)], num(normal())),
+                case([normal(2, 3) > 0.3, normal(2, 3) < -0.3, normal(3) > 0.0],
+                     [normal(2, 3), normal(3), normal(2, 1)], default=normal(2, 3))],
+})
+
 for _name in ("exp2", "cbrt"):  # Python 3.11+
     if hasattr(math, _name):
         CASES[getattr(math, _name)] = math_cases()
@@ -539,7 +775,8 @@ for _f in _matrix_transposes:
         CASES[_f] = [case(normal(3, 4)), case(normal(2, 3, 4))]
 
 # getset descriptors (x.T) are read, not called.
-CALLS = {f: getter(f) for f in (np.ndarray.T, getattr(np.ndarray, "mT", None)) if f is not None}
+CALLS = {f: getter(f) for f in (np.ndarray.T, np.ndarray.real, np.ndarray.imag,
+                                getattr(np.ndarray, "mT", None)) if f is not None}
 
 
 # --- the check ----------------------------------------------------------------------------
@@ -564,17 +801,46 @@ def call(primitive, args, kwargs):
 
 
 def draw_like(x):
+    """A random value shaped like x: a list of them for a tuple or list of arrays (the
+    cotangent of a rule with a container result)."""
+    if isinstance(x, (tuple, list)):
+        return [draw_like(item) for item in x]
     v = rng.standard_normal(np.shape(x))
     return float(v) if np.ndim(x) == 0 and not isinstance(x, np.ndarray) else v
 
 
+def flat(out):
+    """A result as one vector: a tuple or list of arrays item after item (weights and
+    differences of container results are taken on this). A flag among the items (the lower
+    of cho_factor's (c, lower)) has no derivative: 0 here, whatever the tangent calls it."""
+    if isinstance(out, (tuple, list)):
+        return np.concatenate([np.zeros(1) if isinstance(item, (bool, np.bool_)) else
+                               np.ravel(np.asarray(item, float)) for item in out] or [[]])
+    return out
+
+
 def contributions(rule, g, ans, args, kwargs):
-    out = rule.template(g, ans, *args, **kwargs)
-    return out if isinstance(out, tuple) else (out,)
+    """The rule's contributions, one per input of ``bound_inputs``: a rule registered with
+    ``each=`` gives one per argument of its ``*args``, its template called once for each."""
+    if rule.each is None:
+        out = rule.template(g, ans, *args, **kwargs)
+        return out if isinstance(out, tuple) else (out,)
+    leading = rule.params[:rule.params.index(rule.star)]
+    count = len(args) - len(leading)
+    found, mine = (None,) * len(leading), []
+    for k in range(count):
+        out = rule.template(g, ans, *args, **kwargs, **{rule.each: k})
+        out = out if isinstance(out, tuple) else (out,)
+        out = out + (None,) * (len(leading) + 1 - len(out))
+        found = out[:len(leading)] if k == 0 else found
+        mine.append(out[len(leading)])
+    return tuple(found) + tuple(mine)
 
 
 def bound_inputs(rule, args, kwargs):
-    """(parameter, value, where) for each parameter the call binds, in the rule's order."""
+    """(parameter, value, where) for each parameter the call binds, in the rule's order;
+    for a rule registered with ``each=``, one entry per argument of its ``*args``
+    (``operands[1]``, at its position)."""
     sig = inspect.signature(rule.template)
     bound = sig.bind(None, None, *args, **kwargs).arguments
     where = {}
@@ -582,7 +848,22 @@ def bound_inputs(rule, args, kwargs):
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     for i, p in enumerate(positional[:len(args)]):
         where[p.name] = i
-    return [(name, bound.get(name), where.get(name, name)) for name in rule.params]
+    out = []
+    for name in rule.params:
+        if rule.each is not None and name == rule.star:
+            out += [(f"{name}[{k}]", v, len(positional) + k)
+                    for k, v in enumerate(bound.get(name, ()))]
+        else:
+            out.append((name, bound.get(name), where.get(name, name)))
+    return out
+
+
+def entry_of(rule, i, inputs):
+    """(entry of the template's return, the ``each`` index) for input i of ``bound_inputs``."""
+    if rule.each is None:
+        return i, None
+    leading = rule.params.index(rule.star)
+    return (i, None) if i < leading else (leading, i - leading)
 
 
 def with_input(args, kwargs, where, value):
@@ -596,8 +877,13 @@ def with_input(args, kwargs, where, value):
 def varying(primitive, c: Case, where, spread=False):
     """The primitive's output as a function of its input at ``where`` alone (``spread``: of
     the items of a list input, one argument each)."""
+    return varying_result(primitive, c, where, spread)
+
+
+def varying_result(primitive, c: Case, where, spread=False):
     def output(*values):
-        value = list(values) if spread else values[0]
+        # spread: a list, or the container type of the input (cho_solve's (c, lower))
+        value = (list(values) if spread is True else spread(values)) if spread else values[0]
         return call(primitive, *with_input(c.args, c.kwargs, where, value))
     return output
 
@@ -605,21 +891,30 @@ def varying(primitive, c: Case, where, spread=False):
 def check_rule(primitive, c: Case):
     rule = registry.lookup(primitive)
     ans = call(primitive, c.args, c.kwargs)
-    g = draw_like(ans)
+    g = draw_like(ans)  # a list of cotangents for a tuple or list result
+    weight = flat(g)
+
+    def varying(primitive, c, where, spread=False):  # the result as one vector
+        output = varying_result(primitive, c, where, list if spread is True else spread)
+        return lambda *values: flat(output(*values))
+
     # On inputs inside the domain a rule has no business dividing by zero or making a nan.
     with np.errstate(divide="raise", over="raise", invalid="ignore" if c.quiet else "raise"):
         got = contributions(rule, g, ans, c.args, c.kwargs)
     inputs = bound_inputs(rule, c.args, c.kwargs)
     checked = 0
     for (name, x, where), contribution in zip(inputs, got):
-        if isinstance(x, list) and x and all(is_float(item) for item in x):
-            # a list of arrays (stack, concatenate, sum): one contribution per item
+        if isinstance(x, (list, tuple)) and x and any(is_float(item) for item in x):
+            # a list of arrays (stack, concatenate, sum), or a tuple holding arrays (the
+            # (c, lower) of cho_solve): one contribution per item, checked on float items
             assert len(contribution) == len(x), f"contribution to {name}"
             for k, item in enumerate(x):
+                if not is_float(item):
+                    continue
                 assert np.shape(contribution[k]) == np.shape(item), f"{name}[{k}]"
                 v = draw_like(item)
-                numeric = central_difference(varying(primitive, c, where, spread=True), x, k,
-                                             v, weight=g)
+                numeric = central_difference(varying(primitive, c, where, spread=type(x)),
+                                             list(x), k, v, weight=weight)
                 analytic = np.sum(contribution[k] * v)
                 assert np.isclose(analytic, numeric, rtol=RTOL, atol=ATOL), (name, k)
                 checked += 1
@@ -634,7 +929,7 @@ def check_rule(primitive, c: Case):
             for k, key in enumerate(keys):
                 assert np.shape(contribution[key]) == np.shape(x[key]), f"{name}[{key!r}]"
                 v = draw_like(x[key])
-                numeric = central_difference(of_items, list(x.values()), k, v, weight=g)
+                numeric = central_difference(of_items, list(x.values()), k, v, weight=weight)
                 analytic = np.sum(contribution[key] * v)
                 assert np.isclose(analytic, numeric, rtol=RTOL, atol=ATOL), (name, key)
                 checked += 1
@@ -647,7 +942,7 @@ def check_rule(primitive, c: Case):
             contribution = unbroadcast(contribution, np.shape(x))
         assert np.shape(contribution) == np.shape(x), f"contribution to {name}"
         v = draw_like(x)
-        numeric = central_difference(varying(primitive, c, where), [x], 0, v, weight=g)
+        numeric = central_difference(varying(primitive, c, where), [x], 0, v, weight=weight)
         analytic = np.sum(contribution * v)
         assert np.isclose(analytic, numeric, rtol=RTOL, atol=ATOL), (name, analytic, numeric)
         checked += 1
@@ -665,6 +960,8 @@ def describe(x):
         return "{" + ",".join(f"{k}:{describe(v)}" for k, v in x.items()) + "}"
     if isinstance(x, list) and any(is_float(v) for v in x):  # not their values in the id
         return "[" + ",".join(map(describe, x)) + "]"
+    if isinstance(x, tuple) and any(is_float(v) for v in x):
+        return "(" + ",".join(map(describe, x)) + ")"
     return repr(x) if not isinstance(x, type) else x.__name__
 
 
@@ -771,6 +1068,8 @@ def test_prod_with_zeros(x, expected):
 # Templates call NumPy and math; the container rules also call two small run-time helpers
 # (split points of a concatenation, a sum's cotangent per item, an item's cotangent), which
 # are plain functions.
+from s2sgrad.rules import decompositions as _decompositions
+from s2sgrad.rules import products as _products
 from s2sgrad.runtime import containers as _containers
 
 ALLOWED_GLOBALS = {"np": np, "math": math, "split_points": _containers.split_points,
@@ -780,7 +1079,16 @@ ALLOWED_GLOBALS = {"np": np, "math": math, "split_points": _containers.split_poi
                    "flat_pieces": _containers.flat_pieces,
                    "item_cotangent": _containers.item_cotangent,
                    "default_cotangent": _containers.default_cotangent,
-                   "unbroadcast": unbroadcast}
+                   "unbroadcast": unbroadcast,
+                   "select_choices": rules.signal.select_choices,
+                   "select_default": rules.signal.select_default}
+# einsum's and the decompositions' helpers read subscripts and sizes (nondifferentiable)
+ALLOWED_GLOBALS.update({
+    "einsum_spec": _products.einsum_spec, "einsum_mask": _products.einsum_mask,
+    "einsum_path": _products.einsum_path, "qr_columns": _decompositions.qr_columns,
+    "svd_columns": _decompositions.svd_columns,
+    "real_eigenvalues": _decompositions.real_eigenvalues,
+    "len": len})  # len(arys) of a *args parameter: a constant where inlined
 if _special is not None:  # the scipy rules call scipy's functions, as users do
     import scipy.linalg
 
@@ -806,13 +1114,18 @@ def check_block(body, defined, params, errors, top):
             if width > len(params):
                 errors.append("returns more contributions than the rule has parameters")
         elif isinstance(stmt, ast.Assign):
-            if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
-                errors.append(f"line {stmt.lineno}: assign to one plain name only")
+            # one plain name, or names unpacked (g_q, g_r = g: a container's items)
+            target = stmt.targets[0] if len(stmt.targets) == 1 else None
+            names = [target] if isinstance(target, ast.Name) else list(
+                target.elts) if isinstance(target, ast.Tuple) else []
+            if not names or not all(isinstance(n, ast.Name) for n in names):
+                errors.append(f"line {stmt.lineno}: assign to plain names only")
                 continue
             check_reads(stmt.value, defined, errors)
-            if stmt.targets[0].id in params or stmt.targets[0].id in ("g", "ans"):
-                errors.append(f"line {stmt.lineno}: assigns to the parameter {stmt.targets[0].id}")
-            defined = defined | {stmt.targets[0].id}
+            for n in names:
+                if n.id in params or n.id in ("g", "ans"):
+                    errors.append(f"line {stmt.lineno}: assigns to the parameter {n.id}")
+            defined = defined | {n.id for n in names}
         elif isinstance(stmt, ast.If):
             check_reads(stmt.test, defined, errors)
             then = check_block(stmt.body, defined, params, errors, top=False)
@@ -826,8 +1139,11 @@ def check_block(body, defined, params, errors, top):
 
 
 def check_reads(node, defined, errors):
+    # *x passes the atoms of a *args parameter one by one (the inliner spells them out)
+    spread = {id(a) for n in ast.walk(node) if isinstance(n, ast.Call) for a in n.args
+              if isinstance(a, ast.Starred)}
     for n in ast.walk(node):
-        if isinstance(n, FORBIDDEN):
+        if isinstance(n, FORBIDDEN) and id(n) not in spread:
             errors.append(f"line {n.lineno}: {type(n).__name__} is not allowed")
         if isinstance(n, ast.Name) and n.id not in defined:
             errors.append(f"line {n.lineno}: {n.id} is read before it is assigned on every path")
@@ -853,7 +1169,8 @@ def test_template_is_inlinable(template):
     assert not errors, "\n".join(errors)
     for name, module in ALLOWED_GLOBALS.items():
         if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node)):
-            assert template.__globals__.get(name) is module, f"{name} is not {module} here"
+            found = template.__globals__.get(name, getattr(builtins, name, None))
+            assert found is module, f"{name} is not {module} here"
 
 
 @pytest.mark.parametrize("rule", [pytest.param(r, id=doc.name(r.primitive))
@@ -864,13 +1181,22 @@ def test_template_parameters_bind_like_the_primitive(rule):
         theirs = list(inspect.signature(rule.primitive).parameters.values())
     except (TypeError, ValueError):
         pytest.skip("no introspectable signature")
-    ours = list(inspect.signature(rule.template).parameters.values())[2:]
+    ours = [p for p in list(inspect.signature(rule.template).parameters.values())[2:]
+            if p.name != rule.each]  # the index of a rule inlined per argument of *args
+    if theirs and theirs[0].kind is theirs[0].VAR_POSITIONAL and ours and \
+            ours[0].kind is not ours[0].VAR_POSITIONAL and rule.each is not None:
+        # (*operands) documented as (subscripts, *operands): named leading arguments
+        ours = ours[[p.kind for p in ours].index(ours[0].VAR_POSITIONAL):]
     var_keyword = any(p.kind is p.VAR_KEYWORD for p in theirs)
     for i, p in enumerate(ours):
         if i >= len(theirs) or theirs[i].kind is theirs[i].VAR_KEYWORD:
             assert var_keyword, f"{p.name} is not a parameter of {rule.name}"
             continue
         q = theirs[i]
+        if q.kind is q.VAR_POSITIONAL and var_keyword and p.kind is not p.VAR_POSITIONAL:
+            # (x, *args, **kwds) of scipy.stats: the rest are the distribution's own names
+            # (its shapes, loc, scale), checked against scipy in test_coverage_stats.py
+            break
         if q.kind is q.POSITIONAL_ONLY:
             assert p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD), p.name
         else:

@@ -9,12 +9,12 @@ becomes a function with source,
     def case(x0, x1):
         return np.sum(weight_ * primitive_(x0, x1, axis=(0, 2), keepdims=True))
 
-with the float inputs as parameters (a list or dict of floats as a literal of parameters,
-one per item, so that check_grads moves each), the static arguments as the literals a user
-writes (ints, tuples, strings, slices, None), and the rest (index arrays, masks, the
-primitive, the output's random weight) bound as globals. ``check_grads(..., order=2,
-modes=("rev", "fwd"))`` then checks the first derivatives and the derivatives of the
-gradient in both modes.
+with the float inputs as parameters (a list or dict of floats, or a tuple holding floats, as
+a literal of parameters, one per item, so that check_grads moves each), the static arguments
+as the literals a user writes (ints, tuples, strings, slices, None), and the rest (index
+arrays, masks, the primitive, the output's random weight) bound as globals.
+``check_grads(..., order=2, modes=("rev", "fwd"))`` then checks the first derivatives and the
+derivatives of the gradient in both modes.
 
 The static arguments are literals because the compiler folds a rule's tests on constants
 of the source, not on a module global's value; a jvp template whose test stays undecided
@@ -35,7 +35,7 @@ from s2sgrad.errors import TransformError
 from s2sgrad.testing import check_grads
 
 # getset descriptors are read as attributes, not called (test_rules.CALLS)
-GETTERS = {np.ndarray.T: "T"}
+GETTERS = {np.ndarray.T: "T", np.ndarray.real: "real", np.ndarray.imag: "imag"}
 if hasattr(np.ndarray, "mT"):
     GETTERS[np.ndarray.mT] = "mT"
 
@@ -48,6 +48,8 @@ def spelled(value, floats, bindings):
         return f"x{len(floats) - 1}"
     if isinstance(value, list) and value and all(is_float(v) for v in value):
         return "[" + ", ".join(spelled(v, floats, bindings) for v in value) + "]"
+    if isinstance(value, tuple) and any(is_float(v) for v in value):  # (c, lower)
+        return "(" + "".join(spelled(v, floats, bindings) + ", " for v in value) + ")"
     if isinstance(value, dict) and value and all(is_float(v) for v in value.values()):
         return "{" + ", ".join(f"{k!r}: {spelled(v, floats, bindings)}"
                                for k, v in value.items()) + "}"

@@ -41,6 +41,7 @@ from .values import (
     Abstract,
     abstract_of,
     identified,
+    installed_package,
     is_container,
     is_library,
     is_sequence,
@@ -65,6 +66,16 @@ class Calls:
                     "`y = np.clip(x, lo, hi)`.")
         args = list(node.args)
         keywords = {k.arg: k.value for k in node.keywords}
+        spread = [a for a in args if isinstance(a, gast.Starred)]
+        if spread:  # f(*xs): its arguments are known only at run time
+            atoms = [a.value if isinstance(a, gast.Starred) else a for a in args] + [
+                v for v in keywords.values()]
+            if any(self.is_varied(a) for a in atoms):
+                raise self.parsed.error(
+                    "a call with a starred argument (*xs) that carries differentiated values: "
+                    "which parameter receives each value is not known when compiling",
+                    spread[0], "Pass the arguments one by one: `f(xs[0], xs[1])`.")
+            return self.opaque(target, atoms, self.user_name(func) or "a function")
         if None in keywords:
             raise self.parsed.error(
                 "**kwargs in a call is followed only where a function passes its own "
@@ -150,6 +161,10 @@ class Calls:
                 self.value(args[0]).kind == "array":  # sum(x) of an array: over its first axis
             return self.primitive(np.sum, args, {"axis": syntax.const(0)}, target, node)
         if registry.lookup(resolved) is not None or registry.is_nondifferentiable(resolved):
+            return self.primitive(resolved, args, keywords, target, node)
+        if installed_package(unwrap(resolved)) or installed_package(
+                getattr(type(resolved), "__call__", None)):
+            # a package's own source is not entered: called, with a rule or refused
             return self.primitive(resolved, args, keywords, target, node)
         if inspect.ismethod(resolved) and isinstance(func, gast.Attribute) and isinstance(
                 resolved.__func__, types.FunctionType) and not is_library(resolved.__func__):
@@ -269,13 +284,13 @@ class Calls:
         else:
             bindings = self.bind(rule, args, keywords, node, what)
         if rule.requires is not None and any(self.is_varied(a) for a in atoms):
-            static = {p: self.static(a) for p, a in bindings.items()}
-            why = rule.requires(static, lambda p: self.value(bindings[p]).ndim)
+            static, ndim = inference.rule_view(self.facts, bindings, self.static)
+            why = rule.requires(static, ndim)
             if why:
                 raise self.parsed.error(why, node, "Write the function out, or register a "
                                         "rule that covers this call with @s2sgrad.vjp_rule.")
         for p in rule.held:
-            if p in bindings and self.is_varied(bindings[p]):
+            if p in bindings and any(self.is_varied(a) for a in _atoms(bindings[p])):
                 raise self.parsed.error(
                     f"{what}() is not differentiated with respect to its argument {p!r}, "
                     "which depends on a differentiated input here", node,
@@ -283,17 +298,23 @@ class Calls:
                     f"rule for {what} that gives its derivative with @s2sgrad.vjp_rule.")
         template = template_of(rule)
         diff_params = tuple(p for p, given in zip(rule.params, template.outputs) if given)
+        if rule.each is not None and not bindings[rule.star] and any(
+                self.is_varied(bindings.get(p)) for p in diff_params):
+            raise self.parsed.error(
+                f"{what}() is called without arguments for *{rule.star}: its rule gives the "
+                "contributions of the other parameters along with those of these arguments",
+                node, f"Pass at least one argument for *{rule.star}, or register a rule for "
+                "this call with @s2sgrad.vjp_rule.")
         for p in rule.params[len(template.outputs):]:  # static: the rule returns nothing for it
-            atom = bindings.get(p)
-            if atom is not None and not isinstance(atom, (gast.Slice, tuple)) and \
-                    self.is_varied(atom):
+            atom = bindings.get(p)  # (the atoms a *args parameter collects, one by one)
+            if atom is not None and any(self.is_varied(a) for a in _atoms(atom)):
                 raise self.parsed.error(
                     f"{what}() takes {p!r} as a fixed setting, which gets no derivative, but "
                     "it depends on a differentiated input here", node,
                     f"Compute {p!r} from values that are not differentiated, or register a "
                     f"rule for {what} that differentiates it with @s2sgrad.vjp_rule.")
         checks.check_array_operands(self.facts, rule, bindings, diff_params, what, node)
-        inference.infer(self.facts, rule, bindings, target)
+        inference.infer(self.facts, rule, bindings, target, self.static)
         first = bindings.get(rule.params[0]) if rule.params else None
         if isinstance(first, gast.Name) and self.facts.is_int_array(first.id) and (
                 rule.shape in ("same", "transpose", "permute") or rule.primitive in (
@@ -316,8 +337,9 @@ class Calls:
                 self.facts.values[target] = Abstract(value.kind, value.dims, False, value.type)
                 return Op("nondiff", target, what=what, primitive=prim)
         if varied and target is not None:
-            operands = [self.value(bindings[p]) for p in rule.params if p in bindings
-                        and not isinstance(bindings[p], (gast.Slice, tuple))]
+            operands = [self.value(a) for p in rule.params if p in bindings
+                        for a in (bindings[p] if isinstance(bindings[p], tuple)
+                                  else (bindings[p],)) if not isinstance(a, gast.Slice)]
             if any(v.complex for v in operands) or (
                     target in self.facts.values and self.facts.values[target].complex):
                 raise self.parsed.error(
@@ -335,14 +357,17 @@ class Calls:
         star = next((p.name for p in params if p.kind == p.VAR_POSITIONAL), None)
         bindings: dict[str, Any] = dict(zip((p.name for p in positional), args))
         extra = args[len(positional):]
-        if star is not None:
+        if star is not None and rule.each is not None:
+            # differentiable: the atoms themselves, one contribution each (as a callee's)
+            bindings[star] = tuple(extra)
+        elif star is not None:
             bindings[star] = syntax.tuple_(extra)
         elif extra:
             raise self.parsed.error(
                 f"{what}() is called with {len(args)} positional arguments; its derivative "
                 f"rule takes {len(positional)} ({', '.join(p.name for p in positional)})", node,
                 "Pass the extra arguments by keyword, or extend the rule.")
-        names = {p.name for p in params if p.kind != p.VAR_POSITIONAL}
+        names = {p.name for p in params if p.kind != p.VAR_POSITIONAL and p.name != rule.each}
         for key, value in keywords.items():
             if key not in names or key in bindings:
                 raise self.parsed.error(
@@ -351,7 +376,7 @@ class Calls:
                     "Remove the argument, or register a rule that accepts it.")
             bindings[key] = value
         for p in params:
-            if p.name in bindings:
+            if p.name in bindings or p.name == rule.each:
                 continue
             if p.default is inspect.Parameter.empty:
                 raise self.parsed.error(f"{what}() is missing the argument '{p.name}'", node)
@@ -416,6 +441,16 @@ class Calls:
         refusal = checks.unsupported_call(what, prim) if varied else None
         return Op("unknown", target, what=what, primitive=prim, refusal=refusal,
                   always=refusal is not None)
+
+
+def _atoms(bound: Any) -> list:
+    """The atoms bound to a rule's parameter: one, or those a ``*args`` parameter collects
+    (a tuple of them, or a Tuple node); none for an index's slice."""
+    if isinstance(bound, gast.Tuple):
+        return list(bound.elts)
+    if isinstance(bound, tuple):
+        return list(bound)
+    return [] if isinstance(bound, gast.Slice) else [bound]
 
 
 def _is_literal(value: Any) -> bool:

@@ -25,12 +25,12 @@ import gast
 import numpy as np
 
 from .. import syntax
-from ..parse import made_by_transform
+from ..parse import made_by_transform, unwrap
 from ..rules import registry
 from ..rules.registry import Rule
 from ..runtime import containers
 from .facts import Facts
-from .values import Abstract, ShapeTuple, described, is_sequence
+from .values import Abstract, ShapeTuple, described, installed_package, is_sequence
 
 
 def check_effect(facts: Facts, call: gast.expr) -> None:
@@ -111,8 +111,13 @@ def check_array_operands(facts: Facts, rule: Rule, bindings: dict, diff_params: 
     if not module.startswith("s2sgrad.") or rule.primitive in _TAKES_SEQUENCES or \
             rule.shape == "item":
         return
-    for p in diff_params:
-        atom = bindings.get(p)
+    every = [a for value in bindings.values()
+             for a in (value if isinstance(value, tuple) else (value,))]
+    if not any(facts.is_varied(a) for a in every):
+        return  # a constant call (np.diag([1.0, 2.0])): no rule is used, NumPy converts
+    atoms = [a for p in diff_params for a in (
+        bindings[p] if isinstance(bindings.get(p), tuple) else (bindings.get(p),))]
+    for atom in atoms:  # the atoms of a *args parameter one by one
         if isinstance(atom, gast.expr) and is_sequence(facts.value(atom)):
             symbol = SYMBOLS.get(rule.primitive)
             where = f"'{symbol}'" if symbol else f"{what}()"
@@ -162,6 +167,14 @@ def unsupported_call(what: str, prim: Any) -> tuple[str, str] | None:
     if _is_pure(prim):
         return None
     short = short_name(what)
+    package = installed_package(unwrap(prim)) if prim is not None else None
+    if package is not None:  # a package's function with source, not entered
+        top = package.split(".")[0]
+        return ((f"no derivative rule for {what}, which receives a differentiated value: "
+                 f"it belongs to '{top}' (an installed package, or Python's standard "
+                 "library), whose source is not differentiated"),
+                (f"Register a rule with @s2sgrad.vjp_rule({short}), or, to differentiate "
+                 f"through its source, call s2sgrad.differentiate_through('{top}') first."))
     return (f"no derivative rule for {what}, which receives a differentiated value: it has "
             "no gradient, and it may change its arguments in place, which the gradient "
             "cannot follow",
@@ -200,7 +213,13 @@ _MUTATING = {list: ("append", "extend", "insert", "pop", "remove", "clear", "sor
 _TAKES_SEQUENCES = frozenset({np.stack, np.concatenate, sum, containers.concat,
                               containers.repeat, np.array, np.asarray, np.asanyarray,
                               np.ascontiguousarray, np.hstack, np.vstack, np.dstack,
-                              np.column_stack, *filter(None, [getattr(np, "row_stack", None)])})
+                              np.column_stack, np.select,
+                              *filter(None, [getattr(np, "row_stack", None)])})
+try:  # cho_solve((c, lower), b): the factor and its flag, as cho_factor returns them
+    import scipy.linalg as _scipy_linalg
+    _TAKES_SEQUENCES |= {_scipy_linalg.cho_solve}
+except ImportError:
+    pass
 
 # Functions without a rule known not to change their arguments: a call of one on a
 # differentiated value is refused only where its result is used.

@@ -6,6 +6,12 @@ rule's shape class (``elementwise``, ``reduce``, ``matmul``, ...) and its operan
     y = np.sum(x, axis=0)      x: array[nn]  ->  y: array[n]
     z = a * b                  a, b in one shape class  ->  z in that class too
 
+A rule of shape ``tuple`` or ``list`` makes a container, whose items its ``items=`` gives
+from the static arguments and the operands' ranks (``rule_view``):
+
+    t = np.linalg.qr(a)        a: array[nn]  ->  t: <tuple> of array[??], array[??]
+    ps = np.split(x, n)        n computed    ->  ps: <list>, items unknown
+
 ``infer_nondiff`` does the same for calls without a gradient (``np.zeros(n)``, ``x.shape``,
 comparisons), and ``makes_integers`` says whether one certainly makes integers (writes into
 such arrays carry no gradient). ``dtype_named`` is the dtype a ``dtype=`` argument names,
@@ -24,17 +30,75 @@ import numpy as np
 
 from .. import shapes, syntax
 from ..parse import MISSING
-from ..rules.registry import Rule
+from ..rules.registry import One, Rule
 from ..templates import template_of
 from .facts import Facts
 from .values import Abstract, ShapeTuple, abstract_of, item_of, join
 
 
-def infer(facts: Facts, rule: Rule, bindings: dict, target: str | None) -> None:
+def rule_view(facts: Facts, bindings: dict, static_of: Any = None,
+              sequences: bool = False) -> tuple[dict, Any]:
+    """What ``requires=`` and ``items=`` see of a call: the static arguments (a literal's
+    value, else MISSING), and the rank of an argument (for a ``*args`` parameter, the tuple
+    of its arguments' ranks). With ``sequences`` (for ``items=``), a tuple or list of known
+    length built in the function is a tuple of its items' values (MISSING each): how many
+    there are is what tells how many pieces ``np.split(x, [i, j])`` makes."""
+    static_of = static_of or static
+
+    def value(atom: Any) -> Any:
+        if isinstance(atom, tuple):
+            return tuple(value(e) for e in atom)
+        found = static_of(atom)
+        held = facts.value(atom) if isinstance(atom, gast.Name) else None
+        if found is MISSING and sequences and held is not None and held.kind == "object" \
+                and held.type in (tuple, list) and held.items is not None:
+            return tuple(MISSING for _ in held.items)
+        return found
+
+    values = {p: value(a) for p, a in bindings.items()}
+
+    def ndim(p: str) -> Any:
+        atom = bindings[p]
+        if isinstance(atom, tuple):
+            return tuple(facts.value(e).ndim for e in atom)
+        return facts.value(atom).ndim
+
+    return values, ndim
+
+
+def value_of(facts: Facts, atom: Any) -> Abstract:
+    """The abstract value of an operand (a tuple for the atoms of a ``*args`` parameter)."""
+    if isinstance(atom, tuple):
+        items = tuple((k, facts.value(a)) for k, a in enumerate(atom))
+        return Abstract("object", (None,) * len(atom), any(v.float for _, v in items), tuple,
+                        items)
+    return facts.value(atom)
+
+
+def container_result(facts: Facts, rule: Rule, bindings: dict, static_of: Any) -> Abstract:
+    """The result of a rule of shape ``tuple`` or ``list``: its items as ``items=`` gives
+    them (an array where it says this call returns one)."""
+    ranks = None
+    if rule.items is not None:
+        ranks = rule.items(*rule_view(facts, bindings, static_of, sequences=True))
+    if isinstance(ranks, One):
+        return Abstract("array", None if ranks.rank is None else (None,) * ranks.rank, True)
+    if ranks is None:
+        return Abstract("object", None, True, rule.container, None)
+    items = tuple((k, Abstract("scalar", (), False) if r in (bool, int) else Abstract(
+        "array", None if r is None else (None,) * r, True)) for k, r in enumerate(ranks))
+    return Abstract("object", (None,) * len(items), True, rule.container, items)
+
+
+def infer(facts: Facts, rule: Rule, bindings: dict, target: str | None,
+          static_of: Any = None) -> None:
     if target is None:
         return
+    if rule.container is not None:
+        facts.set_value(target, container_result(facts, rule, bindings, static_of))
+        return
     operands = [bindings[p] for p in rule.params[:max(1, len(template_of(rule).outputs))]]
-    values = [facts.value(a) for a in operands]
+    values = [value_of(facts, a) for a in operands]
     first = values[0]
     shape = rule.shape
     if shape == "elementwise":

@@ -4,7 +4,9 @@
                its __add__ / __radd__, differentiated through; anything else: refused
     a[i]       an array: indexing; a tuple/list/dict: its item; a user class: __getitem__;
                np.r_ and other objects that define []: refused where differentiated
-    x.attr     a property's getter, differentiated through; x.dtype; a value read
+    x.attr     a property's getter, differentiated through; x.dtype; a value read; a field
+               of a named tuple a rule returned (``res.Q`` of ``res = np.linalg.qr(a)``):
+               its item
     (a, b)     a container of its items (``pack``)
     __setitem__, __append__   the element writes and appends normalize made explicit
 
@@ -24,6 +26,7 @@ import numpy as np
 from .. import syntax
 from ..normalize import APPEND, SETITEM
 from ..parse import MISSING
+from ..rules import registry
 from ..runtime import containers
 from . import checks
 from .calls import Calls
@@ -47,8 +50,29 @@ class Operations:
         self.parsed = facts.parsed
         self.calls = calls
         self.value, self.is_varied, self.set_value = facts.value, facts.is_varied, facts.set_value
+        # names holding a named tuple a rule returned -> its fields (None: not one on a path)
+        self.fields: dict[str, tuple[str, ...] | None] = {}
 
     def operation(self, node: gast.expr, target: str | None) -> Op:
+        op = self.operation_of(node, target)
+        if target is not None:
+            self.note_fields(node, target, op)
+        return op
+
+    def note_fields(self, node: gast.expr, target: str, op: Op) -> None:
+        """Which fields ``target`` has, if it certainly holds a named tuple that a rule
+        returned: a name assigned otherwise on some path has none."""
+        fields: tuple[str, ...] | None = None
+        if op.kind in ("rule", "nondiff") and op.primitive is not None:
+            rule = op.rule or registry.lookup(op.primitive)
+            fields = (rule.fields or None) if rule is not None else None
+        elif op.kind == "copy" and isinstance(node, gast.Name):
+            fields = self.fields.get(node.id)
+        if target in self.fields and self.fields[target] != fields:
+            fields = None
+        self.fields[target] = fields
+
+    def operation_of(self, node: gast.expr, target: str | None) -> Op:
         if isinstance(node, gast.BinOp):
             return self.binary(node, target)
         if isinstance(node, gast.UnaryOp):
@@ -81,6 +105,9 @@ class Operations:
             value = abstract_of(held) if held is not MISSING else UNKNOWN_ARRAY
             self.set_value(target, value if value.kind != "array" else UNKNOWN_ARRAY)
             return Op("nondiff", target)
+        if isinstance(node, gast.Attribute) and is_sequence(self.value(node.value)) and \
+                self.calls.method_of(self.value(node.value), node.attr) is MISSING:
+            return self.field(node, target)
         if isinstance(node, gast.Attribute):
             owner = self.value(node.value)
             descriptor = self.calls.method_of(owner, node.attr)
@@ -256,6 +283,23 @@ class Operations:
             return Op("item", target, bindings={"c": node.value, "key": node.slice},
                       diff_params=("c",), what="an item")
         return Op("nondiff", target)
+
+    def field(self, node: gast.Attribute, target: str | None) -> Op:
+        """``res.Q`` of a named tuple a rule returned (``fields=``): its item at the field's
+        position. A field of a tuple not known to be one is refused where differentiated:
+        which item it is cannot be told."""
+        fields = self.fields.get(node.value.id) if isinstance(node.value, gast.Name) else None
+        if fields and node.attr in fields:
+            key = syntax.located(syntax.const(fields.index(node.attr)), node)
+            return self.item(syntax.subscript(node.value, key), target)
+        if self.is_varied(node.value):
+            name = syntax.dotted_name(node) or f"(...).{node.attr}"
+            raise self.parsed.error(
+                f"'{name}' reads a field of a tuple whose fields are not known here (a named "
+                "tuple is followed by position: a rule's result read where it was assigned "
+                "has its fields)", node, "Unpack it by position: `q, r = np.linalg.qr(a)`, "
+                "or index it: `res[0]`.")
+        return self.calls.opaque(target, [node.value], f".{node.attr}")
 
     def append(self, node: gast.Call, target: str | None) -> Op:
         """``xs_1 = __append__(xs, v)``: xs with v at its end."""

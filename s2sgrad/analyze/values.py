@@ -19,6 +19,9 @@ import collections
 import dataclasses
 import functools
 import inspect
+import os
+import site
+import sysconfig
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -245,6 +248,41 @@ _LIBRARIES = ("numpy", "s2sgrad", "builtins", "math", "operator")
 def is_library_type(cls: type) -> bool:
     module = getattr(cls, "__module__", "") or ""
     return module.split(".")[0] in _LIBRARIES
+
+
+# Packages whose source the user asked to have differentiated (``differentiate_through``).
+_THROUGH: set[str] = set()
+
+
+def differentiate_through(*modules: str | types.ModuleType) -> None:
+    """Differentiate calls into these installed packages through their source, as if the
+    functions were the user's own. By default a function that lives in an installed
+    package (site-packages) or in Python's standard library is called, never entered: a
+    differentiated value that flows into one without a derivative rule is refused."""
+    for module in modules:
+        _THROUGH.add(module.__name__ if isinstance(module, types.ModuleType) else module)
+
+
+@functools.cache
+def _installed_roots() -> tuple[str, ...]:
+    paths = {sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib",
+                                                      "platlib")}
+    paths |= set(site.getsitepackages()) | {site.getusersitepackages()}
+    return tuple(os.path.join(os.path.realpath(p), "") for p in paths if p)
+
+
+def installed_package(fn: Callable) -> str | None:
+    """The module of a Python function that belongs to an installed package or to the
+    standard library (not to the user's code, nor to a package the user named in
+    ``differentiate_through``), or None."""
+    code = getattr(fn, "__code__", None)
+    if code is None or code.co_filename.startswith("<"):
+        return None
+    module = getattr(fn, "__module__", None) or ""
+    if any(module == m or module.startswith(m + ".") for m in _THROUGH):
+        return None
+    path = os.path.realpath(code.co_filename)
+    return module or path if path.startswith(_installed_roots()) else None
 
 
 def is_library(fn: Callable) -> bool:

@@ -32,7 +32,7 @@ from .. import syntax
 from ..analyze import Op
 from ..runtime.containers import add_item
 from ..runtime.indexing import last_writes
-from ..templates import Facts, inline, template_of
+from ..templates import Facts, call_arguments, inline, template_of
 from .broadcast import Broadcast
 from .context import Context
 from .cotangents import Cotangents
@@ -129,35 +129,76 @@ class Operations:
         return True
 
     def rule(self, stmt: gast.stmt, op: Op, g: gast.expr) -> None:
+        """The rule's template inlined (or called) with ``g``; a rule registered with
+        ``each=`` once per argument of its ``*args``, each inlining giving that argument's
+        contribution (and, the first, those of the parameters before ``*args``)."""
         rule, active = op.rule, self.ctx.analysis.active
         template = template_of(rule)
         params = {"g": g, "ans": syntax.name(self.forward.snapshot(stmt, op.target))}
-        params.update({p: self.forward.snapshot_atom(stmt, a) for p, a in op.bindings.items()})
+        params.update({p: self.snapshot(stmt, a) for p, a in op.bindings.items()})
         global_names = {k: self.ctx.bindings.claim(k, v) for k, v in template.globals.items()}
-        wanted = [p for p in op.diff_params
-                  if isinstance(op.bindings.get(p), gast.Name) and op.bindings[p].id in active]
+
+        def is_active(atom: object) -> bool:
+            return isinstance(atom, gast.Name) and atom.id in active
+
+        wanted = [p for p in op.diff_params if is_active(op.bindings.get(p))]
+        if rule.each is None:
+            pairs = zip(rule.params, self.contributions(template, params, global_names))
+            for p, c in pairs:
+                if p in wanted and c is not None:
+                    self.cotangents.accumulate(op.bindings[p], self.fitted(
+                        stmt, op, c, op.bindings[p]))
+            return
+        star = rule.star
+        leading = rule.params[:rule.params.index(star)]
+        operands = op.bindings[star]
+        for k, atom in enumerate(operands):
+            first = k == 0 and any(p in wanted for p in leading)
+            if not (first or (star in op.diff_params and is_active(atom))):
+                continue
+            found = self.contributions(template, {**params, rule.each: syntax.const(k)},
+                                       global_names)
+            found = found + [None] * (len(leading) + 1 - len(found))
+            if first:
+                for p, c in zip(leading, found):
+                    if p in wanted and c is not None:
+                        self.cotangents.accumulate(op.bindings[p], self.fitted(
+                            stmt, op, c, op.bindings[p]))
+            if star in op.diff_params and is_active(atom) and found[len(leading)] is not None:
+                self.cotangents.accumulate(atom, self.fitted(stmt, op, found[len(leading)],
+                                                             atom))
+
+    def fitted(self, stmt: gast.stmt, op: Op, c: gast.expr, atom: gast.Name) -> gast.expr:
+        """An elementwise rule's contribution, shaped like the output, reduced to the
+        operand's shape."""
+        if op.rule.shape != "elementwise":
+            return c
+        return self.broadcast.fit(stmt, c, atom.id, op.target)
+
+    def snapshot(self, stmt: gast.stmt, atom: object) -> object:
+        """The atom the adjoint reads (a tuple of them for a ``*args`` parameter)."""
+        if isinstance(atom, tuple):
+            return syntax.tuple_([self.forward.snapshot_atom(stmt, a) for a in atom])
+        return self.forward.snapshot_atom(stmt, atom)
+
+    def contributions(self, template, params: dict, global_names: dict
+                      ) -> list[gast.expr | None]:
+        """The template's contributions: its body inlined into the adjoint, or a call."""
         inlined = inline(template, params, self.facts, self.ctx.namer, global_names)
         if inlined is None:
-            contributions = self.call_rule(template, params)
-        else:
-            for inlined_stmt in inlined.statements:
-                self.cotangents.emit(inlined_stmt)
-            contributions = inlined.contributions
-        for p, c in zip(rule.params, contributions):
-            if p not in wanted or c is None:
-                continue
-            atom = op.bindings[p]
-            if rule.shape == "elementwise":
-                c = self.broadcast.fit(stmt, c, atom.id, op.target)
-            self.cotangents.accumulate(atom, c)
+            return self.call_rule(template, params)
+        for inlined_stmt in inlined.statements:
+            self.cotangents.emit(inlined_stmt)
+        return inlined.contributions
 
     def call_rule(self, template, params: dict) -> list[gast.expr | None]:
         """A rule whose tests depend on run-time values: call it rather than inline it."""
         fn = self.ctx.bindings.claim(f"{template.function.__name__}_vjp", template.function)
-        names = ["g", "ans", *template.rule.params]
-        args = [self.index_value(params[n]) for n in names]
+        args, keywords = call_arguments(template, params)
+        call = syntax.call(syntax.name(fn), [self.index_value(a) for a in args],
+                           [(k, self.index_value(v)) for k, v in keywords])
         result = self.ctx.namer.fresh("_c")
-        self.cotangents.emit(syntax.assign(result, syntax.call(syntax.name(fn), args)))
+        self.cotangents.emit(syntax.assign(result, call))
         if len(template.outputs) == 1:
             return [syntax.name(result)]
         return [syntax.subscript(syntax.name(result), syntax.const(k))

@@ -14,7 +14,9 @@ from . import (  # noqa: F401
     reductions,
     scalars,
     shapes,
+    signal,
     special,
+    stats,
 )
 from .registry import (  # noqa: F401
     Rule,

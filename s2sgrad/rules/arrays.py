@@ -1,6 +1,6 @@
 """Rules for array manipulation: triangles, diagonals, differences, repeats and tiles, padding,
-flips and rotations, the stacking functions, ``append``, ``take_along_axis``, ``sort``, and
-the real part, imaginary part and conjugate of a real array.
+flips and rotations, the stacking and splitting functions, ``atleast_1d/2d/3d``, ``append``,
+``take_along_axis``, ``sort``, and the real part, imaginary part and conjugate of a real array.
 
 Each of these moves, copies or selects entries, or takes fixed linear combinations of them
 (``diff``), so forward mode applies the function itself to the tangents, and each cotangent is
@@ -8,14 +8,17 @@ the transposed move: the selected entries' cotangents put back in place (``tril`
 ``diagonal``, ``pad``), copies' cotangents added up (``repeat``, ``tile``), differences
 transposed (``diff``), a permutation undone (``sort``). The stacking functions number the
 entries of their items and stack the numbers the same way, which says where each entry of
-the cotangent goes back to.
+the cotangent goes back to. The splitting functions return a list of pieces: its cotangent
+holds one cotangent per piece (zeros for a piece that is not used), put back together along
+the axis they were cut on. ``atleast_1d/2d/3d`` of several arrays return a tuple, each item
+the array with axes of length 1 added, whose cotangent is reshaped back.
 """
 
 import numpy as np
 
 from ..runtime.containers import flat_pieces
 from ..runtime.unbroadcast import unbroadcast
-from .registry import jvp_rule, linear, vjp_rule
+from .registry import One, jvp_rule, linear, vjp_rule
 
 # --- triangles, diagonals, flips and rotations ------------------------------------------------
 
@@ -229,6 +232,73 @@ def append(g, ans, arr, values, axis=None):
     return g_arr, g_values
 
 
+# --- splitting ----------------------------------------------------------------------------------
+
+
+def _pieces(static, ndim):
+    """As many pieces as sections, or one more than the indices cut at; each of the array's
+    rank. Unknown where the sections are computed."""
+    sections = static.get("indices_or_sections")
+    if isinstance(sections, (tuple, list)):
+        count = len(sections) + 1
+    elif isinstance(sections, int) and not isinstance(sections, bool):
+        count = sections
+    else:
+        return None
+    return (ndim("ary"),) * count
+
+
+@vjp_rule(np.split, np.array_split, shape="list", items=_pieces)
+def split(g, ans, ary, indices_or_sections, axis=0):
+    # the pieces' cotangents, in order along the axis the array was cut on
+    return np.concatenate(g, axis=axis)
+
+
+@vjp_rule(np.hsplit, shape="list", items=_pieces)
+def hsplit(g, ans, ary, indices_or_sections):
+    # hsplit cuts along the second axis, a 1-d array along its only one
+    if np.ndim(ary) == 1:
+        g_ary = np.concatenate(g, axis=0)
+    else:
+        g_ary = np.concatenate(g, axis=1)
+    return g_ary
+
+
+@vjp_rule(np.vsplit, shape="list", items=_pieces)
+def vsplit(g, ans, ary, indices_or_sections):
+    return np.concatenate(g, axis=0)
+
+
+@vjp_rule(np.dsplit, shape="list", items=_pieces)
+def dsplit(g, ans, ary, indices_or_sections):
+    return np.concatenate(g, axis=2)
+
+
+# --- atleast_1d, atleast_2d, atleast_3d -------------------------------------------------------
+
+
+def _at_least(rank):
+    def items(static, ndim):
+        ranks = tuple(None if r is None else max(r, rank) for r in ndim("arys"))
+        return One(ranks[0]) if len(ranks) == 1 else ranks
+    return items
+
+
+@vjp_rule(np.atleast_1d, shape="tuple", items=_at_least(1), each="k")
+def atleast_1d(g, ans, *arys, k=0):
+    # One array gives that array, several a tuple of them; axes of length 1 were added, so
+    # the cotangent of arys[k] is its own (an item of g's for several), reshaped back.
+    if len(arys) == 1:
+        g_k = g
+    else:
+        g_k = g[k]
+    return np.reshape(g_k, np.shape(arys[k]))
+
+
+vjp_rule(np.atleast_2d, shape="tuple", items=_at_least(2), each="k")(atleast_1d)
+vjp_rule(np.atleast_3d, shape="tuple", items=_at_least(3), each="k")(atleast_1d)
+
+
 # --- gathers and sorting -------------------------------------------------------------------------
 
 
@@ -284,7 +354,9 @@ def conjugate(g, ans, x):
 # (np.pad's padding value moves with its own tangent, and is zero when it is a constant).
 linear(np.tril, np.triu, np.diagonal, np.ndarray.diagonal, np.fliplr, np.flipud, np.rot90,
        np.rollaxis, np.diff, np.repeat, np.ndarray.repeat, np.tile, np.pad, np.hstack,
-       np.dstack, np.column_stack, np.vstack, *row_stacks, np.append, np.take_along_axis)
+       np.dstack, np.column_stack, np.vstack, *row_stacks, np.append, np.take_along_axis,
+       np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit, np.atleast_1d, np.atleast_2d,
+       np.atleast_3d)
 
 
 @jvp_rule(np.sort)

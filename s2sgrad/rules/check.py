@@ -16,7 +16,9 @@ without one. So a rule is refused at registration, with its file and line, when
   contributions;
 - it returns more contributions than it has parameters to receive them: ``*args`` collects
   the call's remaining arguments into one tuple, which gets no contribution (the parameters
-  before it can);
+  before it can), unless the rule is registered with ``each=``: then the template is inlined
+  once per argument of ``*args`` and its return has one more entry, the contribution to the
+  argument at the index ``each`` names;
 - it returns a tuple that is not written as a literal in the ``return`` (a name bound to one,
   a conditional expression choosing between two), or, with more than one parameter, a value
   whose number of contributions cannot be known: the result of a call to anything but NumPy,
@@ -35,8 +37,11 @@ For example::
 
 The library's own rules are checked by the test suite, and every rule again when it is first
 inlined (``templates.py``), which also refuses a local read before a path assigns it, a name
-the rule's module does not define, and a rule with ``*args`` or keyword-only parameters that
-would have to be called rather than inlined (a call would pass them wrongly).
+the rule's module does not define, a ``*x`` in a call where ``x`` is not a tuple of the call's
+arguments (``*arys``, ``arys[:k] + arys[k + 1:]``; generated code passes arguments one by
+one), and a rule with ``*args`` or keyword-only parameters that would have to be called rather
+than inlined, unless it is registered with ``each=`` (whose calls pass them one by one and by
+keyword).
 """
 
 from __future__ import annotations
@@ -56,6 +61,10 @@ import numpy as np
 
 class RuleError(TypeError):
     """A derivative rule that the compiler cannot use as written."""
+
+
+# Templates (vjp and jvp) registered with each=: their index parameter (the registry fills it)
+EACH: dict[Callable, str] = {}
 
 
 # NumPy functions that return a tuple (or a list) of several arrays: the result of one of them,
@@ -120,9 +129,11 @@ def _defs_in(filename: str) -> dict[int, ast.FunctionDef]:
 
 
 def own_nodes(node: ast.AST) -> list[ast.AST]:
-    """The nodes of a function's body, not descending into nested functions or classes."""
+    """The nodes of a function's body, not descending into nested functions or classes (nor
+    into its decorators, which are not copied: ``items=lambda ...`` is the registry's)."""
     out = []
-    todo = list(ast.iter_child_nodes(node))
+    todo = [n for n in ast.iter_child_nodes(node)
+            if not (isinstance(node, ast.FunctionDef) and n in node.decorator_list)]
     while todo:
         n = todo.pop()
         out.append(n)
@@ -151,8 +162,12 @@ class _Body:
             a.arg for a in (args.vararg, args.kwarg) if a is not None} | set(self.assigned)
 
 
-def check_rule(fn: Callable) -> None:
-    """Raise RuleError if the compiler cannot use ``fn`` as written (see the module docs)."""
+def check_rule(fn: Callable, each: str | None = None) -> None:
+    """Raise RuleError if the compiler cannot use ``fn`` as written (see the module docs);
+    ``each``: the index parameter of a rule inlined once per argument of its ``*args`` (by
+    default, the one ``fn`` is registered with, if any)."""
+    if each is None:
+        each = EACH.get(fn)
     sig = inspect.signature(fn)
     params = list(sig.parameters.values())[2:]
     node = function_node(fn)
@@ -173,6 +188,8 @@ def check_rule(fn: Callable) -> None:
                        "function of the module and call that")
     star = next((i for i, p in enumerate(params) if p.kind is p.VAR_POSITIONAL), None)
     receiving = params if star is None else params[:star]
+    if star is not None and each is not None:  # one entry more: for args[each]
+        receiving = receiving + [params[star]]
     widths = [(ret, _width(body, ret, len(receiving))) for ret in body.returns]
     if not widths:
         raise fail(fn, "has no return", node.lineno,
@@ -185,17 +202,37 @@ def check_rule(fn: Callable) -> None:
                        "Give every return the same number of entries, with None for an "
                        "input that gets no contribution")
     if first > len(receiving):
-        if star is not None:
+        if star is not None and each is None:
             named = "".join(f"{p.name}, " for p in receiving)
             raise fail(fn, f"returns {_count(first)}, but only {len(receiving)} of its "
                        f"parameters can receive one: *{params[star].name} collects the "
                        "remaining arguments into one tuple, which gets no contribution",
                        first_ret.lineno, "Name the differentiable parameters one by one "
                        f"(e.g. def {fn.__name__}(g, ans, {named}a, b)), a rule for calls with "
-                       "that many arguments")
+                       "that many arguments, or register it with each='k' and a keyword-only "
+                       f"index (def {fn.__name__}(g, ans, {named}*{params[star].name}, k=0)) "
+                       f"whose last entry is the contribution to {params[star].name}[k]")
         raise fail(fn, f"returns {_count(first)} for {len(receiving)} parameter"
                    f"{'' if len(receiving) == 1 else 's'}", first_ret.lineno,
                    "Return one entry per leading parameter")
+
+
+def check_container_result(fn: Callable, shape: str | None) -> None:
+    """A template that unpacks its cotangent (``g_q, g_r = g``) is for a primitive that
+    returns a tuple: without ``shape="tuple"`` the analysis would take the result for one
+    array, and the cotangent it builds would not have the items' shapes."""
+    if shape in ("tuple", "list"):
+        return
+    node = function_node(fn)
+    for n in own_nodes(node):
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name) and \
+                n.value.id == "g" and any(isinstance(t, (ast.Tuple, ast.List))
+                                          for t in n.targets):
+            raise fail(fn, "unpacks g, the cotangent of its primitive's result, into items",
+                       n.lineno, "Register a rule for a primitive that returns a tuple with "
+                       "shape='tuple' (or 'list'), so that the result is read as a container "
+                       "and g holds one cotangent per item: @vjp_rule(f, shape='tuple', "
+                       "items=lambda static, ndim: (ndim('x'), ndim('x')))")
 
 
 def _count(width: int) -> str:

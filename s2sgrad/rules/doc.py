@@ -98,7 +98,7 @@ def conventions() -> str:
     out += [""] + [f"- {note}" for note in NOTES]
     return "\n".join(out)
 MODULES = ("operators", "elementwise", "scalars", "reductions", "shapes", "arrays", "products",
-           "linalg", "decompositions", "special", "creators", "containers")
+           "linalg", "decompositions", "special", "stats", "signal", "creators", "containers")
 DOC = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
 
 
@@ -142,6 +142,8 @@ def tables() -> str:
         for template, group in by_template.items():
             names = ", ".join(f"`{name(r.primitive)}`" for r in group)
             shape = group[0].shape or "unknown"
+            if group[0].each is not None:  # inlined once per argument of *args
+                shape += f", one contribution per *{group[0].star}"
             out.append(f"| {names} | `{_signature(template)}` | {shape} |")
         out.append("")
     out += ["### Non-differentiable", ""]

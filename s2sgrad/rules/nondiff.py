@@ -47,7 +47,7 @@ GROUPS = (
             np.count_nonzero,
             len, range, np.shape, np.ndim, np.size, np.broadcast_shapes,
             np.ndarray.shape, np.ndarray.ndim, np.ndarray.size, np.ndarray.dtype,
-            np.result_type, np.promote_types,
+            np.result_type, np.promote_types, dict.keys,
         ),
     ),
     (

@@ -1,5 +1,6 @@
-"""Rules for more products and for convolution (``inner``, ``kron``, ``cross``, ``convolve``),
-for ``cumprod``, and for the elementwise ``fmax``/``fmin``, ``sinc`` and ``nan_to_num``.
+"""Rules for more products and for convolution (``einsum``, ``inner``, ``kron``, ``cross``,
+``convolve``), for ``cumprod``, and for the elementwise ``fmax``/``fmin``, ``sinc`` and
+``nan_to_num``.
 
 The products are linear in each operand, so a contribution is the product taken again with the
 cotangent in place of the output and the other operand in the rule's place: ``cross(b, g)`` for
@@ -13,12 +14,24 @@ give it to the number where the other operand is NaN. ``sinc`` has derivative 0 
 ``nan_to_num`` passes the gradient where the input is finite; a replacement value given as
 ``nan=``, ``posinf=`` or ``neginf=`` gets it where it replaced an entry (``copy=False``, which
 writes into the input, is refused).
+
+``einsum`` is linear in each operand: the contribution to operand k is the einsum of ``g``
+with the other operands, out to operand k's subscripts. Its subscripts may repeat an index
+(``'ii->i'``, the trace ``'ii'``) and hold indices found nowhere else (summed over in the
+product): the contribution then spreads ``g`` over the diagonal, or along that axis, through
+one more operand, a constant mask (identity tensors, vectors of ones). ``...`` is spelled
+out with indices of its own, and where operand k was broadcast (a length-1 axis, fewer
+axes under ``...``) its contribution is summed back to its shape. The subscripts are read
+when the rule runs: the interleaved form ``einsum(a, [0, 1], b, [1, 2])`` is refused.
 """
+
+import string
+from collections import Counter
 
 import numpy as np
 
 from ..runtime.unbroadcast import unbroadcast
-from .registry import jvp_rule, vjp_rule
+from .registry import jvp_rule, nondifferentiable, vjp_rule
 
 
 @vjp_rule(np.inner, shape=None)
@@ -185,7 +198,126 @@ def nan_to_num(g, ans, x, copy=True, nan=0.0, posinf=None, neginf=None):
             np.sum(np.where(x == np.inf, g, 0.0)), np.sum(np.where(x == -np.inf, g, 0.0)))
 
 
+# --- einsum ------------------------------------------------------------------------------
+
+
+def _einsum_parts(subscripts, ranks):
+    """The letters of each operand's subscripts and of the output's, with ``...`` spelled
+    out (the broadcast ``...`` of every operand, right-aligned, as NumPy does), and the
+    letters the subscripts leave free."""
+    if not isinstance(subscripts, str):
+        raise TypeError("np.einsum's interleaved form (operand, sublist, ..., [sublistout]) "
+                        "is not differentiated: write the subscripts as a string, "
+                        "np.einsum('ij,jk->ik', a, b)")
+    text = subscripts.replace(" ", "")
+    lhs, arrow, rhs = text.partition("->")
+    specs = lhs.split(",")
+    free = [c for c in string.ascii_letters if c not in text]
+    widths = [r - len(spec.replace("...", "")) for spec, r in zip(specs, ranks, strict=True)]
+    dots = max([w for spec, w in zip(specs, widths, strict=True) if "..." in spec], default=0)
+    ellipsis, free = free[:dots], free[dots:]
+
+    def spelled(spec, width):
+        head, mark, tail = spec.partition("...")
+        return list(head) + (ellipsis[dots - width:] if mark else []) + list(tail)
+
+    inputs = [spelled(spec, w) for spec, w in zip(specs, widths, strict=True)]
+    if arrow:
+        output = spelled(rhs, dots)
+    else:  # implicit: the broadcast axes, then the indices that appear once, sorted
+        counts = Counter(c for spec in specs for c in spec.replace("...", ""))
+        output = (ellipsis if "..." in lhs else []) + sorted(c for c, n in counts.items()
+                                                             if n == 1)
+    return inputs, output, free
+
+
+def _operand_plan(subscripts, k, operands):
+    """(subscripts, mask) of operand k's contribution: g and the other operands, and a mask
+    over the indices g and the others do not give it: a repeated index's diagonal (an
+    identity tensor; the repeats get letters of their own) and an index of operand k alone
+    (ones)."""
+    shape = np.shape(operands[k])
+    inputs, output, free = _einsum_parts(subscripts, [np.ndim(o) for o in operands])
+    mine = inputs[k]
+    others = [spec for j, spec in enumerate(inputs) if j != k]
+    elsewhere = set(output).union(*others)
+    groups, target = {}, []
+    for c in mine:
+        if c in groups:
+            groups[c].append(free.pop(0))
+            target.append(groups[c][-1])
+        else:
+            groups[c] = [c]
+            target.append(c)
+    mask, letters = np.ones(()), []
+    for c, group in groups.items():
+        size = shape[mine.index(c)]
+        if len(group) > 1:
+            diagonal = np.zeros((size,) * len(group))
+            diagonal[(np.arange(size),) * len(group)] = 1.0
+            mask, letters = np.multiply.outer(mask, diagonal), letters + group
+        elif c not in elsewhere:
+            mask, letters = np.multiply.outer(mask, np.ones(size)), letters + group
+    spec = ",".join("".join(s) for s in [output, *others, letters]) + "->" + "".join(target)
+    return spec, mask
+
+
+def einsum_spec(subscripts, k, operands):
+    """The subscripts of operand k's contribution: ``g, others..., mask -> operand k``."""
+    return _operand_plan(subscripts, k, operands)[0]
+
+
+def einsum_mask(subscripts, k, operands):
+    """The constant mask operand of operand k's contribution (see ``_operand_plan``)."""
+    return _operand_plan(subscripts, k, operands)[1]
+
+
+def einsum_rows(subscripts, k, operands):
+    """The subscripts of the product with operands[k] replaced by rows of tangents (one more
+    leading axis, which the output keeps first): a batch of directions in one call."""
+    inputs, output, free = _einsum_parts(subscripts, [np.ndim(o) for o in operands])
+    inputs[k] = [free[0]] + inputs[k]
+    return ",".join("".join(s) for s in inputs) + "->" + free[0] + "".join(output)
+
+
+def einsum_path(optimize):
+    """``optimize=`` for a contribution: a path computed for the product itself (a list)
+    does not fit the contribution's operands, which then find their own."""
+    return True if isinstance(optimize, (list, tuple)) else optimize
+
+
+# Integers and strings computed from the subscripts and the operands' shapes
+nondifferentiable(einsum_spec, einsum_mask, einsum_rows, einsum_path,
+                  why="the subscripts and masks of einsum's contributions depend on shapes")
+
+
+def _subscripts_string(static, ndim):
+    subscripts = static.get("subscripts")
+    if not isinstance(subscripts, str) and ndim("subscripts") is not None:
+        return ("np.einsum in the interleaved form (operand, sublist, ..., [sublistout]) is "
+                "not differentiated: write the subscripts as a string, "
+                "np.einsum('ij,jk->ik', a, b)")
+    return None
+
+
+@vjp_rule(np.einsum, shape=None, requires=_subscripts_string, held=("subscripts",), each="k")
+def einsum(g, ans, subscripts, *operands, out=None, optimize=False, k=0):
+    # The product is linear in operands[k]: its contribution is the product of g with the
+    # other operands (and the mask), out to operands[k]'s indices.
+    others = operands[:k] + operands[k + 1:]
+    part = np.einsum(einsum_spec(subscripts, k, operands), g, *others,
+                     einsum_mask(subscripts, k, operands), optimize=einsum_path(optimize))
+    return None, unbroadcast(part, np.shape(operands[k]))
+
+
 # --- forward mode: g is the tangent of one operand; each rule gives the output's tangent ----
+
+
+@jvp_rule(np.einsum)
+def einsum_jvp(g, ans, subscripts, *operands, out=None, optimize=False, k=0):
+    # the same product, operands[k] replaced by its tangent
+    moved = operands[:k] + (g,) + operands[k + 1:]
+    return None, np.einsum(subscripts, *moved, optimize=optimize)
 
 
 @jvp_rule(np.inner)

@@ -51,10 +51,62 @@ its differentiable parameters (``np.sum``, ``x[i]``, ``np.stack``) is declared w
 ``linear``: its tangent is the primitive applied to the tangents. A user's ``vjp_rule``
 drops the forward-mode rule its primitive had; register one with ``jvp_rule`` beside it.
 
+Tuple and list results. ``shape="tuple"`` (or ``"list"``) says the primitive returns a tuple
+(a list) of arrays, as ``np.linalg.qr`` and ``np.split`` do. ``items=`` tells the analysis
+what it holds: called like ``requires`` with the call's static arguments and the rank of an
+argument (for a ``*args`` parameter, the tuple of its arguments' ranks), it returns the ranks
+of the items (an int, or None where unknown, for each; the type ``bool`` or ``int`` for an
+item that is a flag or a count, which has no gradient), None where the number of items is
+not known when compiling (``np.split(x, n)`` with ``n`` computed), or ``One(rank)`` where this
+call returns one array instead (``np.atleast_1d(x)`` of one argument). The result is then a
+container: ``q, r = np.linalg.qr(a)`` reads its items, and its cotangent is a list with one
+cotangent per item (zeros where nothing flowed). The template receives that list as ``g``
+and the result itself (NumPy's named tuple) as ``ans``, and unpacks them::
+
+    @vjp_rule(np.linalg.slogdet, shape="tuple", items=lambda static, ndim: (
+        ndim("a") - 2, ndim("a") - 2), fields=("sign", "logabsdet"))
+    def slogdet(g, ans, a):
+        g_sign, g_logdet = g        # inlined as _g_sign = _t1_bar[0]; _g_logdet = _t1_bar[1]
+        return g_logdet[..., None, None] * np.swapaxes(np.linalg.inv(a), -1, -2)
+
+Its jvp template returns, for each parameter, the result's tangent as a tuple with one
+tangent per item (``return (t_sign, t_logdet),`` for one parameter, ``return (t_q, t_r),
+None`` for ``qr(a, mode)``); where several operands move, the tangents are added item by
+item (never with ``+``, which would concatenate them). A jvp template with such a result has
+no form for a batch of tangents: batched forward mode (``batched_jvp``, ``jacobian``,
+``hessian``) raises ``NotBatchable`` there, and its callers take one direction at a time (a
+``linear`` one, ``np.split``, has its batched form in ``batching.LINEAR``). ``fields=`` names
+the fields of a named tuple result (``("Q", "R")``): ``res.Q`` is read as ``res[0]`` where
+``res`` is known to hold the rule's result (the name it was assigned to); elsewhere reading a
+field of a tuple is refused. A template that unpacks ``g`` for a rule registered without a
+container shape is refused at registration.
+
+Variadic operands. A primitive whose differentiable parameters are ``*args`` (``np.einsum(
+subscripts, *operands)``, ``np.atleast_1d(*arys)``) has a template with that ``*args``
+parameter and a keyword-only index parameter named by ``each=``. The engine, which knows how
+many arguments a call passes, inlines the template once per argument, with the index bound to
+its position: the return's last entry is the contribution to ``operands[k]``, those before it
+go to the parameters before ``*args`` (they are read off the inlining for the first argument,
+so they must not depend on ``k``)::
+
+    @vjp_rule(np.atleast_1d, shape="tuple", items=..., each="k")
+    def atleast_1d(g, ans, *arys, k=0):
+        if len(arys) == 1:
+            return np.reshape(g, np.shape(arys[0]))
+        return np.reshape(g[k], np.shape(arys[k]))
+
+In the inlined body ``len(arys)`` is a constant, ``arys[k]`` the k-th of the call's atoms,
+``arys[:k] + (g,) + arys[k + 1:]`` a tuple of atoms, and ``f(*others)`` passes them one by one,
+so the generated code has no ``*`` left. The jvp template has the same parameters (``each``
+included): its last entry is the output's tangent when ``operands[k]`` moves by ``g``. As plain
+Python the template gives one operand's contribution per call (``einsum(g, ans, "ij,jk", a, b,
+k=1)``).
+
 Users register their own rules with the same decorator; a later registration for the same
 primitive replaces the earlier one. Registration checks the template (``check.py``): a rule
 the compiler would misread, such as ``return helper(g, x, y)`` in a rule of two inputs, or
-contributions for a ``*args`` parameter, is refused with a ``RuleError`` naming its file:line.
+contributions for a ``*args`` parameter without ``each=``, is refused with a ``RuleError``
+naming its file:line.
 """
 
 from __future__ import annotations
@@ -64,10 +116,25 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .check import RuleError, check_rule  # noqa: F401  (RuleError is part of the contract)
+from .check import (  # noqa: F401  (RuleError is part of the contract)
+    EACH,
+    RuleError,
+    check_container_result,
+    check_rule,
+)
 
 SHAPES = (None, "elementwise", "reduce", "matmul", "dot", "outer", "transpose", "permute", "same",
-          "scalar", "item")
+          "scalar", "item", "tuple", "list")
+# shapes of a result that is a container of arrays, and the container's type
+CONTAINERS = {"tuple": tuple, "list": list}
+
+
+@dataclass(frozen=True)
+class One:
+    """What ``items=`` returns for a call that gives one array of this rank, not a container
+    (``np.atleast_1d(x)`` of one argument)."""
+
+    rank: int | None
 
 
 @dataclass(frozen=True)
@@ -84,10 +151,27 @@ class Rule:
     requires: Callable | None = None
     # parameters whose derivative the rule does not give: refused where they are differentiated
     held: tuple[str, ...] = ()
+    # For shape "tuple"/"list": (static arguments, rank of an argument) -> the ranks of the
+    # items, None (their number is not known), or One(rank) (this call returns one array).
+    items: Callable | None = None
+    # The keyword-only index parameter of a template inlined once per argument of *args.
+    each: str | None = None
+    # For a named tuple result: the names of its fields, in order (res.Q is res[0])
+    fields: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
         return primitive_name(self.primitive)
+
+    @property
+    def container(self) -> type | None:
+        """tuple or list where the result is a container of arrays, else None."""
+        return CONTAINERS.get(self.shape)
+
+    @property
+    def star(self) -> str | None:
+        """The template's ``*args`` parameter, if it has one."""
+        return _star(self.template)
 
 
 @dataclass(frozen=True)
@@ -121,7 +205,9 @@ def _key(primitive: Any) -> Any:
 
 
 def vjp_rule(*primitives: Any, shape: str | None = None, requires: Callable | None = None,
-             held: tuple[str, ...] = ()) -> Callable[[Callable], Callable]:
+             held: tuple[str, ...] = (), items: Callable | None = None,
+             each: str | None = None, fields: tuple[str, ...] = ()
+             ) -> Callable[[Callable], Callable]:
     """Register ``fn`` as the vector-Jacobian product rule of each of ``primitives``.
 
     >>> @vjp_rule(np.sinh, shape="elementwise")
@@ -132,6 +218,11 @@ def vjp_rule(*primitives: Any, shape: str | None = None, requires: Callable | No
         raise TypeError("vjp_rule() needs at least one primitive, e.g. @vjp_rule(np.sinh)")
     if shape not in SHAPES:
         raise ValueError(f"vjp_rule(shape={shape!r}): shape must be one of {SHAPES}")
+    for option, given in (("items", items is not None), ("fields", bool(fields))):
+        if given and shape not in CONTAINERS:
+            raise ValueError(f"vjp_rule({option}=...) describes the items of a tuple or list "
+                             f"result: give shape='tuple' or shape='list' with it, not "
+                             f"shape={shape!r}")
 
     def register(template: Callable) -> Callable:
         sig = inspect.signature(template)
@@ -141,11 +232,15 @@ def vjp_rule(*primitives: Any, shape: str | None = None, requires: Callable | No
                 f"rule {template.__name__}{sig}: the first two parameters must be "
                 "(g, ans): the output cotangent and the primal output"
             )
+        if each is not None:
+            _check_each(template, sig, each)
+            EACH[template] = each
         if not (getattr(template, "__module__", None) or "").startswith(f"{__package__}."):
             # Refuse what the compiler would misread (check.py). The library's own tables are
             # checked by the test suite and when first inlined, which keeps importing cheap.
-            check_rule(template)
-        params = tuple(names[2:])
+            check_rule(template, each)
+            check_container_result(template, shape)
+        params = tuple(n for n in names[2:] if n != each)
         unknown = [p for p in held if p not in params]
         if unknown:
             raise TypeError(f"vjp_rule(held={held!r}): {template.__name__} has no parameter "
@@ -153,13 +248,14 @@ def vjp_rule(*primitives: Any, shape: str | None = None, requires: Callable | No
         defaults = {
             name: p.default
             for name, p in sig.parameters.items()
-            if p.default is not inspect.Parameter.empty
+            if p.default is not inspect.Parameter.empty and name != each
         }
         for primitive in primitives:
             _NONDIFF.pop(_key(primitive), None)
             _JVP.pop(_key(primitive), None)  # a new derivative: its tangent is not known
             _RULES[_key(primitive)] = Rule(primitive, template, params, defaults, shape,
-                                           requires, tuple(held))
+                                           requires, tuple(held), items, each,
+                                           tuple(fields))
         _changed()
         return template
 
@@ -176,25 +272,47 @@ def jvp_rule(*primitives: Any) -> Callable[[Callable], Callable]:
     """
 
     def register(template: Callable) -> Callable:
-        names = list(inspect.signature(template).parameters)
+        sig = inspect.signature(template)
+        names = list(sig.parameters)
+        each = None
         for primitive in primitives:
             rule = _RULES.get(_key(primitive))
             if rule is None:
                 raise TypeError(f"jvp_rule({primitive_name(primitive)}): register its "
                                 "vjp_rule first; the two rules share their parameters")
-            if tuple(names[2:]) != rule.params or names[:2] != ["g", "ans"]:
+            each = rule.each
+            if tuple(n for n in names[2:] if n != each) != rule.params or \
+                    names[:2] != ["g", "ans"] or (each is not None and each not in names):
+                wanted = ", ".join(rule.params) + (f", {each}" if each else "")
                 raise TypeError(
-                    f"jvp rule {template.__name__}{inspect.signature(template)}: the "
-                    f"parameters must be (g, ans, {', '.join(rule.params)}), as in the vjp "
-                    f"rule of {primitive_name(primitive)}")
+                    f"jvp rule {template.__name__}{sig}: the parameters must be (g, ans, "
+                    f"{wanted}), as in the vjp rule of {primitive_name(primitive)}")
+        if each is not None:
+            _check_each(template, sig, each)
+            EACH[template] = each
         if not (getattr(template, "__module__", None) or "").startswith(f"{__package__}."):
-            check_rule(template)
+            check_rule(template, each)
         for primitive in primitives:
             _JVP[_key(primitive)] = JvpRule(primitive, template)
         _changed()
         return template
 
     return register
+
+
+def _star(template: Callable) -> str | None:
+    return next((p.name for p in inspect.signature(template).parameters.values()
+                 if p.kind is p.VAR_POSITIONAL), None)
+
+
+def _check_each(template: Callable, sig: inspect.Signature, each: str) -> None:
+    """``each=`` names a keyword-only parameter after the template's ``*args``."""
+    param = sig.parameters.get(each)
+    if _star(template) is None or param is None or param.kind is not param.KEYWORD_ONLY:
+        raise TypeError(
+            f"rule {template.__name__}{sig}: each={each!r} names the index of the argument "
+            f"of *args a contribution is for: give the template a *args parameter and a "
+            f"keyword-only parameter {each} after it, e.g. (g, ans, *arrays, {each}=0)")
 
 
 def linear(*primitives: Any) -> None:
@@ -262,6 +380,11 @@ def all_nondifferentiable() -> list[Any]:
 
 def primitive_name(primitive: Any) -> str:
     """A readable dotted name for a primitive: ``numpy.tanh``, ``operator.add``, ``ndarray.sum``."""
+    owner = getattr(primitive, "__self__", None)
+    if inspect.ismethod(primitive) and isinstance(getattr(owner, "name", None), str) and \
+            not isinstance(owner, type):  # scipy.stats.norm.logpdf: the instance's name
+        module = ".".join(p for p in type(owner).__module__.split(".") if not p.startswith("_"))
+        return f"{module}.{owner.name}.{primitive.__name__}"
     module = getattr(primitive, "__module__", None)
     qualname = getattr(primitive, "__qualname__", None) or getattr(primitive, "__name__", None)
     if qualname is None:

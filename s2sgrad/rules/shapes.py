@@ -51,6 +51,18 @@ def T(g, ans, a):
     return np.transpose(g)
 
 
+@vjp_rule(np.ndarray.real, shape="same")
+def real_part(g, ans, a):
+    # x.real of a real array is the array (complex values are refused by the analysis)
+    return g
+
+
+@vjp_rule(np.ndarray.imag, shape="same")
+def imaginary_part(g, ans, a):
+    # x.imag of a real array is zeros, whatever the array
+    return None
+
+
 @vjp_rule(np.swapaxes, np.ndarray.swapaxes, shape="permute")
 def swapaxes(g, ans, a, axis1, axis2):
     return np.swapaxes(g, axis1, axis2)
@@ -168,7 +180,8 @@ def unbroadcast_vjp(g, ans, a, shape):
 
 # Forward mode: each of these moves or copies entries, so its tangent is the same move of the
 # tangent (``x_dot[i]``, ``x_dot.T``, ``np.reshape(x_dot, s)``).
-linear(operator.getitem, np.transpose, np.ndarray.transpose, np.ndarray.T, np.swapaxes,
+linear(operator.getitem, np.transpose, np.ndarray.transpose, np.ndarray.T, np.ndarray.real,
+       np.ndarray.imag, np.swapaxes,
        np.ndarray.swapaxes, np.moveaxis, np.flip, np.reshape, np.ndarray.reshape, np.ravel,
        np.ndarray.ravel, np.ndarray.flatten, np.squeeze, np.ndarray.squeeze, np.expand_dims,
        np.copy, np.ndarray.copy, np.ndarray.astype, *matrix_transposes, np.asarray,
