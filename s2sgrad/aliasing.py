@@ -159,7 +159,7 @@ def returns_new_array(op: Op) -> bool:
 
 # Functions whose result may share memory with an argument even though their rule's shape
 # is that of arithmetic (np.real of a real array is the array itself).
-_MAY_VIEW = frozenset({np.real, np.imag, np.asarray, np.asanyarray, np.ascontiguousarray,
+_MAY_VIEW = frozenset({np.real, np.imag, np.ndarray.real, np.ndarray.imag, np.asarray, np.asanyarray, np.ascontiguousarray,
                        np.asfortranarray, np.require, np.nan_to_num, np.real_if_close})
 _CREATES = frozenset({
     np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
@@ -211,7 +211,8 @@ class Aliasing:
         self.augmented = analysis.normalized.augmented
         self.origin = origins(analysis.normalized)
         self.branch_path: dict[int, tuple] = {}  # position -> ((if position, branch), ...)
-        self.contained: set[str] = set()  # values put into a tuple, list or dict
+        # values put into a tuple, list or dict (or read out of one), with where that happens
+        self.contained: dict[str, list[int]] = {}
         self.item_of: dict[str, set[str]] = {}  # a value -> the containers it may be an item of
         for stmt in statements.in_order(analysis.body, "aliasing"):  # updates of arguments
             if stmt in self.augmented:
@@ -290,10 +291,10 @@ class Aliasing:
         if op.kind == "setitem":
             return [op.bindings["a"].id]
         if op.kind == "append":  # the same list; its new item is remembered as contained
-            self.contained |= {a.id for a in [op.bindings["v"]] if isinstance(a, gast.Name)}
+            self._contain([op.bindings["v"]])
             return [op.bindings["xs"].id]
         if op.kind == "pack":
-            self.contained |= {a.id for a in op.bindings.values() if isinstance(a, gast.Name)}
+            self._contain(op.bindings.values())
             return []
         if op.kind == "item":  # an array inside a container: not to be updated in place
             self._item(op.target, op.bindings["c"])
@@ -350,7 +351,7 @@ class Aliasing:
             names = set(self.group) | set(self.group.values()) | set(self.defs) | params
             members = [n for n in names if self._find(n) == group]
             for position, stmt in updates:
-                inside = [m for m in members if m in self.contained]
+                inside = [m for m in members if self._contained_before(m, position)]
                 if inside and stmt.value.func.id != "__append__" if isinstance(
                         stmt.value, gast.Call) and isinstance(stmt.value.func, gast.Name) else (
                         inside):
@@ -412,9 +413,24 @@ class Aliasing:
         branches = dict(self.branch_path.get(a, ()))
         return any(branches.get(at, side) != side for at, side in self.branch_path.get(b, ()))
 
+    def _contain(self, atoms: Any) -> None:
+        here = len(self.position) - 1
+        for a in atoms:
+            if isinstance(a, gast.Name):
+                self.contained.setdefault(a.id, []).append(here)
+
+    def _contained_before(self, name: str, write: int) -> bool:
+        """Was ``name`` put into a container (or read out of one) before the update at
+        ``write``, or in a loop around it (a later iteration updates what an earlier one
+        put there)? A container built after the update holds the new values, as NumPy's."""
+        loop = self._loop_of(write)
+        return any(not self._exclusive(at, write) and (
+            at < write or (loop is not None and loop[0] <= at <= loop[1]))
+            for at in self.contained.get(name, ()))
+
     def _item(self, target: str, container: Any) -> None:
         """``target`` may be an item of ``container``: not to be updated in place."""
-        self.contained.add(target)
+        self._contain([syntax.name(target)])
         if isinstance(container, gast.Name):
             self.item_of.setdefault(target, set()).add(container.id)
 

@@ -55,6 +55,8 @@ def _seed(out: Any, fname: str) -> Any:
         return 1.0
     if isinstance(out, (np.ndarray, np.generic)) and out.ndim == 0 and out.dtype.kind == "f":
         return out.dtype.type(1.0) if isinstance(out, np.generic) else np.ones((), out.dtype)
+    if isinstance(out, np.ndarray) and out.size == 1 and out.dtype.kind == "f":
+        return np.ones(out.shape, out.dtype)  # a size-1 array: its one entry is the value
     shape = np.shape(out) if isinstance(out, (np.ndarray, np.generic, int)) else None
     if shape is not None and shape != ():
         raise TypeError(f"gradient of {fname}(): the function must return a scalar, but it "

@@ -50,10 +50,8 @@ _REFUSED: dict[type, tuple[str, str]] = {
                       "Move the import to module level."),
     gast.ClassDef: ("class definitions inside a differentiated function are not supported",
                     "Define the class at module level."),
-    gast.Starred: ("starred expressions (*args) are not supported here",
-                   "Pass the arguments one by one."),
-    gast.NamedExpr: ("assignment expressions (:=) are not supported",
-                     "Assign with a separate statement."),
+    gast.Starred: ("starred expressions (*xs) are supported only as call arguments",
+                   "Write the items out, e.g. (n, m, 2) rather than (*shape, 2)."),
     gast.Match: ("'match' statements are not supported",
                  "Write the cases as an if/elif chain."),
     gast.TryStar: ("try/except* blocks are not supported",
@@ -81,6 +79,7 @@ _NOT_YET: dict[type, tuple[str, str]] = {
 _EXPRESSIONS = (
     gast.Lambda, gast.IfExp, gast.BoolOp, gast.ListComp, gast.GeneratorExp, gast.Dict,
     gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Attribute, gast.Name,
+    gast.NamedExpr,
     gast.Constant, gast.Tuple, gast.List, gast.Subscript, gast.Slice, gast.keyword,
 )
 _CONTEXT = (gast.Load, gast.Store, gast.Param, gast.Del, gast.operator, gast.unaryop,
@@ -145,6 +144,11 @@ def _check_statement(parsed: Parsed, stmt: gast.stmt, loop_depth: int = 0) -> No
                                "Define the decorated function at module level.")
         for default in stmt.args.defaults + [d for d in stmt.args.kw_defaults if d is not None]:
             _check_expression_tree(parsed, default)
+            for n in gast.walk(default):  # evaluated once, where the def runs, not per call
+                if isinstance(n, gast.NamedExpr):
+                    raise parsed.error("an assignment expression in a default of a nested "
+                                       "function is not supported", n,
+                                       "Assign it before the def.")
         for child in stmt.body:
             _check_statement(parsed, child, 0)
     elif isinstance(stmt, (gast.Break, gast.Continue)):
@@ -173,9 +177,11 @@ def _check_target(parsed: Parsed, target: gast.expr, value: gast.expr | None) ->
     if isinstance(target, gast.Name):
         return
     if isinstance(target, (gast.Tuple, gast.List)):
-        if not all(isinstance(t, gast.Name) for t in target.elts):
-            raise parsed.error("only names can be unpacked into", target,
-                               "Unpack into plain names first.")
+        for t in target.elts:
+            if isinstance(t, gast.Starred):
+                raise parsed.error("starred unpacking (a, *rest = ...) is not supported",
+                                   t, "Index the items: `a, rest = xs[0], xs[1:]`.")
+            _check_target(parsed, t, None)
         return
     if isinstance(target, gast.Attribute):
         raise parsed.error(
@@ -188,7 +194,11 @@ def _check_target(parsed: Parsed, target: gast.expr, value: gast.expr | None) ->
 
 
 def _check_expression_tree(parsed: Parsed, node: gast.AST) -> None:
+    spread = {id(a) for n in gast.walk(node) if isinstance(n, gast.Call)  # f(*xs): analyze
+              for a in n.args if isinstance(a, gast.Starred)}  # allows it without gradients
     for child in gast.walk(node):
+        if id(child) in spread:
+            continue
         _refuse(parsed, child)
         if not isinstance(child, _EXPRESSIONS + _CONTEXT):
             raise parsed.error(f"'{type(child).__name__}' expressions are not supported",

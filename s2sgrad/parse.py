@@ -10,8 +10,8 @@ After:  ``Parsed``: the FunctionDef with decorators removed and line/column numb
 """
 
 from __future__ import annotations
-
 import __future__
+
 import builtins
 import functools
 import inspect
@@ -106,6 +106,8 @@ def _is_library_module(value: Any) -> bool:
 def _identity(value: Any) -> tuple[str, Any]:
     """What must stay the same: the object itself for functions and modules (the compile
     resolved calls to them), the type for data (read live, but specialised on its kind)."""
+    if isinstance(value, types.MethodType):  # made anew at each read: the same if equal
+        return "eq", value
     if callable(value) or isinstance(value, types.ModuleType):
         return "is", value
     return "type", type(value)
@@ -142,7 +144,10 @@ def still_valid(dependencies: tuple) -> bool:
                 return False
         else:  # an attribute of a module, a class or an object
             now = getattr(where, name, MISSING)
-        if (now is not value) if kind in ("is", "static", "item") else (
+        if kind == "eq":
+            if now != value:
+                return False
+        elif (now is not value) if kind in ("is", "static", "item") else (
                 type(now) is not value):
             return False
     return True
@@ -235,22 +240,22 @@ def _is_running_code(code: types.CodeType, lines: list[str]) -> bool:
         if len(_compiled_files) > 64:
             _compiled_files.clear()
         _compiled_files[key] = module
-    found = _find_code(module, code.co_name, code.co_firstlineno)
-    return found is not None and _fingerprint(found) == _fingerprint(code)
+    mine = _fingerprint(code)  # (lambdas on one line share a name and a line)
+    return any(_fingerprint(found) == mine
+               for found in _find_code(module, code.co_name, code.co_firstlineno))
 
 
 _compiled_files: dict[tuple, types.CodeType] = {}
 
 
-def _find_code(code: types.CodeType, name: str, line: int) -> types.CodeType | None:
+def _find_code(code: types.CodeType, name: str, line: int) -> list[types.CodeType]:
+    found = []
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             if const.co_name == name and const.co_firstlineno == line:
-                return const
-            inner = _find_code(const, name, line)
-            if inner is not None:
-                return inner
-    return None
+                found.append(const)
+            found += _find_code(const, name, line)
+    return found
 
 
 def _fingerprint(code: types.CodeType) -> tuple:
@@ -334,6 +339,102 @@ def _spread(node: gast.FunctionDef, count: int | None, keys: tuple | None) -> No
         call.keywords = keywords
 
 
+def _def(source: str, lines: list[str], first: int, filename: str,
+         what: str) -> gast.FunctionDef:
+    """The def that starts ``lines``, with positions in the user's file."""
+    dedented = textwrap.dedent(source)
+    indent = len(lines[0]) - len(lines[0].lstrip()) if dedented != source else 0
+    node = gast.parse(dedented).body[0]
+    if isinstance(node, gast.AsyncFunctionDef):
+        raise TransformError(f"cannot differentiate {what}: async functions are not supported",
+                             filename, node.lineno + first - 1, node.col_offset + indent,
+                             hint="Differentiate a synchronous function.")
+    if not isinstance(node, gast.FunctionDef):
+        raise TransformError(f"cannot differentiate {what}: expected a def", filename, first, 0)
+    for child in gast.walk(node):
+        if getattr(child, "lineno", None) is not None:
+            child.lineno += first - 1
+            child.col_offset += indent
+        if getattr(child, "end_lineno", None) is not None:
+            child.end_lineno += first - 1
+            child.end_col_offset += indent
+    return node
+
+
+def _lambda_def(code: types.CodeType, what: str) -> gast.FunctionDef:
+    """The lambda whose code is ``code``, as ``def name(params): return body``. Several
+    lambdas may share a line: the one meant is the innermost whose extent holds every
+    position its code object records (Python 3.11 keeps line and column per instruction)
+    and whose parameters are the code's. It is named for what it is assigned to or passed
+    as (``act = lambda v: ...`` is ``act``), else ``lambda_``."""
+    filename, line = code.co_filename, code.co_firstlineno
+    tree = _file_tree(filename)
+    spans = [p for p in code.co_positions() if None not in p and p[:2] != p[2:] and
+             (p[0], p[2]) != (p[1], p[3])]
+    count = code.co_argcount + code.co_kwonlyargcount + bool(
+        code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    params = code.co_varnames[:count]
+    found: list[tuple[gast.Lambda, str]] = []
+    for owner in gast.walk(tree) if tree is not None else ():
+        for lam, name in _lambdas_of(owner, f"lambda_{line}"):
+            if lam.lineno != line or _params(lam.args) != params:
+                continue
+            start, end = (lam.lineno, lam.col_offset), (lam.end_lineno, lam.end_col_offset)
+            if all(start <= (p[0], p[2]) and (p[1], p[3]) <= end for p in spans):
+                found.append((lam, name))
+    if not found:
+        raise TransformError(
+            f"cannot differentiate the lambda {what}: its source is not found in "
+            f"{filename} at line {line}", filename, line, 0,
+            hint="Define it with def in a .py file (or a notebook cell).")
+    lam, name = min(found, key=lambda f: (f[0].end_lineno - f[0].lineno,
+                                          f[0].end_col_offset - f[0].col_offset))
+    lam = syntax.clone(lam)  # the file's tree is shared by every lambda in it
+    ret = gast.copy_location(syntax.ret(lam.body), lam.body)
+    node = syntax.function(name, [], [ret])
+    node.args = lam.args
+    return gast.copy_location(node, lam)
+
+
+def _params(args: gast.arguments) -> tuple[str, ...]:
+    names = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
+    names += [a.id for a in (args.vararg, args.kwarg) if a is not None]
+    return tuple(names)
+
+
+def _lambdas_of(node: gast.AST, unnamed: str):
+    """The lambdas directly under ``node``, each with the name it is bound to there."""
+    for field_name, value in gast.iter_fields(node):
+        for child in value if isinstance(value, list) else [value]:
+            if not isinstance(child, gast.Lambda):
+                continue
+            name = unnamed
+            if isinstance(node, gast.Assign) and len(node.targets) == 1 and \
+                    isinstance(node.targets[0], gast.Name):
+                name = node.targets[0].id
+            elif isinstance(node, gast.keyword) and node.arg is not None:
+                name = node.arg
+            yield child, name
+
+
+def _file_tree(filename: str) -> gast.Module | None:
+    text = "".join(linecache.getlines(filename))
+    key = (filename, hash(text))
+    tree = _parsed_files.get(key)
+    if tree is None:
+        try:
+            tree = gast.parse(text)
+        except SyntaxError:
+            return None
+        if len(_parsed_files) > 16:
+            _parsed_files.clear()
+        _parsed_files[key] = tree
+    return tree
+
+
+_parsed_files: dict[tuple, gast.Module] = {}
+
+
 def parse(fn: Callable, lifted: dict[str, str] | None = None,
           spread: tuple[int | None, tuple | None] = (None, None)) -> Parsed:
     """``lifted`` maps paths the function reads (``'self.W'``) to parameters that replace
@@ -351,11 +452,6 @@ def parse(fn: Callable, lifted: dict[str, str] | None = None,
             f"(it is {type(fn).__name__})",
             hint="Wrap it in a Python function, or register a derivative rule for it with "
                  "@s2sgrad.vjp_rule.")
-    if fn.__code__.co_name == "<lambda>":  # even a lambda given another __name__
-        raise TransformError(
-            f"cannot differentiate the lambda {what}: lambdas are not supported yet",
-            inspect.getsourcefile(fn) or "<unknown>", fn.__code__.co_firstlineno, 0,
-            hint="Define it with def in a .py file.")
     try:  # the source of the code that runs (never that of a __wrapped__ function)
         lines, first = inspect.getsourcelines(fn.__code__)
     except (OSError, TypeError) as exc:
@@ -367,8 +463,6 @@ def parse(fn: Callable, lifted: dict[str, str] | None = None,
         ) from None
     filename = fn.__code__.co_filename
     source = "".join(lines)
-    dedented = textwrap.dedent(source)
-    indent = len(lines[0]) - len(lines[0].lstrip()) if dedented != source else 0
     if not _is_running_code(fn.__code__, lines):
         raise TransformError(
             f"cannot differentiate {what}: its source file has changed since the function was "
@@ -376,21 +470,10 @@ def parse(fn: Callable, lifted: dict[str, str] | None = None,
             filename, first, 0,
             hint="Reload the module (importlib.reload) or restart Python, so that the "
                  "function and its file agree.")
-    tree = gast.parse(dedented)
-    node = tree.body[0]
-    if isinstance(node, gast.AsyncFunctionDef):
-        raise TransformError(f"cannot differentiate {what}: async functions are not supported",
-                             filename, node.lineno + first - 1, node.col_offset + indent,
-                             hint="Differentiate a synchronous function.")
-    if not isinstance(node, gast.FunctionDef):
-        raise TransformError(f"cannot differentiate {what}: expected a def", filename, first, 0)
-    for child in gast.walk(node):
-        if getattr(child, "lineno", None) is not None:
-            child.lineno += first - 1
-            child.col_offset += indent
-        if getattr(child, "end_lineno", None) is not None:
-            child.end_lineno += first - 1
-            child.end_col_offset += indent
+    if fn.__code__.co_name == "<lambda>":  # even a lambda given another __name__
+        node = _lambda_def(fn.__code__, what)
+    else:
+        node = _def(source, lines, first, filename, what)
     node.decorator_list = []
     if lifted:
         _lift(node, lifted)

@@ -43,14 +43,37 @@ ATOL = 1e-7
 
 def random_direction(value: Any, rng: np.random.Generator) -> Any:
     """A standard normal direction of ``value``'s shape, in float64 (a float for a scalar
-    that is not an array)."""
+    that is not an array); for a dict, list or tuple, one of the same structure (zero where
+    an item is not a float)."""
+    if isinstance(value, dict):
+        return {k: random_direction(v, rng) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(random_direction(v, rng) for v in value)
+    if not _is_float(value):
+        return np.zeros(np.shape(value)) if isinstance(value, np.ndarray) else 0.0
     if isinstance(value, np.ndarray):
         return rng.standard_normal(value.shape)
     return float(rng.standard_normal())
 
 
+def _dot(a: Any, b: Any) -> float:
+    """The inner product of two values of one structure, summed over their items."""
+    if isinstance(a, dict):
+        return sum(_dot(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return sum(_dot(x, y) for x, y in zip(a, b, strict=True))
+    return float(np.sum(np.asarray(a, dtype=float) * b))
+
+
 def _moved(value: Any, step: Any) -> Any:
-    """``value + step`` in float64, of ``value``'s kind: an array, a NumPy scalar, a float."""
+    """``value + step`` in float64, of ``value``'s kind: an array, a NumPy scalar, a float,
+    or a dict, list or tuple of them (items that are not floats stay as they are)."""
+    if isinstance(value, dict):
+        return {k: _moved(v, step[k]) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_moved(v, d) for v, d in zip(value, step, strict=True))
+    if not _is_float(value):
+        return value
     if isinstance(value, np.ndarray):
         return np.asarray(value.astype(np.float64) + step)
     if isinstance(value, np.generic):
@@ -73,9 +96,25 @@ def central_difference(fn: Callable, args: Sequence[Any], i: int, direction: Any
     difference of step ``eps``; with ``weight``, of ``<weight, fn(...)>``. The other arguments
     are passed as they are."""
     plus, minus = list(args), list(args)
-    plus[i] = _moved(args[i], eps * direction)
-    minus[i] = _moved(args[i], -eps * direction)
+    plus[i] = _moved(args[i], _scaled(direction, eps))
+    minus[i] = _moved(args[i], _scaled(direction, -eps))
     return (_weighted(fn(*plus), weight) - _weighted(fn(*minus), weight)) / (2 * eps)
+
+
+def _scaled(direction: Any, factor: float) -> Any:
+    if isinstance(direction, dict):
+        return {k: _scaled(v, factor) for k, v in direction.items()}
+    if isinstance(direction, (list, tuple)):
+        return type(direction)(_scaled(v, factor) for v in direction)
+    return factor * direction
+
+
+def _shapes(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _shapes(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_shapes(v) for v in value]
+    return np.shape(value)
 
 
 def numeric_gradient(fn: Callable, args: Sequence[Any], i: int, *, eps: float = EPS) -> Any:
@@ -97,11 +136,11 @@ def _name(fn: Callable) -> str:
 
 def _agrees(fn: Callable, args: Sequence[Any], i: int, grad: Any, direction: Any, weight: Any,
             eps: float, rtol: float, atol: float) -> None:
-    if np.shape(grad) != np.shape(args[i]):
+    if _shapes(grad) != _shapes(args[i]):
         raise AssertionError(
-            f"gradient of {_name(fn)} wrt argument {i} has shape {np.shape(grad)}, but the "
-            f"argument has shape {np.shape(args[i])}")
-    analytic = float(np.sum(grad * direction))
+            f"gradient of {_name(fn)} wrt argument {i} has shape {_shapes(grad)}, but the "
+            f"argument has shape {_shapes(args[i])}")
+    analytic = _dot(grad, direction)
     numeric = central_difference(fn, args, i, direction, weight=weight, eps=eps)
     if not np.isclose(analytic, numeric, rtol=rtol, atol=atol):
         raise AssertionError(
@@ -123,6 +162,10 @@ def assert_gradient_matches(fn: Callable, args: Sequence[Any], i: int, grad: Any
 
 
 def _is_float(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(_is_float(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_is_float(v) for v in value)
     if isinstance(value, bool):
         return False
     if isinstance(value, float):

@@ -54,7 +54,7 @@ def check_operation(node, locals_):
     elif isinstance(node, gast.Call):
         func = node.func
         assert atom(func) or (isinstance(func, gast.Attribute) and atom(func.value))
-        assert all(atom(a) for a in node.args)
+        assert all(atom(a.value if isinstance(a, gast.Starred) else a) for a in node.args)
         assert all(atom(k.value) for k in node.keywords)
     elif isinstance(node, gast.Attribute):
         assert atom(node.value)

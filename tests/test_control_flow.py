@@ -883,9 +883,7 @@ REFUSED = [
     ("for_else", "for", "'for ... else' is not supported"),
     ("for_else_with_break", "for", "'for ... else' is not supported"),
     ("while_else", "while", "'while ... else' is not supported"),
-    ("nested_tuple_target", "i, (a, b)", "only names can be unpacked into"),
     ("subscript_loop_target", "y[0]", "can be the target of a for loop"),
-    ("walrus_in_while", "y := x", "assignment expressions (:=)"),
     ("try_in_loop", "try", "try/except"),
     ("yield_in_loop", "yield", "generators ('yield')"),
     ("inplace_on_argument_in_loop", "x += y", "in-place update of the argument 'x'"),
@@ -896,7 +894,7 @@ REFUSED = [
 _ROWS = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
 _X = np.linspace(0.5, 1.5, 3)
 REFUSED_ARGS = {
-    "return_in_inner_loop": (1.5, 2), "nested_tuple_target": (_ROWS, _ROWS),
+    "return_in_inner_loop": (1.5, 2), 
     "inplace_on_argument_in_loop": (_X, _X),
     "inplace_on_alias_in_branch": (_X, _X), "inplace_on_row_in_loop": (_ROWS,),
 }

@@ -670,14 +670,14 @@ def refuses_match(x):
     return np.sum(y)
 
 
-def refuses_walrus(x):
-    y = (n := 2.0) * x  # <- refused
+def walrus(x):
+    y = (n := 2.0) * x
     return np.sum(y * n)
 
 
-def refuses_walrus_in_comprehension(x):
-    y = [(v := r) * v for r in x]  # <- refused
-    return y[0]
+def walrus_in_comprehension(x):
+    y = [(v := r) * v for r in x]
+    return y[0] + v  # the name binds in the function, as Python's scoping says
 
 
 def refuses_starred(x, parts):
@@ -770,8 +770,6 @@ def refuses_nonlocal_factory():
 
 REFUSED = [
     (refuses_match, "match", "'match' statements", (X,)),
-    (refuses_walrus, "n :=", "assignment expressions", (X,)),
-    (refuses_walrus_in_comprehension, "v :=", "assignment expressions", (X,)),
     (refuses_starred, "*parts", "starred expressions", (X, (X, X))),
     (refuses_set, "{1.0", "set literals", (X,)),
     (refuses_set_comprehension, "{v for", "set comprehensions", (X,)),
@@ -781,13 +779,19 @@ REFUSED = [
     (refuses_class, "class", "class definitions", (X,)),
     (refuses_import_from, "from", "imports inside", (X,)),
     (refuses_annotated_element, "y[0]", "annotated assignments to an element", (X,)),
-    (refuses_walrus_in_default, "k :=", "assignment expressions", (X,)),
+    (refuses_walrus_in_default, "k :=", "assignment expression in a default", (X,)),
     (refuses_enumerate_without_unpacking, "pair", "must unpack (index, item)", (X,)),
     (refuses_zip_keyword, "True", "zip() here takes", (X,)),
     (refuses_enumerate_of_zip, "zip(", "zip() inside enumerate", (X,)),
     (refuses_with, "with", "'with' statements", (X,)),
     (refuses_nonlocal_factory(), "nonlocal", "'nonlocal'", (X,)),
 ]
+
+
+@pytest.mark.parametrize("fn", [walrus, walrus_in_comprehension])
+def test_walrus_binds_in_the_function(fn):
+    from s2sgrad.testing import check_grads
+    check_grads(fn, X, modes=("rev", "fwd"))
 
 
 @pytest.mark.parametrize("fn,token,words,args", REFUSED,

@@ -162,7 +162,7 @@ class _Statements:
         self.walk.branch(stmt, self.expressions.atom(stmt.test), stmt.body, stmt.orelse)
 
     def function_def(self, stmt: gast.FunctionDef) -> None:  # inlined where it is called
-        self.expressions.local_functions[stmt.name] = stmt
+        self.expressions.define_function(stmt.name, stmt, stmt)
 
     def break_(self, stmt: gast.Break) -> None:  # only the loop guards make these
         self.walk.emit(syntax.break_(), stmt)

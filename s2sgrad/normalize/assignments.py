@@ -5,6 +5,7 @@ Takes the targets and value of a user-level assignment; gives, through the walk,
 
     a = b = f(x)            a = f(x); b = a                 later targets copy the first
     n, m = x.shape          _t1 = x.shape; n = _t1[0]; m = _t1[1]
+    (p, q), y[0] = v        _t2 = v[0]; p = _t2[0]; q = _t2[1]; _t3 = v[1]; y[0] = _t3
     h += x                  h_1 = h + x                     recorded in ``augmented``
     y[i] += v               _t2 = y[i]; _t3 = _t2 + v; y_1 = __setitem__(y[i], _t3)
     xs.append(v)            xs_1 = __append__(xs, v)
@@ -47,7 +48,10 @@ class Assignments:
         first, *others = targets
         if isinstance(value, gast.Lambda) and isinstance(first, gast.Name) and not others:
             # f = lambda v: ...: inlined where called
-            self.expressions.local_functions[first.id] = value
+            self.expressions.define_function(first.id, value, first)
+            return
+        if isinstance(value, gast.Call) and isinstance(first, gast.Name) and not others and \
+                self.expressions.partial(first.id, value):
             return
         if isinstance(first, gast.Subscript):
             if others:
@@ -56,6 +60,7 @@ class Assignments:
             self.store(first, value, None, first)
             return
         if isinstance(first, gast.Name):
+            self.expressions.partials.pop(first.id, None)  # rebound: no longer the partial
             result = self.expressions.operation(value, target=first).id
         else:
             result = None
@@ -68,20 +73,34 @@ class Assignments:
                       target)
 
     def unpack(self, target: gast.Tuple | gast.List, value: gast.expr) -> None:
+        """``a, (b, c), y[0] = value``: every value on the right first, then each target,
+        from left to right, as Python does (``y[0], y[1] = y[1], y[0]`` swaps)."""
         atom = self.expressions.atom
-        if isinstance(value, (gast.Tuple, gast.List)):
+        if isinstance(value, (gast.Tuple, gast.List)) and not any(
+                isinstance(v, gast.Starred) for v in value.elts):
             if len(value.elts) != len(target.elts):
                 raise self.parsed.error(
                     f"cannot unpack {len(value.elts)} values into {len(target.elts)} names",
                     value, "Give as many names as values.")
-            atoms = [atom(v) for v in value.elts]  # every right-hand side before a store
-            for t, a in zip(target.elts, atoms, strict=True):
-                self.emit(syntax.assign(self.versions.define(t.id), a), t)
+            items = [atom(v) for v in value.elts]  # every right-hand side before a store
+        else:
+            whole = atom(value)  # n, m = x.shape  ->  n = _t1[0]; m = _t1[1]
+            items = [syntax.subscript(syntax.clone(whole), syntax.const(k))
+                     for k in range(len(target.elts))]
+        for t, item in zip(target.elts, items, strict=True):
+            self.bind(t, item)
+
+    def bind(self, target: gast.expr, value: gast.expr) -> None:
+        """Store an atom, or an item ``whole[k]`` of one, into one unpacking target."""
+        if isinstance(target, gast.Name):
+            self.emit(syntax.assign(self.versions.define(target.id), value), target)
             return
-        whole = atom(value)  # n, m = x.shape  ->  n = _t1[0]; m = _t1[1]
-        for k, t in enumerate(target.elts):
-            item = syntax.subscript(syntax.clone(whole), syntax.const(k))
-            self.emit(syntax.assign(self.versions.define(t.id), item), t)
+        if not isinstance(value, gast.Name) and not syntax.is_const(value):
+            value = self.expressions.operation(syntax.located(value, target), temp=True)
+        if isinstance(target, (gast.Tuple, gast.List)):
+            self.unpack(target, value)
+        else:  # y[i]: an element write (fence lets nothing else through)
+            self.store(target, value, None, target)
 
     def augmented_assign(self, stmt: gast.AugAssign) -> None:
         """``h += x`` -> ``h_1 = h + x``; ``y[idx] += v``, an element write."""

@@ -20,7 +20,11 @@ at all, is refused here.
 
 from __future__ import annotations
 
+import collections
+import functools
+
 import gast
+import numpy as np
 
 from .. import syntax
 from ..parse import MISSING
@@ -34,6 +38,9 @@ class Expressions:
         self.parsed, self.namer, self.versions = walk.parsed, walk.namer, walk.versions
         self.emit, self.branch = walk.emit, walk.branch
         self.local_functions: dict[str, gast.AST] = {}  # nested defs and lambdas by name
+        # g = functools.partial(f, a, k=b): what g's calls call, with a and b as atoms
+        self.partials: dict[str, tuple[gast.expr, list, list]] = {}
+        self._bindings: collections.Counter | None = None  # how often each name is bound
         self.inlining: set[str] = set()
 
     def atom(self, node: gast.expr) -> gast.expr:
@@ -47,6 +54,8 @@ class Expressions:
             return syntax.const(-value if isinstance(node.op, gast.USub) else value)
         if isinstance(node, (gast.ListComp, gast.GeneratorExp)):
             return self.comprehension(node)
+        if isinstance(node, gast.NamedExpr):  # (n := value): assigned here, read as n
+            return self.operation(node.value, target=node.target)
         versions = self.versions
         if isinstance(node, gast.IfExp):
             result = versions.synthetic_variable()
@@ -89,7 +98,8 @@ class Expressions:
                   temp: bool = False) -> gast.expr:
         """Emit ``target = <one operation on atoms>`` (a new temporary if ``temp``); with
         neither, return the operation."""
-        if isinstance(node, (gast.IfExp, gast.BoolOp, gast.ListComp, gast.GeneratorExp)) or (
+        if isinstance(node, (gast.IfExp, gast.BoolOp, gast.ListComp, gast.GeneratorExp,
+                             gast.NamedExpr)) or (
                 isinstance(node, gast.Compare) and len(node.ops) > 1):
             node = syntax.located(self.atom(node), node)  # desugared to an if: copy its value
         if isinstance(node, gast.BinOp):
@@ -99,14 +109,30 @@ class Expressions:
         elif isinstance(node, gast.Compare):
             op = syntax.compare(self.atom(node.left), node.ops,
                                 [self.atom(c) for c in node.comparators])
+        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
+                node.func.id in self.partials:  # g(y) of g = partial(f, a, k=b): f(a, y, k=b)
+            func, args, keywords = self.partials[node.func.id]
+            given = {k.arg for k in node.keywords}
+            call = syntax.call(syntax.clone(func), syntax.clone(args) + node.args, [
+                (k, syntax.clone(v)) for k, v in keywords if k not in given] + [
+                (k.arg, k.value) for k in node.keywords])
+            return self.operation(syntax.located(call, node), target, temp)
+        elif isinstance(node, gast.Call) and self.builtin_form(node) is not None:
+            return self.operation(self.builtin_form(node), target, temp)
         elif isinstance(node, gast.Call) and (isinstance(node.func, gast.Lambda) or (
                 isinstance(node.func, gast.Name) and node.func.id in self.local_functions)):
             op = self.inline(node)  # the result of a nested function, as an atom
         elif isinstance(node, gast.Call):
-            op = syntax.call(self.callee(node.func), [self.atom(a) for a in node.args],
-                             [(k.arg, self.atom(k.value)) for k in node.keywords])
+            op = syntax.call(self.callee(node.func), [
+                syntax.located(syntax.starred(self.atom(a.value)), a)
+                if isinstance(a, gast.Starred)
+                else self.atom(a) for a in node.args],
+                [(k.arg, self.atom(k.value)) for k in node.keywords])
         elif isinstance(node, gast.Attribute) and not self.is_atom(node):
             op = syntax.attribute(self.atom(node.value), node.attr)
+        elif isinstance(node, gast.Subscript) and self.is_static(node.value) and \
+                _one_of(self.parsed.resolve(node.value), np.r_, np.c_):
+            return self.operation(self.concatenation(node), target, temp)
         elif isinstance(node, gast.Subscript):
             op = syntax.subscript(self.atom(node.value), self.index(node.slice))
         elif isinstance(node, (gast.Tuple, gast.List)):
@@ -130,6 +156,142 @@ class Expressions:
         name = self.versions.define(target.id)
         self.emit(syntax.assign(name, op), node)
         return syntax.name(name)
+
+    def define_function(self, name: str, function: gast.AST, where: gast.AST) -> None:
+        """``name`` holds a nested def or a lambda, inlined where it is called: only if
+        nothing else ever binds the name, so that every call means this function."""
+        if self._bindings is None:
+            self._bindings = collections.Counter(
+                n.id for n in gast.walk(self.parsed.node)
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store))
+            for n in gast.walk(self.parsed.node):
+                if isinstance(n, gast.FunctionDef) and n is not self.parsed.node:
+                    self._bindings[n.name] += 1
+        if self._bindings[name] > 1:
+            raise self.parsed.error(
+                f"'{name}' is bound to a function here and is bound again elsewhere in the "
+                "function (in another branch, a loop, or later): which function a call of "
+                f"'{name}' means would be known only at run time", where,
+                "Give each function its own name, and choose between the calls with if/else.")
+        if isinstance(function, gast.AST):
+            self.local_functions[name] = function
+
+    def concatenation(self, node: gast.Subscript) -> gast.Call:
+        """``np.r_[a, 0:3, b]`` and ``np.c_[a, b]`` as the concatenations they make:
+
+            np.r_[a, 0:3, b]   np.concatenate((np.atleast_1d(a), np.arange(0, 3, 1),
+                                               np.atleast_1d(b)))
+            np.c_[a, b]        np.concatenate((np.column_stack((a,)),
+                                               np.column_stack((b,))), axis=-1)
+
+        (``column_stack`` of one array makes a 1-d array a column and leaves others as
+        they are, as ``np.c_`` does). Directives (``np.r_['0,2', ...]``) and complex steps
+        (``0:1:5j``, a linspace) are refused."""
+        rows = self.parsed.resolve(node.value) is np.r_
+        path = syntax.dotted_name(node.value)
+        module = path.rpartition(".")[0]  # np.r_ -> np, numpy.r_ -> numpy
+        if not module or self.parsed.resolve(syntax.dotted_expr(module)) is not np:
+            module = next((k for k, v in self.parsed.globals.items() if v is np), None)
+        if module is None:
+            raise self.parsed.error(f"{path}[...] in a module that does not import numpy "
+                                    "as a name", node, "Write np.concatenate directly.")
+        items = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
+        parts = []
+        for item in items:
+            if syntax.is_const(item) and isinstance(item.value, str) or isinstance(
+                    item, gast.Slice) and item.step is not None and syntax.is_const(
+                    item.step) and isinstance(item.step.value, complex):
+                raise self.parsed.error(
+                    f"{'np.r_' if rows else 'np.c_'}[...] with a directive or a complex "
+                    "step is not supported", item, "Write np.concatenate, np.stack or "
+                    "np.linspace directly.")
+            if isinstance(item, gast.Slice):
+                parts.append(syntax.located(syntax.call(f"{module}.arange", [
+                    item.lower or syntax.const(0), item.upper,
+                    item.step or syntax.const(1)]), item))
+            elif rows:
+                parts.append(syntax.located(syntax.call(f"{module}.atleast_1d", [item]), item))
+            else:
+                parts.append(syntax.located(syntax.call(f"{module}.column_stack", [
+                    syntax.tuple_([item])]), item))
+        keywords = [] if rows else [("axis", syntax.const(-1))]
+        return syntax.located(syntax.call(f"{module}.concatenate", [syntax.tuple_(parts)],
+                                          keywords), node)
+
+    def partial(self, name: str, call: gast.Call) -> bool:
+        """``g = functools.partial(f, a, k=b)`` with f a function known here (or a nested
+        one): its arguments evaluated now, its calls written out as calls of f."""
+        if not (self.is_static(call.func) and self.parsed.resolve(call.func) is
+                functools.partial and call.args) or any(
+                isinstance(a, gast.Starred) for a in call.args) or any(
+                k.arg is None for k in call.keywords):
+            return False
+        func = call.args[0]
+        if not (self.is_static(func) or isinstance(func, gast.Name) and (
+                func.id in self.local_functions)):
+            return False
+        args = [self.atom(a) for a in call.args[1:]]
+        keywords = [(k.arg, self.atom(k.value)) for k in call.keywords]
+        self.define_function(name, None, call)
+        self.partials[name] = (func, args, keywords)
+        return True
+
+    def builtin_form(self, call: gast.Call) -> gast.expr | None:
+        """Calls of builtins that build containers, as the displays and comprehensions they
+        stand for (None for any other call):
+
+            dict(a=x, b=y)       {'a': x, 'b': y}
+            tuple([a, b])        (a, b)                  list((a, b))      [a, b]
+            list(v for v in xs)  [v for v in xs]         max([a, b, c])    max(max(a, b), c)
+            map(f, xs, ys)       [f(_a0, _a1) for _a0, _a1 in zip(xs, ys)]
+            list(zip(xs, ys))    [(_a0, _a1) for _a0, _a1 in zip(xs, ys)]"""
+        if not self.is_static(call.func) or any(isinstance(a, gast.Starred)
+                                                for a in call.args):
+            return None
+        kind = self.parsed.resolve(call.func)
+        args, keywords = call.args, call.keywords
+        new = None
+        if kind is dict and not args and keywords and all(k.arg for k in keywords):
+            new = syntax.dict_([syntax.const(k.arg) for k in keywords],
+                               [k.value for k in keywords])
+        elif _one_of(kind, tuple, list) and len(args) == 1 and not keywords:
+            (arg,) = args
+            if isinstance(arg, gast.Call) and self.is_static(arg.func) and \
+                    _one_of(self.parsed.resolve(arg.func), map, zip) and not arg.keywords:
+                arg = self.mapped(arg)
+            if isinstance(arg, (gast.Tuple, gast.List, gast.ListComp)):
+                elts = getattr(arg, "elts", None)
+                if kind is tuple and elts is not None:
+                    new = syntax.tuple_(elts)
+                elif kind is list:
+                    new = syntax.list_(elts) if elts is not None else arg
+            elif isinstance(arg, gast.GeneratorExp) and kind is list:
+                new = syntax.list_comp(arg.elt, None, generators=arg.generators)
+        elif kind is map and len(args) >= 2 and not keywords:
+            new = self.mapped(call)
+        elif _one_of(kind, max, min) and not keywords and (len(args) > 2 or len(args) == 1 and (
+                isinstance(args[0], (gast.Tuple, gast.List)) and len(args[0].elts) >= 2)):
+            items = args[0].elts if len(args) == 1 else args
+            new = items[0]  # max(a, b, c) is max(max(a, b), c): the first largest wins
+            for item in items[1:]:
+                new = syntax.located(syntax.call(syntax.clone(call.func), [new, item]), item)
+        return None if new is None else syntax.located(new, call)
+
+    def mapped(self, call: gast.Call) -> gast.ListComp | gast.Call:
+        """``map(f, xs, ...)`` or ``zip(xs, ...)`` as a list comprehension."""
+        is_map = self.parsed.resolve(call.func) is map
+        sequences = call.args[1:] if is_map else call.args
+        if not sequences:
+            return call
+        names = [f"_a{k}" for k in range(len(sequences))]
+        items = [syntax.name(n) for n in names]
+        elt = syntax.call(syntax.clone(call.args[0]), items) if is_map else syntax.tuple_(items)
+        target = syntax.name(names[0], store=True) if len(names) == 1 else syntax.tuple_(
+            [syntax.name(n, store=True) for n in names], store=True)
+        source = sequences[0] if len(sequences) == 1 else syntax.call(
+            syntax.name("zip"), sequences)
+        return syntax.located(syntax.list_comp(syntax.located(elt, call), target, source),
+                              call)
 
     def callee(self, func: gast.expr) -> gast.expr:
         if self.is_static(func):
@@ -158,6 +320,11 @@ class Expressions:
                 or syntax.is_static_tuple(node) or self.is_static(node))
 
     def load(self, node: gast.expr) -> gast.expr:
+        if isinstance(node, gast.Name) and node.id in self.partials:
+            raise self.parsed.error(
+                f"the partial function '{node.id}' is used other than by calling it", node,
+                "Call it directly, or make it outside the differentiated function and pass "
+                "it in as an argument.")
         if isinstance(node, gast.Name) and node.id in self.local_functions:
             raise self.parsed.error(
                 f"the nested function '{node.id}' is used other than by calling it", node,
@@ -194,6 +361,9 @@ class Expressions:
             raise self.parsed.error(f"the nested function {what}() calls itself: recursion "
                                     "is not supported", call, "Write it as a loop.")
         args = function.args
+        if any(isinstance(a, gast.Starred) for a in call.args):
+            raise self.parsed.error(f"a starred argument to the nested function {what}()",
+                                    call, "Pass the arguments one by one.")
         if args.vararg or args.kwarg or args.kwonlyargs:
             raise self.parsed.error("nested functions with *args, **kwargs or keyword-only "
                                     "parameters are not supported", call,
@@ -263,6 +433,12 @@ class Expressions:
         for stmt in inner:
             self.walk.statement(stmt)
         return syntax.name(self.versions.current[result])
+
+
+def _one_of(value: object, *options: object) -> bool:
+    """Is ``value`` one of ``options`` (by identity: ``==`` of an array with a function or
+    with ``np.r_`` compares, or iterates, element by element)?"""
+    return any(value is option for option in options)
 
 
 def _rename_store(target: gast.expr, renames: dict[str, str]) -> gast.expr:

@@ -36,6 +36,8 @@ from .expressions import Expressions
 from .walk import Walk
 
 _NOT_SEQUENCES = (iter, map, filter, np.ndindex, np.ndenumerate, np.nditer)
+_VIEWS = ("items", "values", "keys")  # a dict's views, looped over by key
+_UNROLLED = 16  # the most functions a loop over functions is unrolled for
 
 
 class Loops:
@@ -44,12 +46,16 @@ class Loops:
         self.parsed, self.namer, self.versions = walk.parsed, walk.namer, walk.versions
         self.emit, self.branch = walk.emit, walk.branch
         self.atom, self.operation = expressions.atom, expressions.operation
+        self.is_static = expressions.is_static
         self.iterations: set[gast.stmt] = set()  # `n = len(xs)` of loops over xs's items
 
     def for_loop(self, stmt: gast.For) -> None:
         if stmt.orelse:
             raise self.parsed.error("'for ... else' is not supported", stmt,
                                     "Use a flag variable instead of the else clause.")
+        if self.over_functions(stmt):
+            return
+        stmt = self.enumerated_zip(self.over_dict_views(stmt))
         iterable = stmt.iter
         kind = self.parsed.resolve(iterable.func) if isinstance(iterable, gast.Call) else None
         items: list[tuple[gast.expr, gast.expr | None]] = []  # (target, sequence) per item
@@ -159,13 +165,144 @@ class Loops:
         body = self.loop_body(prelude, stmt.body, carried, stmt)
         self.emit(syntax.for_(syntax.name(version, store=True), sequence_range, body), stmt)
 
+    def over_functions(self, stmt: gast.For) -> bool:
+        """A loop over a fixed sequence that holds functions (a module-level tuple, or a
+        tuple or list written out of names from outside), with or without enumerate, is
+        unrolled, so that each call knows the function it calls:
+
+            for act in (np.tanh, softplus):      act = np.tanh
+                h = h + act(x)            ->     h = h + act(x)
+                                                 act = softplus
+                                                 h = h + act(x)
+
+        A module-level list may grow after the compile and is not unrolled."""
+        iterable, target, counter = stmt.iter, stmt.target, None
+        if isinstance(iterable, gast.Call) and self.parsed.resolve(iterable.func) is \
+                enumerate and len(iterable.args) == 1 and not iterable.keywords and \
+                isinstance(target, gast.Tuple) and len(target.elts) == 2:
+            (iterable,), (counter, target) = iterable.args, target.elts
+        if isinstance(iterable, (gast.Tuple, gast.List)) and iterable.elts and all(
+                self.is_static(e) for e in iterable.elts):
+            items = list(iterable.elts)
+            values = [self.parsed.resolve(e) for e in items]
+        elif syntax.dotted_name(iterable) is not None and \
+                self.is_static(iterable):
+            values = self.parsed.resolve(iterable)
+            if not isinstance(values, tuple):
+                return False
+            items = [syntax.located(syntax.subscript(syntax.clone(iterable), syntax.const(k)),
+                                    iterable) for k in range(len(values))]
+        else:
+            return False
+        if not any(callable(v) and not isinstance(v, type) for v in values) or \
+                len(values) > _UNROLLED or _jumps(stmt.body, (gast.Break, gast.Continue)):
+            return False
+        for k, item in enumerate(items):
+            if counter is not None:
+                self.walk.statement(syntax.located(syntax.assign(
+                    counter, syntax.const(k)), counter))
+            self.walk.statement(syntax.located(syntax.assign(target, item), target))
+            for s in stmt.body:
+                self.walk.statement(syntax.clone(s))
+        return True
+
+    def enumerated_zip(self, stmt: gast.For) -> gast.For:
+        """``for i, (a, b) in enumerate(zip(xs, ys, ...), start)`` as one zip with the
+        counter first: ``for i, a, b in zip(range(start, start + len(xs)), xs, ys)``."""
+        iterable, target = stmt.iter, stmt.target
+        if not (isinstance(iterable, gast.Call) and self.parsed.resolve(iterable.func) is
+                enumerate and iterable.args and isinstance(target, gast.Tuple) and
+                len(target.elts) == 2 and isinstance(target.elts[1], gast.Tuple)):
+            return stmt
+        inner = iterable.args[0]
+        if not (isinstance(inner, gast.Call) and self.parsed.resolve(inner.func) is zip and
+                inner.args and len(target.elts[1].elts) == len(inner.args) and not any(
+                    isinstance(a, gast.Starred) for a in inner.args)):
+            return stmt
+        start = self.enumerate_start(iterable)
+        first = syntax.call(syntax.name("len"), [syntax.clone(inner.args[0])])
+        counters = syntax.call(syntax.name("range"), [first] if start is None else [
+            start, syntax.binop(syntax.clone(start), "Add", first)])
+        zipped = syntax.located(syntax.call(syntax.clone(inner.func), [
+            syntax.located(counters, iterable)] + inner.args, [
+            (k.arg, k.value) for k in inner.keywords]), iterable)
+        flat = syntax.located(syntax.tuple_([target.elts[0]] + target.elts[1].elts,
+                                            store=True), target)
+        loop = syntax.located(syntax.for_(flat, zipped, stmt.body), stmt)
+        loop.orelse = stmt.orelse
+        return loop
+
+    def over_dict_views(self, stmt: gast.For) -> gast.For:
+        """``d.items()``, ``d.values()`` and ``d.keys()`` (alone, or inside enumerate or
+        zip): a loop over the keys, listed before the loop, with each item read by key:
+
+            for k, v in d.items():          _t1 = d.keys()
+                s = s + v * w[k]     ->     _t2 = list(_t1)
+                                            for _k in _t2:  (as a loop over a list)
+                                                k, v = _k, d[_k]
+                                                s = s + v * w[k]"""
+        def view(node):
+            if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+                    node.func.attr in _VIEWS and not node.args and not node.keywords:
+                return node
+            return None
+
+        iterable, target = stmt.iter, stmt.target
+        wrapped = None
+        if isinstance(iterable, gast.Call) and self.parsed.resolve(iterable.func) in (
+                enumerate, zip, reversed) and any(view(a) for a in iterable.args):
+            wrapped = iterable
+        elif view(iterable) is None:
+            return stmt
+        calls = wrapped.args if wrapped is not None else [iterable]
+        targets = list(target.elts) if wrapped is not None and isinstance(
+            target, gast.Tuple) and len(target.elts) == len(calls) + (
+            self.parsed.resolve(wrapped.func) is enumerate) else None
+        if wrapped is not None and targets is None and self.parsed.resolve(
+                wrapped.func) is not reversed:
+            return stmt  # the loop's own check names what it expects
+        prelude, new_args = [], []
+        offset = 1 if wrapped is not None and self.parsed.resolve(wrapped.func) is \
+            enumerate else 0
+        for k, call in enumerate(calls):
+            found = view(call)
+            if found is None:
+                new_args.append(call)
+                continue
+            owner = self.atom(found.func.value)  # the dict, evaluated once, before the loop
+            keys = self.operation(syntax.call(syntax.name("list"), [self.operation(
+                syntax.located(syntax.call(syntax.attribute(owner, "keys"), []), call),
+                temp=True)]), temp=True)
+            key = syntax.name(self.namer.fresh("_k"))
+            new_args.append(keys)
+            read = syntax.located(syntax.subscript(syntax.clone(owner), syntax.clone(key)),
+                                  call)
+            value = {"keys": syntax.clone(key), "values": read,
+                     "items": syntax.tuple_([syntax.clone(key), read])}[found.func.attr]
+            item_target = targets[k + offset] if targets is not None else target
+            prelude.append(syntax.located(syntax.assign(item_target, value), item_target))
+            if targets is not None:
+                targets[k + offset] = syntax.name(key.id, store=True)
+            else:
+                target = syntax.name(key.id, store=True)
+        if wrapped is not None:
+            iterable = syntax.located(syntax.call(syntax.clone(wrapped.func), new_args, [
+                (kw.arg, kw.value) for kw in wrapped.keywords]), wrapped)
+        else:
+            iterable = new_args[0]
+        if targets is not None:
+            target = syntax.located(syntax.tuple_(targets, store=True), stmt.target)
+        loop = syntax.located(syntax.for_(target, iterable, prelude + stmt.body), stmt)
+        loop.orelse = stmt.orelse
+        return loop
+
     def while_loop(self, stmt: gast.While) -> None:
         if stmt.orelse:
             raise self.parsed.error("'while ... else' is not supported", stmt,
                                     "Use a flag variable instead of the else clause.")
         stop = syntax.located(syntax.if_(syntax.not_(stmt.test), [syntax.break_()], []),
                               stmt.test)
-        carried = self.loop_carried(stmt.body, None)
+        carried = self.loop_carried([stop] + stmt.body, None)  # (k := k + 1) in the test
         body = self.loop_body([stop], stmt.body, carried, stmt)
         self.emit(syntax.while_(syntax.const(True), body), stmt)
 

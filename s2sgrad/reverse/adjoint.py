@@ -103,10 +103,21 @@ class Adjoint:
                 cot.zero(name, stmt)
         before = set(cot.defined)
         body = self.block(stmt.body, self.forward.marker(stmt, "body"))
+        carried = set(_read_before_written(stmt.body))
+        first = next((s for s in stmt.body if isinstance(s, (gast.Assign, gast.Expr))), None)
         for name in sorted(before - cot.defined):  # used up and not added to again: the
             bar = syntax.name(cot.bar(name))         # earlier iteration starts from zero
-            body.append(syntax.located(syntax.assign(cot.bar(name), cot.zeros_shaped(
-                name, bar)), stmt))
+            value = self.ctx.analysis.values.get(name)
+            if name not in carried and first is not None and value is not None and \
+                    value.kind == "array":
+                # a value each iteration makes anew (h = layer(h_in)) may change shape
+                # from one iteration to the next (layers of different widths): the zeros
+                # take the shape it had when this iteration began
+                shape = self.forward.save_shape(first, name, before=True)
+                zero = syntax.call(f"{self.ctx.np}.zeros", [syntax.name(shape)])
+            else:
+                zero = cot.zeros_shaped(name, bar)
+            body.append(syntax.located(syntax.assign(cot.bar(name), zero), stmt))
         cot.defined = before
         cot.current = stmt
         trips = syntax.call(syntax.name("range"), [syntax.name(self.forward.trip_counter(stmt))])

@@ -194,13 +194,15 @@ class Forward:
             self.callee_saved[id(stmt)] = self.ctx.namer.fresh(f"{compiled.name}_saved")
         return self.callee_saved[id(stmt)]
 
-    def save_shape(self, stmt: gast.stmt, atom: str) -> str:
-        """The shape of ``atom`` as the forward saw it at ``stmt`` (saved right after it)."""
-        key = (id(stmt), atom)
+    def save_shape(self, stmt: gast.stmt, atom: str, before: bool = False) -> str:
+        """The shape of ``atom`` as the forward saw it at ``stmt`` (saved right after it,
+        or right before it)."""
+        key = (id(stmt), atom, before)
         if key not in self.shape_of:
             name = self.ctx.namer.fresh(f"{atom}_shape")
             save = syntax.assign(name, syntax.call(f"{self.ctx.np}.shape", [syntax.name(atom)]))
-            self.extra.setdefault(id(stmt), []).append(syntax.located(save, stmt))
+            where = self.before if before else self.extra
+            where.setdefault(id(stmt), []).append(syntax.located(save, stmt))
             self.shape_of[key] = name
         return self.shape_of[key]
 

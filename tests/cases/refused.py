@@ -87,7 +87,7 @@ def uses_dictcomp(x):
 
 
 def uses_starred(x, args):
-    return np.maximum(*args) * x  # <- refused
+    return np.maximum(*(x, args)) * x  # <- refused
 
 
 def no_rule(x):
@@ -96,7 +96,7 @@ def no_rule(x):
 
 
 def no_rule_method(x):
-    y = np.partition(x, 1) * 2.0  # <- refused
+    y = np.unwrap(x) * 2.0  # <- refused
     return np.sum(y * y)
 
 

@@ -256,11 +256,15 @@ def sums_lists(a, b):
 
 
 def uses_r_(x, y):
-    return np.sum(np.r_[x, y] ** 2)  # <- refused
+    return np.sum(np.r_[x, 0.5, y, 0:2] ** 2)
 
 
 def uses_c_(x, y):
-    return np.sum(np.c_[x, y] ** 2)  # <- refused
+    return np.sum(np.c_[x, y, np.ones(np.shape(x))] ** 2)
+
+
+def uses_r_directive(x, y):
+    return np.sum(np.r_["0,2", x, y] ** 2)  # <- refused
 
 
 def uses_s_(x):
@@ -404,7 +408,7 @@ def builtin_sum_of_matrix(m):
 
 # --- more function values and list updates ----------------------------------------------
 
-FUNCTIONS = (np.sin, np.cos)
+FUNCTIONS = [np.sin, np.cos]  # a list may change after the compile: not unrolled
 
 
 def loops_over_functions(x):

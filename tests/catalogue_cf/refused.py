@@ -60,23 +60,10 @@ def while_else(x):
     return x
 
 
-def nested_tuple_target(xs, ys):
-    acc = 0.0
-    for i, (a, b) in enumerate(zip(xs, ys)):  # <- refused
-        acc = acc + i * np.sum(a * b)
-    return acc
-
-
 def subscript_loop_target(x):
     y = np.zeros(3)
     for y[0] in range(3):  # <- refused
         x = x * 2.0
-    return x
-
-
-def walrus_in_while(x):
-    while (y := x * 0.5) > 1.0:  # <- refused
-        x = y
     return x
 
 
