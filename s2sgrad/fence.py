@@ -72,14 +72,12 @@ _NOT_YET: dict[type, tuple[str, str]] = {
                      "comprehension.")),
     gast.SetComp: ("set comprehensions are not supported", "Build the value outside."),
     gast.Set: ("set literals are not supported", "Use a tuple."),
-    gast.JoinedStr: ("f-strings are not supported inside a differentiated function",
-                     "Format messages outside it."),
 }
 
 _EXPRESSIONS = (
     gast.Lambda, gast.IfExp, gast.BoolOp, gast.ListComp, gast.GeneratorExp, gast.Dict,
     gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Attribute, gast.Name,
-    gast.NamedExpr,
+    gast.NamedExpr, gast.JoinedStr, gast.FormattedValue,
     gast.Constant, gast.Tuple, gast.List, gast.Subscript, gast.Slice, gast.keyword,
 )
 _CONTEXT = (gast.Load, gast.Store, gast.Param, gast.Del, gast.operator, gast.unaryop,

@@ -99,6 +99,18 @@ def list_comp(elt: Expr, target: str | Expr, iter: Expr | None = None,
     return gast.ListComp(elt=elt, generators=generators)
 
 
+def formatted(node: gast.JoinedStr, values: list[Expr]) -> gast.JoinedStr:
+    """The f-string ``node`` with its formatted values replaced by ``values``, in order
+    (its conversions and format specs kept)."""
+    parts, it = [], iter(values)
+    for part in node.values:
+        if isinstance(part, gast.FormattedValue):
+            part = gast.FormattedValue(value=next(it), conversion=part.conversion,
+                                       format_spec=part.format_spec)
+        parts.append(part)
+    return gast.JoinedStr(values=parts)
+
+
 def starred(value: Expr) -> gast.Starred:
     """``*value`` in a call's arguments."""
     return gast.Starred(value=value, ctx=gast.Load())

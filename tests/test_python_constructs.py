@@ -321,6 +321,25 @@ def layers_from_a_dict(weights, x):
     return np.sum(pre * h)
 
 
+def layers_by_formatted_key(weights, x):
+    h = x
+    for k in range(len(weights)):
+        h = np.sin(h @ weights[f"w{k}"])
+        tag = f"layer {k}: {np.sum(h):.3f} {h.shape!r}"
+    return np.sum(h ** 2) + len(tag)
+
+
+def test_f_strings_are_text_without_gradient():
+    weights = {"w0": rng.standard_normal((4, 6)), "w1": rng.standard_normal((6, 2))}
+    inputs = rng.standard_normal((5, 4))
+    check_grads(layers_by_formatted_key, weights, inputs, modes=("rev", "fwd"))
+    check_grads(lambda x: layers_by_formatted_key(weights, x), inputs, order=2)
+    x = s2sgrad.tensor(inputs, requires_grad=True)
+    s2sgrad.grad(layers_by_formatted_key)(weights, x).backward()
+    np.testing.assert_allclose(x.grad.numpy(),
+                               s2sgrad.gradient(layers_by_formatted_key, 1)(weights, inputs))
+
+
 def test_loop_values_that_change_shape_between_iterations():
     params = _init([4, 6, 3, 2])
     inputs = rng.standard_normal((5, 4))

@@ -73,6 +73,9 @@ class Operations:
         self.fields[target] = fields
 
     def operation_of(self, node: gast.expr, target: str | None) -> Op:
+        if isinstance(node, gast.JoinedStr):  # an f-string: text, whatever it formats
+            self.set_value(target, Abstract("object", None, False, str))
+            return Op("nondiff", target, what="an f-string")
         if isinstance(node, gast.BinOp):
             return self.binary(node, target)
         if isinstance(node, gast.UnaryOp):

@@ -138,6 +138,14 @@ class Expressions:
         elif isinstance(node, (gast.Tuple, gast.List)):
             elts = [self.atom(e) for e in node.elts]
             op = syntax.tuple_(elts) if isinstance(node, gast.Tuple) else syntax.list_(elts)
+        elif isinstance(node, gast.JoinedStr):  # f"w{k}": a string, its values as atoms
+            if any(isinstance(p, gast.FormattedValue) and p.format_spec is not None and any(
+                    isinstance(q, gast.FormattedValue) for q in p.format_spec.values)
+                   for p in node.values):
+                raise self.parsed.error("an f-string with a computed format spec", node,
+                                        "Format the value with a constant spec.")
+            op = syntax.formatted(node, [self.atom(p.value) for p in node.values
+                                         if isinstance(p, gast.FormattedValue)])
         elif isinstance(node, gast.Dict):
             if any(k is None or not syntax.is_const(k) for k in node.keys):
                 raise self.parsed.error("dict keys must be constants here", node,
