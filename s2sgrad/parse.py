@@ -366,11 +366,12 @@ def _lambda_def(code: types.CodeType, what: str) -> gast.FunctionDef:
     lambdas may share a line: the one meant is the innermost whose extent holds every
     position its code object records (Python 3.11 keeps line and column per instruction)
     and whose parameters are the code's. It is named for what it is assigned to or passed
-    as (``act = lambda v: ...`` is ``act``), else ``lambda_``."""
+    as (``act = lambda v: ...`` is ``act``), else for its line (``lambda_12``)."""
     filename, line = code.co_filename, code.co_firstlineno
     tree = _file_tree(filename)
-    spans = [p for p in code.co_positions() if None not in p and p[:2] != p[2:] and
-             (p[0], p[2]) != (p[1], p[3])]
+    positions = getattr(code, "co_positions", None)  # Python 3.11 on
+    spans = [p for p in positions() if None not in p and p[:2] != p[2:] and
+             (p[0], p[2]) != (p[1], p[3])] if positions is not None else []
     count = code.co_argcount + code.co_kwonlyargcount + bool(
         code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
     params = code.co_varnames[:count]
@@ -387,6 +388,12 @@ def _lambda_def(code: types.CodeType, what: str) -> gast.FunctionDef:
             f"cannot differentiate the lambda {what}: its source is not found in "
             f"{filename} at line {line}", filename, line, 0,
             hint="Define it with def in a .py file (or a notebook cell).")
+    if positions is None and len(found) > 1:
+        raise TransformError(
+            f"cannot differentiate the lambda {what}: {len(found)} lambdas with its "
+            f"parameters are on line {line}, and this Python does not record which one a "
+            "code object is (Python 3.11 does)", filename, line, 0,
+            hint="Put each lambda on its own line, or define it with def.")
     lam, name = min(found, key=lambda f: (f[0].end_lineno - f[0].lineno,
                                           f[0].end_col_offset - f[0].col_offset))
     lam = syntax.clone(lam)  # the file's tree is shared by every lambda in it

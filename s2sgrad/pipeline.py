@@ -280,8 +280,11 @@ def _spread_of(fn: Callable, signature: dict[str, Abstract]) -> tuple:
 
 def _dependencies(parsed: Parsed, analysis: Analysis) -> tuple:
     """This function's resolved names and its callees' (a callee may be redefined too)."""
-    found = {(id(where), name): (where, name, kind, value)
-             for where, name, kind, value in parsed.dependencies}
+    found: dict = {}
+    for dep in parsed.dependencies:  # a name read twice keeps its strictest check (an
+        key = (id(dep[0]), dep[1])     # unrolled tuple's identity over its type)
+        if key not in found or found[key][2] == "type":
+            found[key] = dep
     for op in analysis.ops.values():
         if op.kind == "call":
             for dep in op.callee.dependencies + getattr(op.callee, "own", ()):

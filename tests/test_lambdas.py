@@ -67,7 +67,7 @@ def test_lambda_gradients_match_finite_differences(name):
 
 
 def test_each_lambda_on_a_line_is_its_own():
-    a, b = PAIR
+    a = PAIR[0]  # PAIR holds two lambdas of one parameter on one line
     ga = s2sgrad.gradient(lambda x: np.sum(a(x)))(X)
     gb = s2sgrad.gradient(lambda x: np.sum(b(x)))(X)
     np.testing.assert_allclose(ga, 2.0 * np.cos(X))
@@ -185,3 +185,45 @@ def test_loops_over_functions_that_cannot_be_unrolled_are_refused(fn):
     with pytest.raises(TransformError, match="not known when the code is compiled") as info:
         s2sgrad.gradient(fn)(X)
     assert info.value.filename == __file__
+
+
+def unrolled_over_a_module_tuple(x):
+    total = 0.0
+    for act in HOOKS:
+        total = total + np.sum(act(x))
+    return total
+
+
+HOOKS = (np.sin,)
+
+
+def test_rebinding_an_unrolled_tuple_recompiles():
+    global HOOKS
+    f = s2sgrad.gradient(unrolled_over_a_module_tuple)
+    np.testing.assert_allclose(f(X), np.cos(X))
+    HOOKS = (np.sin, np.tanh)  # another tuple, of another length, bound to the same name
+    try:
+        np.testing.assert_allclose(f(X), np.cos(X) + 1.0 - np.tanh(X) ** 2)
+        HOOKS = (lambda v: v * v, np.sin)  # the same length, other functions
+        np.testing.assert_allclose(f(X), 2 * X + np.cos(X))
+    finally:
+        HOOKS = (np.sin,)
+
+
+def test_without_column_positions_an_ambiguous_line_is_refused(monkeypatch):
+    a = PAIR[0]  # PAIR holds two lambdas of one parameter on one line
+
+    class NoPositions:  # a code object as Python 3.10 has it: no co_positions
+        def __init__(self, code):
+            self._code = code
+
+        def __getattr__(self, name):
+            if name == "co_positions":
+                raise AttributeError(name)
+            return getattr(self._code, name)
+
+    from s2sgrad import parse as parse_module
+    with pytest.raises(TransformError, match="2 lambdas with its parameters are on line"):
+        parse_module._lambda_def(NoPositions(a.__code__), "<lambda>")
+    node = parse_module._lambda_def(NoPositions(square.__code__), "<lambda>")
+    assert node.name == "square"

@@ -187,9 +187,15 @@ class Loops:
             values = [self.parsed.resolve(e) for e in items]
         elif syntax.dotted_name(iterable) is not None and \
                 self.is_static(iterable):
+            recorded = len(self.parsed.dependencies)
             values = self.parsed.resolve(iterable)
             if not isinstance(values, tuple):
                 return False
+            if len(self.parsed.dependencies) > recorded:
+                # the compile unrolled this very tuple: rebinding the name to another tuple
+                # (a notebook cell run again) must recompile, not only a change of its type
+                where, name, _, _ = self.parsed.dependencies[-1]
+                self.parsed.dependencies[-1] = (where, name, "is", values)
             items = [syntax.located(syntax.subscript(syntax.clone(iterable), syntax.const(k)),
                                     iterable) for k in range(len(values))]
         else:
