@@ -67,7 +67,7 @@ def test_lambda_gradients_match_finite_differences(name):
 
 
 def test_each_lambda_on_a_line_is_its_own():
-    a = PAIR[0]  # PAIR holds two lambdas of one parameter on one line
+    a, b = PAIR
     ga = s2sgrad.gradient(lambda x: np.sum(a(x)))(X)
     gb = s2sgrad.gradient(lambda x: np.sum(b(x)))(X)
     np.testing.assert_allclose(ga, 2.0 * np.cos(X))
