@@ -22,6 +22,7 @@ from .batching import NotBatchable
 from .derivatives import Derivative, set_maker
 from .errors import TransformError
 from .function import BoundFunction, Function, specialiser
+from .runtime.odeint import register as register_odeint
 
 Wrt = int | Sequence[int]
 
@@ -277,6 +278,15 @@ def _jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], mode: st
                       for k in range(len(spec.params), len(args)))
         dots[compiled.tangent_params[compiled.wrt.index(param)]] = t
     return compiled.jvp(*args, **dots)
+
+
+# the derivatives of scipy.integrate.odeint differentiate its func with these
+register_odeint(_vjp, jvp)
+
+
+def _like(value: list | tuple, items: list) -> list | tuple:
+    """``items`` in a container of ``value``'s type (a named tuple's class included)."""
+    return type(value)._make(items) if hasattr(type(value), "_make") else type(value)(items)
 
 
 def _zeros_like(value: Any) -> Any:

@@ -215,9 +215,11 @@ _TAKES_SEQUENCES = frozenset({np.stack, np.concatenate, sum, containers.concat,
                               np.ascontiguousarray, np.hstack, np.vstack, np.dstack,
                               np.column_stack, np.select,
                               *filter(None, [getattr(np, "row_stack", None)])})
-try:  # cho_solve((c, lower), b): the factor and its flag, as cho_factor returns them
+try:  # cho_solve((c, lower), b): the factor and its flag, as cho_factor returns them;
+    # odeint(func, y0, t, args=(k, w)): the parameters of func
+    import scipy.integrate as _scipy_integrate
     import scipy.linalg as _scipy_linalg
-    _TAKES_SEQUENCES |= {_scipy_linalg.cho_solve}
+    _TAKES_SEQUENCES |= {_scipy_linalg.cho_solve, _scipy_integrate.odeint}
 except ImportError:
     pass
 

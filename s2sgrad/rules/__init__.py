@@ -7,6 +7,7 @@ from . import (  # noqa: F401
     creators,
     decompositions,
     elementwise,
+    integrate,
     linalg,
     nondiff,
     operators,

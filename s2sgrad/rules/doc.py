@@ -98,7 +98,8 @@ def conventions() -> str:
     out += [""] + [f"- {note}" for note in NOTES]
     return "\n".join(out)
 MODULES = ("operators", "elementwise", "scalars", "reductions", "shapes", "arrays", "products",
-           "linalg", "decompositions", "special", "stats", "signal", "creators", "containers")
+           "linalg", "decompositions", "special", "stats", "signal", "integrate", "creators",
+           "containers")
 DOC = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
 
 
