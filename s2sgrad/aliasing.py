@@ -44,9 +44,10 @@ import gast
 import numpy as np
 
 from . import statements, syntax
-from .analyze import Analysis, Op, is_container
-from .normalize import APPEND, SETITEM, Normalized
+from .analyze import UPDATES, Analysis, Op, described, is_container
+from .normalize import APPEND, INSERT, POP_ITEM, SETITEM, Normalized
 from .parse import MISSING
+from .runtime.containers import zeros_tree
 
 # Calls and attributes whose result may share memory with their first argument or owner.
 VIEWS = frozenset({"reshape", "transpose", "ravel", "squeeze", "swapaxes", "moveaxis", "view",
@@ -100,7 +101,8 @@ def _updated(value: gast.expr | None) -> str | None:
     updates."""
     if isinstance(value, gast.Call) and syntax.is_name(value.func, SETITEM):
         return value.args[0].value.id
-    if isinstance(value, gast.Call) and syntax.is_name(value.func, APPEND):
+    if isinstance(value, gast.Call) and any(syntax.is_name(value.func, form) for form in (
+            APPEND, INSERT, POP_ITEM)):
         return value.args[0].id
     return None
 
@@ -171,7 +173,7 @@ _CREATES = frozenset({
     np.argmin, np.nonzero, np.flatnonzero, np.unique, np.bincount, np.histogram,
     np.random.rand, np.random.randn, np.random.random, np.random.normal, np.random.uniform,
     np.random.randint, np.random.permutation, np.random.choice, np.ndarray.flatten,
-    np.ndarray.tolist, len, float, int, sum, abs, max, min, round, range})
+    np.ndarray.tolist, len, float, int, sum, abs, max, min, round, range, zeros_tree})
 
 def _names_read_here(stmt: gast.stmt, kind: statements.Kind) -> set[str]:
     """Names a statement reads itself (for an if or a loop: its test or range only)."""
@@ -219,6 +221,8 @@ class Aliasing:
                 self._check_augmented(stmt, *self.augmented[stmt])
             if stmt in analysis.normalized.writes:
                 self._check_element_write(stmt, *analysis.normalized.writes[stmt])
+            if stmt in analysis.normalized.views:
+                self._check_view_write(stmt, *analysis.normalized.views[stmt])
         self._walk(analysis.body[:-1], analysis)
         self._check()
 
@@ -235,10 +239,18 @@ class Aliasing:
             f"{what}", stmt, f"Write `{name} = {name} {_symbol(stmt)} ...` to make a new {what}.")
 
     def _check_element_write(self, stmt: gast.stmt, name: str, previous: str) -> None:
-        """``y[i] = v``: into an array only, and not into an argument's."""
+        """``y[i] = v``: into an array or a list or dict (``put``), not into an argument."""
         value = self.values.get(previous)
         origin = self.origin.get(previous, "fresh")
         if value is None:
+            return
+        if is_container(value):
+            if origin == "param":
+                what = value.type.__name__
+                raise self.parsed.error(
+                    f"assignment to an item of '{name}', the caller's {what}: Python would "
+                    "change it there too", stmt,
+                    f"Copy it first: `{name} = {what}({name})`, or build a new {what}.")
             return
         if value.kind != "array" and origin == "fresh":
             raise self.parsed.error(
@@ -249,6 +261,29 @@ class Aliasing:
             raise self.parsed.error(
                 f"assignment to an element of '{name}', the caller's array: NumPy would change "
                 "both", stmt, f"Copy it first: `{name} = {name}.copy()`.")
+
+    def _check_view_write(self, stmt: gast.Assign, text: str, inner: int) -> None:
+        """``y.T[i] = v`` and ``b[i][j] = v``, written as one element write into ``y`` or
+        ``b``: what they mean only where that is an array and ``i`` an integer (``b[i]`` a
+        view of b, not a copy or an item of a list)."""
+        region = stmt.value.args[0]
+        base = self.values.get(region.value.id)
+        if base is None or base.kind != "array":
+            raise self.parsed.error(
+                f"assignment through '{text}', where '{self._user(region.value.id)}' is "
+                f"{described(base) if base is not None else 'not known here'}: followed "
+                "for NumPy arrays only", stmt,
+                "Read the item into a name, change it, and store it back: "
+                "`row = b[i]; row = ...; b[i] = row`.")
+        for part in region.slice.elts[:inner]:
+            value = self.values.get(part.id) if isinstance(part, gast.Name) else None
+            integer = (syntax.is_const(part) and type(part.value) is int) or (
+                value is not None and value.kind == "scalar" and not value.float)
+            if not integer:
+                raise self.parsed.error(
+                    f"assignment through '{text}', where the first index is not an integer "
+                    "here: NumPy would write into a copy", stmt,
+                    "Write one index: `b[i, j] = v`.")
 
     def _find(self, name: str) -> str:
         while self.group.get(name, name) != name:
@@ -283,15 +318,20 @@ class Aliasing:
                 self.defs.setdefault(target, []).append(here)
                 for name in self._shares_memory_with(stmt, op):
                     self._union(target, name)
-                if op.kind in ("setitem", "append") or id(stmt) in self.in_place:
+                if op.kind in UPDATES or id(stmt) in self.in_place:
                     self.writes.setdefault(target, []).append((here, stmt))
 
     def _shares_memory_with(self, stmt: gast.Assign, op: Any) -> list[str]:
         value = stmt.value
         if op.kind == "setitem":
             return [op.bindings["a"].id]
-        if op.kind == "append":  # the same list; its new item is remembered as contained
+        if op.kind in ("append", "insert"):  # the same list; its new item is contained
             self._contain([op.bindings["v"]])
+            return [op.bindings["xs"].id]
+        if op.kind == "put":  # the same list or dict, with a new item
+            self._contain([op.bindings["v"]])
+            return [op.bindings["c"].id]
+        if op.kind == "pop":
             return [op.bindings["xs"].id]
         if op.kind == "pack":
             self._contain(op.bindings.values())
@@ -308,6 +348,9 @@ class Aliasing:
         if isinstance(value, gast.Name):
             return [value.id]
         if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
+            if is_container(self.values.get(value.value.id)):  # an item, never a view
+                self._item(op.target, value.value)
+                return []
             return [] if target_value is not None and target_value.ndim == 0 else [
                 value.value.id]
         if isinstance(value, gast.Attribute) and isinstance(value.value, gast.Name):
@@ -361,6 +404,12 @@ class Aliasing:
                         "gradient cannot follow", stmt,
                         "Copy it before the update, or update a new name (`h = h + x`).")
                 shared = [m for m in members if m in params]
+                if shared and is_container(self.values.get(target)):
+                    what = self.values[target].type.__name__
+                    raise self.parsed.error(
+                        f"this changes, in place, the {what} the argument '{shared[0]}' "
+                        f"holds: Python would change the caller's {what}", stmt,
+                        f"Copy it first, e.g. `xs = {what}(xs)`.")
                 if shared:
                     raise self.parsed.error(
                         f"this updates, in place, memory that the argument '{shared[0]}' "
@@ -459,6 +508,25 @@ class Aliasing:
             return False
         target = stmt.targets[0].id
         return self._find(name) == self._find(target) and name != target
+
+    def changed_after(self, name: str, stmt: gast.stmt) -> bool:
+        """Is the memory ``name`` refers to updated in place once ``stmt`` (a loop, with
+        everything in it) has run: further on, or in a later iteration of a loop around
+        it?"""
+        group = self._find(name)
+        first = self.position.get(id(stmt))
+        if first is None:
+            return True
+        last = max(self.position.get(id(s), first) for s in statements.in_order(
+            [stmt], "aliasing"))
+        for target, updates in self.writes.items():
+            if self._find(target) != group:
+                continue
+            for write, _ in updates:
+                if write > last or any(f <= first and last <= e and f <= write <= e
+                                       for f, e in self.loops):
+                    return True
+        return False
 
     def at_risk(self, name: str, stmt: gast.stmt) -> bool:
         if not self.writes:

@@ -75,7 +75,9 @@ def _as_gradient(g: Any, x: Any, seed: Any) -> Any:
         return {k: _as_gradient(g[k], v, seed) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
         items = [_as_gradient(a, b, seed) for a, b in zip(g, x, strict=True)]
-        return tuple(items) if isinstance(x, tuple) else items
+        if not isinstance(x, tuple):
+            return items
+        return type(x)._make(items) if hasattr(type(x), "_make") else tuple(items)
     if type(x) is np.ndarray and (type(g) is not np.ndarray or g.dtype != x.dtype
                                   or not g.flags.writeable or g is seed):
         return np.array(g, dtype=x.dtype)
@@ -293,7 +295,7 @@ def _zeros_like(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _zeros_like(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return type(value)(_zeros_like(v) for v in value)
+        return _like(value, [_zeros_like(v) for v in value])
     if isinstance(value, float):
         return 0.0
     return np.zeros_like(value)

@@ -32,6 +32,7 @@ import gast
 from . import statements, syntax
 from .errors import register_origins
 from .optimize import Optimized
+from .parse import file_tree
 from .tangent import Tangents
 
 _MARK = "__s2sgrad_comment_{}__"
@@ -119,16 +120,28 @@ class _Comments:
 
     def __init__(self, parsed):
         self.spans = _statement_spans(parsed.node)
+        self.file_spans: list[tuple] | None = None
         self.lines = linecache.getlines(parsed.filename)
         self.filename = parsed.filename
         self.comments: list[str] = []
         self.origins: list[tuple[str, int, int]] = []  # per comment: the statement's place
 
+    def spans_at(self, lineno: int) -> list[tuple]:
+        """The statements of the function at ``lineno``; for a line outside it (a method of
+        an object the function builds, inlined), those of its file there."""
+        found = [s for s in self.spans if s[0] <= lineno <= s[1]]
+        if found or not lineno:
+            return found
+        if self.file_spans is None:
+            tree = file_tree(self.filename)
+            self.file_spans = _statement_spans(tree) if tree is not None else []
+        return [s for s in self.file_spans if s[0] <= lineno <= s[1]]
+
     def text_of(self, lineno: int) -> str:
         """The source of the innermost statement (or compound header) at ``lineno``,
         without a trailing comment."""
         around = [(last - first, first, last, start, end)
-                  for first, last, start, end in self.spans if first <= lineno <= last]
+                  for first, last, start, end in self.spans_at(lineno)]
         if not around:
             return ""
         _, first, last, start, end = min(around)
@@ -156,8 +169,8 @@ class _Comments:
 
     def place_of(self, lineno: int) -> tuple[str, int, int]:
         """The file, line and column of the innermost statement at ``lineno``."""
-        around = [(last - first, first, start) for first, last, start, _ in self.spans
-                  if first <= lineno <= last]
+        around = [(last - first, first, start) for first, last, start, _ in
+                  self.spans_at(lineno)]
         if not around:
             return self.filename, lineno, 0
         _, first, start = min(around)
@@ -241,7 +254,7 @@ def _compile(parsed, bindings: dict[str, Any], sources: list[str], functions: li
     return built
 
 
-def _statement_spans(fn: gast.FunctionDef) -> list[tuple]:
+def _statement_spans(fn: gast.FunctionDef | gast.Module) -> list[tuple]:
     """(first line, last line, first column, end column) of every statement; for
     if/for/while only the header (whose end column is not known: the whole line)."""
     spans = []

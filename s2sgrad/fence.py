@@ -181,6 +181,8 @@ def _check_target(parsed: Parsed, target: gast.expr, value: gast.expr | None) ->
                                    t, "Index the items: `a, rest = xs[0], xs[1:]`.")
             _check_target(parsed, t, None)
         return
+    if isinstance(target, gast.Attribute) and isinstance(target.value, gast.Name):
+        return  # an attribute of an object the function builds (else normalize refuses)
     if isinstance(target, gast.Attribute):
         raise parsed.error(
             "assigning to an attribute is not supported: it would change an object outside "

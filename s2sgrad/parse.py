@@ -368,7 +368,7 @@ def _lambda_def(code: types.CodeType, what: str) -> gast.FunctionDef:
     and whose parameters are the code's. It is named for what it is assigned to or passed
     as (``act = lambda v: ...`` is ``act``), else for its line (``lambda_12``)."""
     filename, line = code.co_filename, code.co_firstlineno
-    tree = _file_tree(filename)
+    tree = file_tree(filename)
     positions = getattr(code, "co_positions", None)  # Python 3.11 on
     spans = [p for p in positions() if None not in p and p[:2] != p[2:] and
              (p[0], p[2]) != (p[1], p[3])] if positions is not None else []
@@ -424,7 +424,8 @@ def _lambdas_of(node: gast.AST, unnamed: str):
             yield child, name
 
 
-def _file_tree(filename: str) -> gast.Module | None:
+def file_tree(filename: str) -> gast.Module | None:
+    """The module tree of a source file as linecache holds it (cached), or None."""
     text = "".join(linecache.getlines(filename))
     key = (filename, hash(text))
     tree = _parsed_files.get(key)

@@ -244,7 +244,7 @@ def _analysed(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstract]
     unknown = [w for w in wrt if w not in parsed.params]
     if unknown:
         raise TypeError(f"{fn.__qualname__}() has no parameter named {unknown[0]!r}")
-    normalized = normalize(parsed)
+    normalized = normalize(parsed, fence)
     _show(debug, "normalize", normalized.node)
 
     def callee(fn_, callee_wrt, callee_signature, node):

@@ -15,7 +15,10 @@ After:  ``Tangents``: the body of ``f_jvp``, which runs every primal statement a
     setitem   y_1 = __setitem__(y[i], v)   y_1_dot = y_dot; y_1_dot[i] = v_dot
     pack      t = (a, b)             t_dot = (a_dot, b_dot)
     item      a = t[k]               a_dot = t_dot[k]
+    put       d_1 = __setitem__(d[k], v)   d_1_dot = d_dot; d_1_dot[k] = v_dot (a list or dict)
     append    xs_1 = __append__(xs, v)     xs_1_dot = xs_dot; xs_1_dot.append(v_dot)
+    insert    xs_1 = __insert__(xs, i, v)  xs_1_dot = xs_dot; xs_1_dot.insert(i, v_dot)
+    pop       xs_1 = __pop_item__(xs, i, item)   xs_1_dot = xs_dot; xs_1_dot.pop(i)
 
 A value that does not move has no tangent name; where an active statement reads one, its
 tangent is a zero of its kind (``0.0``, ``np.zeros_like(h)``, ``zeros_tree(xs)``), which is
@@ -47,7 +50,7 @@ import numpy as np
 
 from . import batching, statements, syntax
 from .aliasing import Aliasing
-from .analyze import Analysis, Op, is_container
+from .analyze import UPDATES, Analysis, Op, is_container
 from .optimize import simplify
 from .reverse.context import Context
 from .rules import registry
@@ -91,7 +94,7 @@ class _Tangent:
                        if op.kind == "nondiff" and op.primitive is range
                        and isinstance(stmt, gast.Assign)}
         # an element write into an active array: tangents must own memory as values do
-        self.owning = any(op.kind in ("setitem", "append") and op.target in self.active
+        self.owning = any(op.kind in UPDATES and op.target in self.active
                           for op in analysis.ops.values())
         self.statements: dict[type, Callable[[gast.stmt], list[gast.stmt]]] = {
             gast.Assign: self.computing, gast.Expr: self.computing,
@@ -102,7 +105,8 @@ class _Tangent:
         self.by_op: dict[str, Callable[[gast.stmt, Op], list[gast.stmt]]] = {
             "copy": self.copy, "rule": self.rule, "call": self.call,
             "setitem": self.setitem, "pack": self.substituted, "item": self.substituted,
-            "append": self.append, "nondiff": self.primal, "effect": self.primal,
+            "put": self.setitem, "append": self.append, "insert": self.insert,
+            "pop": self.pop, "nondiff": self.primal, "effect": self.primal,
             "unknown": self.primal,
         }
 
@@ -220,7 +224,7 @@ class _Tangent:
         lower = self.by_op.get(op.kind)
         if lower is None:
             raise syntax.unexpected("tangent", stmt, f"an operation of kind {op.kind!r}")
-        if op.kind not in ("setitem", "append", "call") and (
+        if op.kind not in UPDATES and op.kind != "call" and (
                 op.target is None or op.target not in self.active):
             return [stmt]
         try:
@@ -529,13 +533,34 @@ class _Tangent:
 
         return self.in_place(op, *stmt.value.args, grow, grow)
 
+    def insert(self, stmt: gast.stmt, op: Op) -> list[gast.stmt]:
+        """xs.insert(i, v); xs_1 = xs, and the same on the tangents."""
+        base, index, value = stmt.value.args
+
+        def insert(base: gast.expr, value: gast.expr) -> gast.stmt:
+            return syntax.expr_stmt(syntax.call(syntax.attribute(base, "insert"), [
+                syntax.clone(index), value]))
+
+        return self.in_place(op, base, value, insert, insert)
+
+    def pop(self, stmt: gast.stmt, op: Op) -> list[gast.stmt]:
+        """xs.pop(i); xs_1 = xs, and the same on the tangents (the item was read before)."""
+        base, key, item = stmt.value.args
+
+        def pop(base: gast.expr, _: gast.expr) -> gast.stmt:
+            return syntax.expr_stmt(syntax.call(syntax.attribute(base, "pop"), [
+                syntax.clone(key)]))
+
+        return self.in_place(op, base, item, pop, pop)
+
     def in_place(self, op: Op, base: gast.expr, value: gast.expr,
                  update: Callable[[gast.expr, gast.expr], gast.stmt],
                  update_dot: Callable[[gast.expr, gast.expr], gast.stmt]) -> list[gast.stmt]:
         """An update in place (an element write, an append) done on the name the user wrote,
         then the new version names it (the old one is never read again): read back as code
         (at higher order) it is the user's own update. Its tangent is updated the same way;
-        a constant base starts moving here, from a zero tangent."""
+        a constant base starts moving here, from a zero tangent shaped like the base before
+        the update (an append or an insert changes its length)."""
         out = [update(syntax.clone(base), syntax.clone(value)),
                syntax.assign(op.target, syntax.clone(base))]
         if op.target not in self.active:
@@ -544,7 +569,7 @@ class _Tangent:
         if self.is_active(base):
             updated = syntax.name(self.dot(base.id))
         else:
-            out.append(syntax.assign(dot, self.tangent_of(base)))
+            out.insert(0, syntax.assign(dot, self.tangent_of(base)))
             updated = syntax.name(dot)
         out.append(update_dot(updated, self.tangent_of(value)))
         if self.is_active(base):

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from . import sourcefile
-from .api import _vjp, batched_jvp, batched_vjp, gradient, jvp
+from .api import _like, _vjp, batched_jvp, batched_vjp, gradient, jvp
 
 # A central difference is off by about EPS**2 / 6 times the third derivative (truncation)
 # plus 1e-16 |f| / EPS (rounding): at EPS = 1e-6, near 1e-10 for values and derivatives of
@@ -48,7 +48,7 @@ def random_direction(value: Any, rng: np.random.Generator) -> Any:
     if isinstance(value, dict):
         return {k: random_direction(v, rng) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return type(value)(random_direction(v, rng) for v in value)
+        return _like(value, [random_direction(v, rng) for v in value])
     if not _is_float(value):
         return np.zeros(np.shape(value)) if isinstance(value, np.ndarray) else 0.0
     if isinstance(value, np.ndarray):
@@ -71,7 +71,7 @@ def _moved(value: Any, step: Any) -> Any:
     if isinstance(value, dict):
         return {k: _moved(v, step[k]) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return type(value)(_moved(v, d) for v, d in zip(value, step, strict=True))
+        return _like(value, [_moved(v, d) for v, d in zip(value, step, strict=True)])
     if not _is_float(value):
         return value
     if isinstance(value, np.ndarray):
@@ -105,7 +105,7 @@ def _scaled(direction: Any, factor: float) -> Any:
     if isinstance(direction, dict):
         return {k: _scaled(v, factor) for k, v in direction.items()}
     if isinstance(direction, (list, tuple)):
-        return type(direction)(_scaled(v, factor) for v in direction)
+        return _like(direction, [_scaled(v, factor) for v in direction])
     return factor * direction
 
 

@@ -311,7 +311,6 @@ class Case:
 
 # Constructs that are not differentiated yet (strict: the mark must go when they land).
 CONTAINERS = "not supported yet: lists/tuples/dicts of differentiated values"
-METHODS = "not supported yet: methods of user objects"
 
 # Known compiler bugs (each one in the bug list with a minimal reproduction).
 
@@ -681,8 +680,8 @@ TABLE: list[Case] = [
     Case(PD.lambda_in_loop, [A(3), N(3)]),
     Case(PD.recursive_power, [A(3), N(3)]),
     Case(PD.recursive_tree, [A(3), N(2)]),
-    Case(PD.calls_object_method, [A(2, 3), A(3, 3)], xfail=METHODS),
-    Case(PD.calls_object, [A(2, 3), A(3, 3), A(3)], xfail=METHODS),
+    Case(PD.calls_object_method, [A(2, 3), A(3, 3)]),
+    Case(PD.calls_object, [A(2, 3), A(3, 3), A(3)]),
     Case(PD.method_on_argument, [Const(PD.Linear(np.eye(3), 0.0), "Linear"), A(2, 3)],
          wrts=[(1,)]),
     Case(PD.builtin_sum_of_array, [A(4)]),

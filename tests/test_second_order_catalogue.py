@@ -55,35 +55,12 @@ WRONG_NUMBERS: dict[str, dict[str, str]] = {}  # none known
 
 _WHERE = (" (raised while reverse mode differentiates the generated tangent function; "
           "reported at the user's line, with the generated line in parentheses)")
-TANGENT_APPENDS = (
-    "refused: \"'ys_2_dot' shares memory with an array updated in place before this use\": "
-    "the tangent function of a list append (a comprehension, a generator) appends to the "
-    "tangent list in place ('ys_3_dot = ys_2_dot; ys_3_dot.append(_t4_dot)'), and reverse "
-    "mode, applied to it, refuses the in-place update" + _WHERE)
 TANGENT_WRITE_IN_CONTAINER = (
     "refused: 'this updates, in place, an array that was put into a tuple, list or dict "
     "('y')': the tangent function unpacks 'y, y_dot = _double_jvp(x, v_dot=x_dot)' and "
     "then writes 'y_1[0] = 0.0'; reverse mode, applied to it, refuses the write" + _WHERE)
-TANGENT_LIST_OF_ARRAYS = (
-    "refused: \"'qs_2_dot_2[...]' is not indexing of an array (it is a object)\": the "
-    "tangent list of a list of arrays built in a loop is indexed in the tangent function, "
-    "and reverse mode, applied to it, does not know its kind" + _WHERE)
-
 REFUSED: dict[str, str | dict[str, str]] = {
     "element_write_into_callee_result[wrt=0]": TANGENT_WRITE_IN_CONTAINER,
-    # list appends, comprehensions and generators (tangent lists appended in place)
-    "append_then_stack[wrt=0]": TANGENT_APPENDS,
-    "append_then_array[wrt=0]": TANGENT_APPENDS,
-    "append_then_concatenate[wrt=0]": TANGENT_APPENDS,
-    "rnn_collect_states[wrt=0]": TANGENT_APPENDS,
-    "rnn_collect_states[wrt=1]": TANGENT_APPENDS,
-    "rnn_collect_states[wrt=0,1]": TANGENT_APPENDS,
-    "list_comprehension_stack[wrt=0]": TANGENT_APPENDS,
-    "generator_in_np_sum[wrt=0]": TANGENT_APPENDS,
-    "builtin_sum_of_generator[wrt=0]": TANGENT_APPENDS,
-    "comprehension_with_condition[wrt=0]": TANGENT_APPENDS,
-    "loop_over_generator[wrt=0]": TANGENT_APPENDS,
-    "gram_schmidt[wrt=0]": TANGENT_LIST_OF_ARRAYS,
 }
 
 # --- failures of the check, not of the compiler ------------------------------------------

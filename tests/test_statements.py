@@ -25,8 +25,8 @@ from s2sgrad.reverse.forward import Forward
 from s2sgrad.reverse.operations import Operations
 
 # The operation kinds analyze gives (``analyze.facts.Op.kind``).
-OP_KINDS = {"copy", "rule", "call", "setitem", "pack", "item", "append", "nondiff", "effect",
-            "unknown"}
+OP_KINDS = {"copy", "rule", "call", "setitem", "put", "pack", "item", "append", "insert",
+            "pop", "nondiff", "effect", "unknown"}
 # Statements normalize leaves out of what reverse reads: the final return is the result, a
 # continue is desugared into branches.
 NOT_REVERSED = {gast.Return, gast.Continue}

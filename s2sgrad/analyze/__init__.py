@@ -63,7 +63,7 @@ from ..normalize import Normalized
 from . import checks
 from .activity import active
 from .calls import Calls
-from .facts import Facts, Op
+from .facts import UPDATES, Facts, Op  # noqa: F401
 from .operations import Operations
 from .values import (  # noqa: F401
     SCALAR,
@@ -71,6 +71,7 @@ from .values import (  # noqa: F401
     Abstract,
     ShapeTuple,
     abstract_of,
+    described,
     identified,
     is_container,
     join,
@@ -132,6 +133,7 @@ class _Walk:
         self.facts = Facts(normalized.parsed, wrt, signature)
         self.operations = Operations(self.facts, Calls(self.facts, compile_callee))
         self.ops: dict[gast.stmt, Op] = {}
+        self.unpacked = dict(normalized.unpacked)
 
     def run(self) -> Analysis:
         facts, parsed = self.facts, self.normalized.parsed
@@ -158,6 +160,8 @@ class _Walk:
             elif kind.computes:
                 if stmt in self.normalized.iterations:
                     checks.check_iterable(facts, stmt.value.args[0], stmt)
+                if stmt in self.unpacked:
+                    checks.check_spread(facts, stmt.value.value, self.unpacked[stmt], stmt)
                 self.ops[stmt] = self.statement(stmt)
             elif kind.loop:
                 if isinstance(stmt, gast.For):  # the loop's index

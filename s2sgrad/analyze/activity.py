@@ -19,7 +19,7 @@ import gast
 from .. import statements, syntax
 from ..parse import Parsed
 from . import checks
-from .facts import Op
+from .facts import UPDATES, Op
 
 
 def active(body: list[gast.stmt], ops: dict[int, Op], varied: set[str], result: gast.expr,
@@ -62,7 +62,7 @@ class _Useful:
             raise self.parsed.error(*_used_without_rule(op, at))
         if op.kind == "copy":
             useful |= syntax.names_read(op.bindings["x"])
-        elif op.kind in ("rule", "call", "setitem", "pack", "item", "append"):
+        elif op.kind in ("rule", "call", "pack", "item") or op.kind in UPDATES:
             for p in op.diff_params:
                 atom = op.bindings.get(p)
                 for a in (atom if isinstance(atom, tuple) else (atom,)):

@@ -5,6 +5,7 @@ supported and what to write instead; each returns quietly otherwise.
 
     x.sort()                 check_effect: a call whose result is dropped, on an array
     for k in d: ...          check_iterable: loops read items by position (not a dict's keys)
+    for a, b in zip(*xs)     check_spread: xs holds as many sequences as the loop unpacks
     np.clip(y, 0, 1, y)      refuse_out: an output array passed by position
     xs.extend(ys)            refuse_container_method: a list changed in place
     gradient(f)(x) inside    refuse_transform: derivatives of derivatives
@@ -70,6 +71,23 @@ def check_iterable(facts: Facts, atom: gast.expr, stmt: gast.stmt) -> None:
     raise facts.parsed.error(
         f"a loop over {what}: loops are compiled as reads of its items by position, "
         "which is what Python does for arrays, lists and tuples only", stmt, hint)
+
+def check_spread(facts: Facts, atom: gast.expr, count: int, stmt: gast.stmt) -> None:
+    """``zip(*xs)`` in a loop is compiled for as many sequences as its target unpacks,
+    read as xs[0], xs[1], ...: right only where xs is known here to hold that many (a
+    tuple a rule returned, a tuple or list argument, a display)."""
+    value = facts.value(atom)
+    if is_sequence(value) and value.items is not None:
+        if len(value.items) == count:
+            return
+        raise facts.parsed.error(
+            f"zip(*...) passes {len(value.items)} sequences here, and the loop unpacks "
+            f"{count} names (Python raises a ValueError)", stmt,
+            "Unpack one name per sequence.")
+    raise facts.parsed.error(
+        f"zip(*...) of {described(value)}: how many sequences it passes is not known when "
+        "compiling, and the loop is compiled for a fixed number of them", stmt,
+        "Pass the sequences by name, e.g. `for w, v in zip(vals, vecs.T):`.")
 
 def refuse_boolean_index(facts: Facts, index: Any, node: gast.AST) -> None:
     """``y[True]`` adds an axis of length 1 (or 0), unlike an int: not followed."""

@@ -40,6 +40,11 @@ class Op:
     always: bool = False  # refused even where the result is not used (it may mutate)
 
 
+# The operations that change a value in place, as NumPy and Python do them: an element
+# write into an array, an item put into a list or dict, an append, an insert, a pop.
+UPDATES = frozenset({"setitem", "put", "append", "insert", "pop"})
+
+
 class Facts:
     def __init__(self, parsed: Parsed, wrt: tuple[str, ...], signature: dict[str, Abstract]):
         self.parsed = parsed

@@ -20,6 +20,7 @@ when it is known at transform time.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import math
 import operator
@@ -31,6 +32,7 @@ import numpy as np
 from .. import shapes, syntax
 from ..parse import MISSING
 from ..rules.registry import One, Rule
+from ..runtime.containers import zeros_tree
 from ..templates import template_of
 from .facts import Facts
 from .values import Abstract, ShapeTuple, abstract_of, item_of, join
@@ -254,6 +256,8 @@ def infer_nondiff(facts: Facts, prim: Any, args: list, target: str | None,
         elementwise(facts, args, [facts.value(a) for a in args], target)
         facts.values[target] = Abstract(facts.values[target].kind, facts.values[target].dims,
                                        False)
+    elif prim is zeros_tree and args:  # zeros with the structure of a container (tangents)
+        facts.set_value(target, dataclasses.replace(facts.value(args[0]), float=True))
     elif prim in (len, int, math.floor, math.ceil, np.ndarray.size, np.ndarray.ndim):
         facts.set_value(target, Abstract("scalar", (), False))
     elif prim in (np.ndarray.shape, np.shape):

@@ -8,7 +8,10 @@
                of a named tuple a rule returned (``res.Q`` of ``res = np.linalg.qr(a)``):
                its item
     (a, b)     a container of its items (``pack``)
-    __setitem__, __append__   the element writes and appends normalize made explicit
+    __setitem__, __append__, __insert__, __pop_item__
+               the element writes, appends, inserts and pops normalize made explicit: of an
+               array, an element write; of a list or dict, the container with the item
+               replaced (``put``), added or taken out
 
 ``Operations.operation(node, target)`` returns the ``Op`` of one assigned value and records
 what the target holds; calls go to ``Calls``.
@@ -16,6 +19,7 @@ what the target holds; calls go to ``Calls``.
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 import types
 from typing import Any
@@ -24,7 +28,7 @@ import gast
 import numpy as np
 
 from .. import syntax
-from ..normalize import APPEND, SETITEM
+from ..normalize import APPEND, INSERT, POP_ITEM, SETITEM
 from ..parse import MISSING
 from ..rules import registry
 from ..runtime import containers
@@ -40,6 +44,7 @@ from .values import (
     is_container,
     is_sequence,
     item_of,
+    join,
     user_method,
 )
 
@@ -71,6 +76,11 @@ class Operations:
         if target in self.fields and self.fields[target] != fields:
             fields = None
         self.fields[target] = fields
+        value = self.facts.values.get(target)
+        if fields and value is not None and is_sequence(value) and value.fields != fields \
+                and value.items is not None and len(value.items) == len(fields):
+            # the value itself has its fields: a helper it is passed to reads them too
+            self.facts.values[target] = dataclasses.replace(value, fields=fields)
 
     def operation_of(self, node: gast.expr, target: str | None) -> Op:
         if isinstance(node, gast.JoinedStr):  # an f-string: text, whatever it formats
@@ -89,6 +99,10 @@ class Operations:
                 return self.setitem(node, target)
             if syntax.is_name(node.func, APPEND):
                 return self.append(node, target)
+            if syntax.is_name(node.func, INSERT):
+                return self.insert(node, target)
+            if syntax.is_name(node.func, POP_ITEM):
+                return self.pop_item(node, target)
             return self.calls.call(node, target)
         if isinstance(node, gast.Attribute) and not (isinstance(node.value, gast.Name)
                                                      and node.value.id in self.facts.values):
@@ -288,13 +302,23 @@ class Operations:
         return Op("nondiff", target)
 
     def field(self, node: gast.Attribute, target: str | None) -> Op:
-        """``res.Q`` of a named tuple a rule returned (``fields=``): its item at the field's
-        position. A field of a tuple not known to be one is refused where differentiated:
-        which item it is cannot be told."""
-        fields = self.fields.get(node.value.id) if isinstance(node.value, gast.Name) else None
+        """``res.Q`` of a named tuple (an argument's, or one a rule returned, ``fields=``):
+        its item at the field's position. A field of a tuple not known to be one is refused
+        where differentiated: which item it is cannot be told."""
+        owner = self.value(node.value)
+        fields = owner.fields or (
+            self.fields.get(node.value.id) if isinstance(node.value, gast.Name) else None)
         if fields and node.attr in fields:
             key = syntax.located(syntax.const(fields.index(node.attr)), node)
             return self.item(syntax.subscript(node.value, key), target)
+        if fields and self.is_varied(node.value):
+            name = syntax.dotted_name(node) or f"(...).{node.attr}"
+            kind = f"the named tuple {owner.named.__name__}" if owner.named else "this named tuple"
+            raise self.parsed.error(
+                f"'{name}' is not a field of {kind} (its fields are {', '.join(fields)}): of "
+                "a named tuple, the fields are differentiated, not its class's other "
+                "attributes and methods", node, "Compute it from the fields in the function: "
+                f"`{syntax.dotted_name(node.value) or 'p'}.{fields[0]}`.")
         if self.is_varied(node.value):
             name = syntax.dotted_name(node) or f"(...).{node.attr}"
             raise self.parsed.error(
@@ -320,6 +344,9 @@ class Operations:
         """``y_1 = __setitem__(y[idx], v)``: y_1 is y with the region replaced by v."""
         region, value = node.args
         base = region.value
+        if self.value(base).kind == "object" and self.value(base).type is not None and \
+                self.value(base).type is not object:
+            return self.put(node, target)
         checks.refuse_boolean_index(self.facts, region.slice, node)
         self.set_value(target, self.value(base), self.facts.shape_class.get(base.id))
         if self.facts.is_int_array(base.id):  # the value is truncated: piecewise constant
@@ -331,6 +358,89 @@ class Operations:
             self.facts.varied.add(target)
         return Op("setitem", target, bindings={"a": base, "index": region.slice, "v": value},
                   what="element assignment", diff_params=("a", "v"))
+
+
+    def container(self, base: gast.Name, node: gast.AST, what: str,
+                  kinds: tuple[type, ...] = (list, dict)) -> Abstract:
+        """The list or dict that ``what`` changes in place; anything else is refused."""
+        value = self.value(base)
+        if is_container(value) and value.type in kinds:
+            return value
+        name = self.calls.user_name(base) or base.id
+        kind = described(value)
+        hint = "A tuple cannot be changed: build a new one (`t = (v,) + t[1:]`)." if \
+            value.type is tuple else "Build a new value instead of changing this one."
+        raise self.parsed.error(f"{what} of '{name}', which is {kind}: only lists and dicts "
+                                "are changed in place here", node, hint)
+
+    def put(self, node: gast.Call, target: str | None) -> Op:
+        """``d_1 = __setitem__(d[k], v)`` of a list or dict: d with its item k replaced (or,
+        for a dict, added)."""
+        region, value = node.args
+        base = region.value
+        before = self.container(base, node, "assignment to an item")
+        if isinstance(region.slice, gast.Slice):
+            raise self.parsed.error(
+                f"assignment to a slice of the list '{base.id}': it may change the list's "
+                "length", node, "Assign the items one by one, or build a new list "
+                "(`xs = xs[:i] + [v] + xs[j:]`).")
+        key = self.facts.key_of(region.slice)
+        self.set_value(target, _with_item(before, key, self.value(value)))
+        if (self.is_varied(base) or self.is_varied(value)) and target is not None:
+            self.facts.varied.add(target)
+        return Op("put", target, bindings={"c": base, "key": region.slice, "v": value},
+                  diff_params=("c", "v"), what="assignment to an item")
+
+    def insert(self, node: gast.Call, target: str | None) -> Op:
+        """``xs_1 = __insert__(xs, i, v)``: xs with v before its item i."""
+        base, index, value = node.args
+        before = self.container(base, node, "insert", (list,))
+        item = self.value(value)
+        self.set_value(target, Abstract("object", None, before.float or item.float, list,
+                                        None))
+        if (self.is_varied(base) or self.is_varied(value)) and target is not None:
+            self.facts.varied.add(target)
+        return Op("insert", target, bindings={"xs": base, "index": index, "v": value},
+                  diff_params=("xs", "v"), what="insert")
+
+    def pop_item(self, node: gast.Call, target: str | None) -> Op:
+        """``xs_1 = __pop_item__(xs, k, item)``: xs without its item k (read as ``item``)."""
+        base, key, item = node.args
+        before = self.container(base, node, "pop")
+        if before.type is dict:
+            k = self.facts.key_of(key)
+            items = None if before.items is None or k is None else tuple(
+                (kk, v) for kk, v in before.items if not (kk == k and type(kk) is type(k)))
+            after = Abstract("object", None, before.float, dict, items)
+        else:
+            after = Abstract("object", None, before.float, list, None)
+        self.set_value(target, after)
+        if self.is_varied(base) and target is not None:
+            self.facts.varied.add(target)
+        return Op("pop", target, bindings={"xs": base, "key": key, "item": item},
+                  diff_params=("xs",), what="pop")
+
+
+def _with_item(container: Abstract, key: Any, value: Abstract) -> Abstract:
+    """What a list or dict holds after ``container[key] = value``: the item replaced where
+    the key is known here; where it is not, any item of a list may be the new value, and
+    a dict's items are known only as what any of them may be."""
+    items = container.items
+    float_ = container.float or value.float
+    if container.type is list:
+        if items is None:
+            return Abstract("object", None, float_, list, None)
+        size = len(items)
+        if isinstance(key, int) and not isinstance(key, bool) and -size <= key < size:
+            at = key % size
+            return Abstract("object", container.dims, float_, list, tuple(
+                (k, value if k == at else v) for k, v in items))
+        return Abstract("object", container.dims, float_, list, tuple(
+            (k, join(v, value)) for k, v in items))
+    if key is not None and items is not None:
+        kept = tuple((k, v) for k, v in items if not (k == key and type(k) is type(key)))
+        return Abstract("object", None, float_, dict, kept + ((key, value),))
+    return Abstract("object", None, float_, dict, None)
 
 
 _BINOP_PRIMITIVES = {cls: getattr(operator, op) for cls, op in syntax.BINOPS.items()}

@@ -1,7 +1,8 @@
 """Abstract values: what is known of a value at transform time, and the specialisation key.
 
 Every value the analysis meets has an ``Abstract``: a Python number, an array (rank, which
-axes have size 1, float or not, complex), None, a tuple/list/dict (its items), an object of
+axes have size 1, float or not, complex), None, a tuple/list/dict (its items; a named
+tuple is a tuple whose fields are known, specialised on its class), an object of
 a known class, or a value the compiled pair is specialised on by identity (``identified``:
 a function, a dtype, a module, a string whose value the code reads).
 
@@ -46,6 +47,10 @@ class Abstract:
     value: Any = None
     complex: bool = False  # a complex number or array (not differentiated)
     none: bool = False  # None on some path (see join): `is None` tests are not folded
+    # For a named tuple (a tuple): the names of its fields in order (``p.w`` is an item),
+    # and its class where an argument gave it (the compiled code is specialised on it)
+    fields: tuple[str, ...] | None = None
+    named: type | None = None
 
     @property
     def ndim(self) -> int | None:
@@ -53,7 +58,7 @@ class Abstract:
 
     def __repr__(self) -> str:
         if self.kind == "object":
-            return f"<{getattr(self.type, '__name__', 'object')}>"
+            return f"<{getattr(self.named or self.type, '__name__', 'object')}>"
         if self.kind == "none":
             return "None"
         dims = "?" if self.dims is None else "".join(
@@ -98,7 +103,9 @@ def join(a: Abstract, b: Abstract) -> Abstract:
                 items = tuple((k, join(x, y)) for (k, x), (_, y) in zip(
                     a.items, b.items, strict=True))
             dims = a.dims if a.dims == b.dims else None
-            return Abstract("object", dims, a.float or b.float, a.type, items)
+            return Abstract("object", dims, a.float or b.float, a.type, items,
+                            fields=a.fields if a.fields == b.fields else None,
+                            named=a.named if a.named is b.named else None)
         kind = "object"
     else:
         return Abstract("object", None, False, object)
@@ -168,9 +175,12 @@ def abstract_of(value: Any) -> Abstract:
     if value is None:
         return Abstract("none", None, False)
     if isinstance(value, (tuple, list)):
+        # a named tuple is a tuple whose fields are known
+        fields = named_fields(type(value)) if type(value) not in (tuple, list) else None
         items = tuple((k, abstract_of(v)) for k, v in enumerate(value))
         return Abstract("object", (None,) * len(value), any(a.float for _, a in items),
-                        type(value), items)
+                        type(value) if fields is None else tuple, items, fields=fields,
+                        named=None if fields is None else type(value))
     if isinstance(value, dict) and _reads_like_dict(type(value)) and all(
             isinstance(k, str) for k in value):
         items = tuple((k, abstract_of(v)) for k, v in sorted(value.items()))
@@ -183,6 +193,28 @@ def abstract_of(value: Any) -> Abstract:
 
 
 _OBJECTS: dict[type, Abstract] = {}  # the abstract value of a plain object, per class
+
+_FIELD = type(collections.namedtuple("_Probe", "a").a)  # how a named tuple reads a field
+
+
+@functools.cache
+def named_fields(cls: type) -> tuple[str, ...] | None:
+    """The fields of a named tuple class (``collections.namedtuple``, ``typing.NamedTuple``,
+    NumPy's ``QRResult``) that reads as a tuple, each field its item at its position; None
+    for any other class, a subclass that redefines indexing, iteration or a field included."""
+    fields = getattr(cls, "_fields", None)
+    if not issubclass(cls, tuple) or not isinstance(fields, tuple) or not all(
+            isinstance(f, str) for f in fields) or any(
+            getattr(cls, name) is not getattr(tuple, name) for name in (
+                "__getitem__", "__iter__", "__len__")):
+        return None
+    probe = tuple(object() for _ in fields)
+    for k, name in enumerate(fields):
+        read = inspect.getattr_static(cls, name, None)
+        if type(read) is not _FIELD or read.__get__(probe, tuple) is not probe[k]:
+            return None
+    return fields
+
 
 # What the compiler reads of a dict: a subclass that defines one of these (a get that scales,
 # a __getitem__ that computes) is an object of its own class, its methods differentiated

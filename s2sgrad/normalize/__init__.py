@@ -42,9 +42,11 @@ The pass is a package, one module per job:
     walk.py         the block being written; one statement by its handler; an if, merged
     returns.py      early returns lifted: every path ends in one assignment of the result
     expressions.py  expressions to atoms: operations, calls, conditional expressions,
-                    and/or, chained comparisons, comprehensions, nested functions inlined
-    assignments.py  names, unpacking, element writes and appends (SETITEM, APPEND),
-                    augmented assignments
+                    and/or, chained comparisons, comprehensions, nested functions inlined,
+                    pops (POP_ITEM)
+    objects.py      objects the function builds: attributes as variables, methods inlined
+    assignments.py  names, unpacking, element writes, appends and inserts (SETITEM, APPEND,
+                    INSERT), augmented assignments
     loops.py        for and while loops: sequences, enumerate, zip, reversed as index
                     loops; break/continue as flags
     versions.py     single assignment: versions, merges, loop versions, dead copies dropped
@@ -57,15 +59,17 @@ what may share memory is aliasing's to decide.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import gast
 
 from .. import syntax
 from ..naming import Namer
 from ..parse import Parsed
-from .assignments import APPEND, SETITEM, Assignments, is_append  # noqa: F401
-from .expressions import Expressions
+from .assignments import APPEND, INSERT, SETITEM, Assignments, is_append  # noqa: F401
+from .expressions import POP_ITEM, Expressions  # noqa: F401
 from .loops import Loops
 from .returns import lift_returns
 from .versions import drop_dead_copies
@@ -82,6 +86,9 @@ class Normalized:
     # of statements are keyed by the statement itself (nodes compare by identity).
     augmented: dict[gast.stmt, tuple[str, str]]  # statement -> (user name, version updated)
     writes: dict[gast.stmt, tuple[str, str]]  # `y[i] = v` statements, the same way
+    # of those, the writes through a view (`y.T[i] = v`, `b[i][j] = v`): the text the user
+    # wrote and how many leading index parts index the view (to check: `i` is an integer)
+    views: dict[gast.stmt, tuple[str, int]]
     # The variable each version stands for (`h_2` -> `h`; a parameter stands for itself),
     # the user's and those the desugaring introduces; temporaries are not versions.
     variable_of: dict[str, str]
@@ -89,12 +96,18 @@ class Normalized:
     # `n = len(xs)` statements that start a loop over the items of xs (xs[0], xs[1], ...):
     # the analysis checks that xs is a sequence whose items these are
     iterations: frozenset[gast.stmt] = frozenset()
+    # `_t = xs[0]` statements that start reading the sequences of zip(*xs), with how many
+    # the loop unpacks: the analysis checks that xs holds that many, a number it knows
+    unpacked: tuple[tuple[gast.stmt, int], ...] = ()
 
 
-def normalize(parsed: Parsed) -> Normalized:
+def normalize(parsed: Parsed, fence: Callable[[Parsed], Any] = lambda parsed: parsed
+              ) -> Normalized:
+    """``fence`` checks the source of each method inlined here as the function's own was
+    checked (an object the function builds: see ``objects``)."""
     taken = {n.id for n in gast.walk(parsed.node) if isinstance(n, gast.Name)}
     namer = Namer(taken | set(parsed.params))
-    walk = Walk(parsed, namer)
+    walk = Walk(parsed, namer, fence)
     statements = _Statements(walk)
     result = namer.fresh("result")
     lifted = lift_returns(parsed, [syntax.clone(s) for s in parsed.node.body], result)
@@ -104,8 +117,10 @@ def normalize(parsed: Parsed) -> Normalized:
     fn.body = drop_dead_copies(body)
     versions, assignments = walk.versions, statements.assignments
     return Normalized(parsed, fn, namer, dict(assignments.augmented), dict(assignments.writes),
+                      dict(assignments.views),
                       dict(versions.variable_of), frozenset(versions.placeholders),
-                      frozenset(statements.loops.iterations))
+                      frozenset(statements.loops.iterations),
+                      tuple(statements.loops.unpacked.items()))
 
 
 class _Statements:
@@ -153,8 +168,11 @@ class _Statements:
 
     def expression(self, stmt: gast.Expr) -> None:
         walk = self.walk
-        if is_append(stmt.value, walk.parsed.local_names | walk.versions.synthetic):
+        local = walk.parsed.local_names | walk.versions.synthetic
+        if is_append(stmt.value, local):
             self.assignments.append(stmt.value.func.value, stmt.value.args[0], stmt)
+        elif is_append(stmt.value, local, "insert"):
+            self.assignments.insert(stmt.value.func.value, *stmt.value.args, stmt)
         elif not syntax.is_const(stmt.value):  # a docstring or a bare constant does nothing
             walk.emit(syntax.expr_stmt(self.expressions.operation(stmt.value)), stmt)
 

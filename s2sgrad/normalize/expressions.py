@@ -28,8 +28,24 @@ import numpy as np
 
 from .. import syntax
 from ..parse import MISSING
+from .objects import Objects
 from .returns import lift_returns
 from .walk import Walk
+
+POP_ITEM = "__pop_item__"  # xs_1 = __pop_item__(xs, i, item): xs without its item at i
+# How a function passed on gets what it read from the differentiated function
+_PASS_VALUES = (", and pass it the values it reads from here as arguments: "
+                "`odeint(rhs, y0, t, args=(k,))` for `def rhs(y, t, k): ...`.")
+
+
+def is_pop(call: gast.expr, local_names: frozenset[str]) -> bool:
+    """``xs.pop()``, ``xs.pop(i)``, ``d.pop(k)`` on a local name (not ``d.pop(k, default)``:
+    left a call, which the analysis refuses as a change it cannot follow)."""
+    func = getattr(call, "func", None)
+    return (isinstance(call, gast.Call) and isinstance(func, gast.Attribute)
+            and func.attr == "pop" and isinstance(func.value, gast.Name)
+            and func.value.id in local_names and len(call.args) <= 1 and not call.keywords
+            and not any(isinstance(a, gast.Starred) for a in call.args))
 
 
 class Expressions:
@@ -42,11 +58,14 @@ class Expressions:
         self.partials: dict[str, tuple[gast.expr, list, list]] = {}
         self._bindings: collections.Counter | None = None  # how often each name is bound
         self.inlining: set[str] = set()
+        self.objects = Objects(walk, self)
 
     def atom(self, node: gast.expr) -> gast.expr:
         """An atom holding the value of ``node``, emitting statements as needed."""
         if self.is_atom(node):
             return self.load(node)
+        if isinstance(node, gast.Attribute) and self.objects.is_object(node.value):
+            return self.objects.read(node)  # an attribute of an object built here
         if (isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd))
                 and syntax.is_const(node.operand)
                 and isinstance(node.operand.value, (int, float, complex))):
@@ -119,6 +138,13 @@ class Expressions:
             return self.operation(syntax.located(call, node), target, temp)
         elif isinstance(node, gast.Call) and self.builtin_form(node) is not None:
             return self.operation(self.builtin_form(node), target, temp)
+        elif isinstance(node, gast.Call) and self.objects.calls(node):
+            op = self.objects.call(node)  # a method of an object built here, inlined
+        elif isinstance(node, gast.Call) and self.objects.builds(node) is not None:
+            name = syntax.dotted_name(node.func)
+            raise self.objects.value_use(f"{name}(...)", self.parsed.resolve(node.func), node)
+        elif isinstance(node, gast.Call) and self.is_pop(node):
+            op = self.pop(node)  # the item taken out, as an atom
         elif isinstance(node, gast.Call) and (isinstance(node.func, gast.Lambda) or (
                 isinstance(node.func, gast.Name) and node.func.id in self.local_functions)):
             op = self.inline(node)  # the result of a nested function, as an atom
@@ -128,6 +154,8 @@ class Expressions:
                 if isinstance(a, gast.Starred)
                 else self.atom(a) for a in node.args],
                 [(k.arg, self.atom(k.value)) for k in node.keywords])
+        elif isinstance(node, gast.Attribute) and self.objects.is_object(node.value):
+            op = self.objects.read(node)
         elif isinstance(node, gast.Attribute) and not self.is_atom(node):
             op = syntax.attribute(self.atom(node.value), node.attr)
         elif isinstance(node, gast.Subscript) and self.is_static(node.value) and \
@@ -165,9 +193,9 @@ class Expressions:
         self.emit(syntax.assign(name, op), node)
         return syntax.name(name)
 
-    def define_function(self, name: str, function: gast.AST, where: gast.AST) -> None:
-        """``name`` holds a nested def or a lambda, inlined where it is called: only if
-        nothing else ever binds the name, so that every call means this function."""
+    def bindings(self) -> collections.Counter:
+        """How often each name is bound in the function's source (assigned, or the name of
+        a nested def)."""
         if self._bindings is None:
             self._bindings = collections.Counter(
                 n.id for n in gast.walk(self.parsed.node)
@@ -175,7 +203,12 @@ class Expressions:
             for n in gast.walk(self.parsed.node):
                 if isinstance(n, gast.FunctionDef) and n is not self.parsed.node:
                     self._bindings[n.name] += 1
-        if self._bindings[name] > 1:
+        return self._bindings
+
+    def define_function(self, name: str, function: gast.AST, where: gast.AST) -> None:
+        """``name`` holds a nested def or a lambda, inlined where it is called: only if
+        nothing else ever binds the name, so that every call means this function."""
+        if self.bindings()[name] > 1:
             raise self.parsed.error(
                 f"'{name}' is bound to a function here and is bound again elsewhere in the "
                 "function (in another branch, a loop, or later): which function a call of "
@@ -289,8 +322,8 @@ class Expressions:
         """``map(f, xs, ...)`` or ``zip(xs, ...)`` as a list comprehension."""
         is_map = self.parsed.resolve(call.func) is map
         sequences = call.args[1:] if is_map else call.args
-        if not sequences:
-            return call
+        if not sequences or any(isinstance(s, gast.Starred) for s in sequences):
+            return call  # zip(*xs): as many sequences as xs holds, not known here
         names = [f"_a{k}" for k in range(len(sequences))]
         items = [syntax.name(n) for n in names]
         elt = syntax.call(syntax.clone(call.args[0]), items) if is_map else syntax.tuple_(items)
@@ -321,7 +354,26 @@ class Expressions:
     def is_static(self, node: gast.expr) -> bool:
         """A Name/Attribute chain of non-local names (``np.pi``, ``math.sin``, ``SCALE``)."""
         path = syntax.dotted_name(node)
-        return path is not None and path.split(".")[0] not in self.parsed.local_names
+        if path is None:
+            return False
+        root = path.split(".")[0]
+        return root not in self.parsed.local_names and root not in self.versions.synthetic \
+            and root not in self.objects.classes
+
+    def is_pop(self, call: gast.Call) -> bool:
+        return is_pop(call, self.parsed.local_names | self.versions.synthetic)
+
+    def pop(self, call: gast.Call) -> gast.expr:
+        """``xs.pop(i)`` -> ``_t1 = xs[i]; xs_1 = __pop_item__(xs, i, _t1)``: the item read,
+        then a new version of the container without it; the item is the call's value."""
+        key = self.atom(call.args[0]) if call.args else syntax.const(-1)
+        previous = self.load(call.func.value)
+        item = syntax.name(self.namer.temp())
+        self.emit(syntax.assign(item.id, syntax.subscript(previous, syntax.clone(key))), call)
+        new = self.versions.define(call.func.value.id)
+        self.emit(syntax.assign(new, syntax.call(syntax.name(POP_ITEM), [
+            syntax.clone(previous), syntax.clone(key), syntax.clone(item)])), call)
+        return item
 
     def is_atom(self, node: gast.expr) -> bool:
         return (isinstance(node, gast.Name) or syntax.is_const(node)
@@ -337,10 +389,12 @@ class Expressions:
             raise self.parsed.error(
                 f"the nested function '{node.id}' is used other than by calling it", node,
                 "Nested functions and lambdas are inlined where they are called; pass "
-                "values, not the function, or define it at module level.")
+                f"values, not the function, or define it at module level{_PASS_VALUES}")
         if isinstance(node, gast.Lambda):
             raise self.parsed.error("a lambda is used other than by calling it", node,
-                                    "Define a module-level function instead.")
+                                    f"Define a module-level function instead{_PASS_VALUES}")
+        if self.objects.is_object(node):
+            raise self.objects.value_use(node.id, self.objects.classes[node.id], node)
         current = self.versions.current
         if isinstance(node, gast.Name) and node.id in self.versions.synthetic:
             return syntax.located(syntax.name(current[node.id]), node)
@@ -358,13 +412,16 @@ class Expressions:
 
     # --- desugared into statements -------------------------------------------------------
 
-    def inline(self, call: gast.Call) -> gast.expr:
+    def inline(self, call: gast.Call, function: gast.AST | None = None,
+               self_name: str | None = None, what: str | None = None) -> gast.expr:
         """A call of a nested function or lambda, with its body in place: its parameters and
         locals get fresh names, its free variables read the enclosing ones as they are now
-        (as Python's closures do), and its returns assign one result."""
-        function = call.func if isinstance(call.func, gast.Lambda) else \
-            self.local_functions[call.func.id]
-        what = getattr(function, "name", "lambda")
+        (as Python's closures do), and its returns assign one result. A method of an object
+        built here (``function`` given) has ``self`` stand for the object ``self_name``."""
+        if function is None:
+            function = call.func if isinstance(call.func, gast.Lambda) else \
+                self.local_functions[call.func.id]
+        what = what or getattr(function, "name", "lambda")
         if what in self.inlining:
             raise self.parsed.error(f"the nested function {what}() calls itself: recursion "
                                     "is not supported", call, "Write it as a loop.")
@@ -379,6 +436,7 @@ class Expressions:
         names = [a.id for a in args.posonlyargs + args.args]
         defaults = dict(zip(names[len(names) - len(args.defaults):], args.defaults,
                             strict=True))
+        receiver = names.pop(0) if self_name is not None and names else None
         bound: dict[str, gast.expr] = dict(zip(names, call.args, strict=False))
         if len(call.args) > len(names):
             raise self.parsed.error(f"{what}() takes {len(names)} arguments", call)
@@ -397,9 +455,12 @@ class Expressions:
         inner_locals = set(names) | {n.id for s in body for n in gast.walk(s)
                                      if isinstance(n, gast.Name)
                                      and isinstance(n.ctx, gast.Store)}
-        renames = {n: self.namer.fresh(f"{n}_{what}" if what != "lambda" else f"_{n}")
-                   for n in sorted(inner_locals)}
+        stem = what.rpartition(".")[2].strip("_") or what
+        renames = {n: self.namer.fresh(f"{n}_{stem}" if what != "lambda" else f"_{n}")
+                   for n in sorted(inner_locals - {receiver})}
         self.versions.synthetic |= set(renames.values())
+        if receiver is not None:
+            renames[receiver] = self_name
         for name in names:  # the arguments, evaluated here, in order
             self.emit(syntax.assign(self.versions.define(renames[name]),
                                     self.atom(bound[name])), call)

@@ -4,8 +4,10 @@ Takes a user-level ``for`` or ``while`` statement; gives, through the walk, the 
 two forms normalized code has: ``for <name> in <range>:`` and ``while True:`` whose body
 starts with ``if <atom>: break``. A ``for`` loop over a sequence, ``enumerate`` (with its
 start), ``zip`` (``strict=True`` checks the lengths first) or ``reversed`` becomes a loop
-over a range with the items indexed; the sequences are evaluated once, before the loop, as
-Python does (copied to a temporary if the body rebinds their name):
+over a range with the items indexed; zips and enumerates nest in one another, each bound to
+its part of the target (``for i, (a, (b, c)) in enumerate(zip(xs, zip(ys, zs)))``). The
+sequences are evaluated once, before the loop, as Python does (copied to a temporary if the
+body rebinds their name):
 
     for i, v in enumerate(xs):        _t1 = len(xs)
         h = h + v * i         ->      _t2 = range(_t1)
@@ -19,6 +21,10 @@ Python does (copied to a temporary if the body rebinds their name):
                                           h_3 = h_2 + _t3
                                           h_1 = h_3
 
+``zip(*xs)`` passes xs[0], xs[1], ... as its sequences, as many as the target unpacks: the
+analysis checks that xs is known to hold that many when compiling (a rule's tuple result,
+a tuple argument, a display), and refuses it otherwise.
+
 ``break`` and ``continue`` become flags: the rest of the body runs under ``if not _skip``,
 and ``if _break: break`` ends the loop before the next iteration. The variables the body
 assigns get loop versions (see versions.py). Loops over iterators (``map``, ``iter``,
@@ -27,12 +33,14 @@ assigns get loop versions (see versions.py). Loops over iterators (``map``, ``it
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import gast
 import numpy as np
 
 from .. import syntax
 from .assignments import is_append
-from .expressions import Expressions
+from .expressions import Expressions, is_pop
 from .walk import Walk
 
 _NOT_SEQUENCES = (iter, map, filter, np.ndindex, np.ndenumerate, np.nditer)
@@ -47,7 +55,9 @@ class Loops:
         self.emit, self.branch = walk.emit, walk.branch
         self.atom, self.operation = expressions.atom, expressions.operation
         self.is_static = expressions.is_static
+        self.objects = expressions.objects
         self.iterations: set[gast.stmt] = set()  # `n = len(xs)` of loops over xs's items
+        self.unpacked: dict[gast.stmt, int] = {}  # `_t = xs[0]` of zip(*xs) -> len(xs)
 
     def for_loop(self, stmt: gast.For) -> None:
         if stmt.orelse:
@@ -55,10 +65,9 @@ class Loops:
                                     "Use a flag variable instead of the else clause.")
         if self.over_functions(stmt):
             return
-        stmt = self.enumerated_zip(self.over_dict_views(stmt))
+        stmt = self.over_dict_views(stmt)
         iterable = stmt.iter
         kind = self.parsed.resolve(iterable.func) if isinstance(iterable, gast.Call) else None
-        items: list[tuple[gast.expr, gast.expr | None]] = []  # (target, sequence) per item
         if kind in _NOT_SEQUENCES or (isinstance(iterable, gast.Call) and isinstance(
                 iterable.func, gast.Attribute) and iterable.func.attr in (
                 "items", "keys", "values")):
@@ -70,87 +79,41 @@ class Loops:
         # Python does: a body (or the loop's own target) that rebinds the name it came from
         # does not change it.
         rebound = _rebound(stmt.body) | syntax.names_written(stmt.target)
-        start = counters = None
-        strict = False
-        if kind is reversed and len(iterable.args) == 1 and not iterable.keywords:
+        if kind is reversed and len(iterable.args) == 1 and not iterable.keywords and not \
+                isinstance(iterable.args[0], gast.Starred):
+            self.reversible(iterable.args[0])
             sequence = self.evaluated_once(iterable.args[0], rebound, stmt)
             count = self.operation(syntax.call(syntax.name("len"), [sequence]), temp=True)
             last = self.operation(syntax.binop(count, "Sub", syntax.const(1)), temp=True)
             sequence_range = self.operation(syntax.call(syntax.name("range"), [
                 last, syntax.const(-1), syntax.const(-1)]), temp=True)
             index_target = syntax.name(self.namer.fresh("_i"), store=True)
-            items = [(stmt.target, sequence)]
+            prelude = [_item(stmt.target, syntax.subscript(syntax.clone(sequence), syntax.name(
+                index_target.id)), stmt.target)]
         elif kind is range and not iterable.keywords:
             sequence_range = self.operation(syntax.call(syntax.name("range"), iterable.args),
                                             temp=True)
             index_target = stmt.target
+            prelude = []
         else:
-            if kind is enumerate:
-                start = self.enumerate_start(iterable)
-                if not (isinstance(stmt.target, gast.Tuple) and len(stmt.target.elts) == 2):
-                    raise self.parsed.error(
-                        "a loop over enumerate(...) must unpack (index, item)", stmt.target,
-                        "Write `for i, item in enumerate(xs):`.")
-                sources = [self.sequence(iterable.args[0], rebound, stmt)]
-                counter, item = stmt.target.elts
-                index_target = syntax.name(self.namer.fresh("_i"), store=True)
-                if start is None and sources[0][1] is None:
-                    index_target = counter  # the counter is the index itself
-                else:
-                    items.append((counter, None))
-                items.append((item, sources[0]))
-                if start is not None:
-                    start = self.evaluated_once(start, rebound, stmt)
-            elif kind is zip:
-                strict = self.zip_strict(iterable)
-                if not (isinstance(stmt.target, gast.Tuple) and len(stmt.target.elts) == len(
-                        iterable.args)):
-                    raise self.parsed.error(
-                        f"a loop over zip(...) of {len(iterable.args)} sequences must unpack "
-                        f"{len(iterable.args)} names", stmt.target,
-                        "Write `for a, b in zip(xs, ys):`.")
-                sources = [self.sequence(a, rebound, stmt) for a in iterable.args]
-                index_target = syntax.name(self.namer.fresh("_i"), store=True)
-                items = list(zip(stmt.target.elts, sources, strict=True))
-            else:
-                sources = [self.sequence(iterable, rebound, stmt)]
-                index_target = syntax.name(self.namer.fresh("_i"), store=True)
-                items = [(stmt.target, sources[0])]
-            lengths = [length for _, _, length in sources]
-            if strict:  # zip(..., strict=True): unequal lengths raise, as zip itself does
-                for k, length in enumerate(lengths[1:], start=2):
-                    differ = self.operation(syntax.compare(lengths[0], ["NotEq"], [length]),
-                                            temp=True)
-                    message = f"zip() argument {k} has a different length from argument 1"
-                    self.branch(iterable, differ, [syntax.located(syntax.raise_(
-                        "ValueError", message), iterable)], [])
-            count = lengths[0]
-            for length in lengths[1:]:
-                count = self.operation(syntax.call(syntax.name("min"), [count, length]),
-                                       temp=True)
+            source = self.source(iterable, stmt.target, None, rebound, stmt)
+            count = self.length(source)
             sequence_range = self.operation(syntax.call(syntax.name("range"), [count]),
                                             temp=True)
-            if start is not None:  # enumerate(xs, start): the counters, a range (which,
-                end = self.operation(syntax.binop(start, "Add", count), temp=True)  # as
-                counters = self.operation(syntax.call(syntax.name("range"), [  # enumerate
-                    start, end]), temp=True)  # does, refuses a start that is not an int)
+            self.counters(source, count)
+            index_target = syntax.name(self.namer.fresh("_i"), store=True)
+            if isinstance(source, _Enumerated) and source.start is None and isinstance(
+                    stmt.target.elts[0], gast.Name) and not (
+                    isinstance(source.item, _Sequence) and source.item.last is not None):
+                index_target = stmt.target.elts[0]  # the counter is the index itself
+                bound = self.items(stmt.target.elts[1], source.item, index_target.id)
+            else:
+                bound = self.items(stmt.target, source, index_target.id)
+            prelude = [_item(t, value, t) for t, value in bound]
         if not isinstance(index_target, gast.Name):
             raise self.parsed.error("only a name, or (index, item) with enumerate, or a tuple "
                                     "with zip, can be the target of a for loop", stmt.target,
                                     "Unpack the item inside the loop body.")
-        prelude = []
-        for t, source in items:
-            index = syntax.name(index_target.id)
-            if source is None:  # the counter of enumerate: the index, or counters[index]
-                value = index if counters is None else syntax.subscript(
-                    syntax.clone(counters), index)
-            else:
-                seq, last = source[:2] if isinstance(source, tuple) else (source, None)
-                if last is not None:  # reversed(xs): item i is xs[len(xs) - 1 - i]
-                    index = syntax.binop(syntax.clone(last), "Sub", index)
-                value = syntax.subscript(syntax.clone(seq), index)
-            where = t if isinstance(t, gast.AST) else stmt.target  # the loop's target
-            prelude.append(syntax.located(syntax.assign(t, syntax.located(value, where)), where))
         carried = self.loop_carried(stmt.body + prelude, index_target.id)
         loop_var = index_target.id
         before = self.versions.current.get(loop_var)
@@ -212,31 +175,145 @@ class Loops:
                 self.walk.statement(syntax.clone(s))
         return True
 
-    def enumerated_zip(self, stmt: gast.For) -> gast.For:
-        """``for i, (a, b) in enumerate(zip(xs, ys, ...), start)`` as one zip with the
-        counter first: ``for i, a, b in zip(range(start, start + len(xs)), xs, ys)``."""
-        iterable, target = stmt.iter, stmt.target
-        if not (isinstance(iterable, gast.Call) and self.parsed.resolve(iterable.func) is
-                enumerate and iterable.args and isinstance(target, gast.Tuple) and
-                len(target.elts) == 2 and isinstance(target.elts[1], gast.Tuple)):
-            return stmt
-        inner = iterable.args[0]
-        if not (isinstance(inner, gast.Call) and self.parsed.resolve(inner.func) is zip and
-                inner.args and len(target.elts[1].elts) == len(inner.args) and not any(
-                    isinstance(a, gast.Starred) for a in inner.args)):
-            return stmt
-        start = self.enumerate_start(iterable)
-        first = syntax.call(syntax.name("len"), [syntax.clone(inner.args[0])])
-        counters = syntax.call(syntax.name("range"), [first] if start is None else [
-            start, syntax.binop(syntax.clone(start), "Add", first)])
-        zipped = syntax.located(syntax.call(syntax.clone(inner.func), [
-            syntax.located(counters, iterable)] + inner.args, [
-            (k.arg, k.value) for k in inner.keywords]), iterable)
-        flat = syntax.located(syntax.tuple_([target.elts[0]] + target.elts[1].elts,
-                                            store=True), target)
-        loop = syntax.located(syntax.for_(flat, zipped, stmt.body), stmt)
-        loop.orelse = stmt.orelse
-        return loop
+    def source(self, node: gast.expr, target: gast.expr, outer: str | None,
+               rebound: set[str], loop: gast.For) -> _Source:
+        """What a loop (or one of its zip's or enumerate's arguments, inside ``outer``)
+        iterates over, with ``target`` what each item is bound to: a zip of sources, an
+        enumerate of one, or a sequence indexed by the loop. The sequences are evaluated
+        here, in the order Python evaluates them. ``zip(*xs)`` passes as many sequences as
+        the target unpacks, xs[0], xs[1], ...; the analysis checks that xs holds that many
+        (``unpacked``)."""
+        kind = self.parsed.resolve(node.func) if isinstance(node, gast.Call) else None
+        inside = f" inside {outer}()" if outer else ""
+        if kind is enumerate:
+            if any(isinstance(a, gast.Starred) for a in node.args):
+                raise self.parsed.error(
+                    "enumerate() of a starred argument", node,
+                    "Write `enumerate(xs)` or `enumerate(xs, start)`.")
+            start = self.enumerate_start(node)
+            if not (isinstance(target, gast.Tuple) and len(target.elts) == 2):
+                raise self.parsed.error(
+                    f"a loop over enumerate(...){inside} must unpack (index, item)",
+                    target if outer is None else node,
+                    "Write `for i, item in enumerate(xs):`.")
+            item = self.source(node.args[0], target.elts[1], "enumerate", rebound, loop)
+            if start is not None:
+                start = self.evaluated_once(start, rebound, loop)
+            return _Enumerated(item, start)
+        if kind is not zip:
+            return self.sequence(node, rebound, loop)
+        strict = self.zip_strict(node)
+        arguments = self.zip_arguments(node, target)
+        n = sum(a[1] if isinstance(a, tuple) else 1 for a in arguments)
+        if not (isinstance(target, gast.Tuple) and len(target.elts) == n):
+            if outer is None:
+                raise self.parsed.error(
+                    f"a loop over zip(...) of {n} sequences must unpack {n} names", target,
+                    "Write `for a, b in zip(xs, ys):`.")
+            raise self.parsed.error(
+                f"a loop over zip(){inside} must unpack its {n} items", node,
+                f"Write `for i, (a, b) in {outer}(zip(xs, ys)):`.")
+        parts, targets = [], iter(target.elts)
+        for argument in arguments:
+            atoms = self.spread(*argument, rebound, loop) if isinstance(argument, tuple) \
+                else [argument]
+            parts.extend(self.source(a, next(targets), "zip", rebound, loop) for a in atoms)
+        return _Zipped(parts, strict, node)
+
+    def zip_arguments(self, call: gast.Call, target: gast.expr) -> list:
+        """The arguments of ``zip(...)``, a starred tuple or list display spread out; a
+        starred argument whose length only the value knows (``zip(*pair)``) is there once
+        for each name the target gives it: (the Starred node, how many) in place of its
+        sequences."""
+        arguments: list = []
+        for a in call.args:
+            if isinstance(a, gast.Starred) and isinstance(a.value, (gast.Tuple, gast.List)) \
+                    and not any(isinstance(e, gast.Starred) for e in a.value.elts):
+                arguments.extend(a.value.elts)
+            else:
+                arguments.append(a)
+        if not arguments:
+            raise self.parsed.error("a loop over zip() of nothing", call,
+                                    "Give zip() the sequences to loop over.")
+        spread = [a for a in arguments if isinstance(a, gast.Starred)]
+        if not spread:
+            return arguments
+        others = len(arguments) - len(spread)
+        named = len(target.elts) if isinstance(target, gast.Tuple) else None
+        if len(spread) > 1 or named is None or named <= others:
+            what = "two starred arguments" if len(spread) > 1 else \
+                "a starred argument, and the loop does not unpack its items" if named is None \
+                else "a starred argument, and the loop unpacks no name for its sequences"
+            raise self.parsed.error(
+                f"zip() of {what}: how many sequences a starred argument holds is not known "
+                "when compiling, and the loop is compiled for a fixed number of them",
+                spread[1] if len(spread) > 1 else spread[0],
+                "Pass the sequences by name, e.g. `for w, v in zip(vals, vecs.T):`, or "
+                "unpack one name per sequence: `for w, v in zip(*pair):`.")
+        return [(a, named - others) if isinstance(a, gast.Starred) else a for a in arguments]
+
+    def spread(self, argument: gast.Starred, count: int, rebound: set[str],
+               loop: gast.For) -> list[gast.expr]:
+        """The ``count`` sequences of ``*xs`` in a zip: xs evaluated once, then xs[0],
+        xs[1], ...; the read of xs[0] is where the analysis checks that xs holds ``count``
+        items, a number it knows when compiling."""
+        whole = self.evaluated_once(argument.value, rebound, loop)
+        atoms = []
+        for k in range(count):
+            atoms.append(self.operation(syntax.located(syntax.subscript(
+                syntax.clone(whole), syntax.const(k)), argument), temp=True))
+            if k == 0:
+                self.unpacked[self.walk.out[-1]] = count
+        return atoms
+
+    def length(self, source: _Source) -> gast.expr:
+        """How many items a source has: a sequence's length, the shortest of a zip's (after
+        ``strict=True`` checked that they are equal, as zip itself does)."""
+        if isinstance(source, _Sequence):
+            return source.length
+        if isinstance(source, _Enumerated):
+            return self.length(source.item)
+        lengths = [self.length(part) for part in source.parts]
+        if source.strict:  # zip(..., strict=True): unequal lengths raise, as zip itself does
+            for k, length in enumerate(lengths[1:], start=2):
+                differ = self.operation(syntax.compare(lengths[0], ["NotEq"], [length]),
+                                        temp=True)
+                message = f"zip() argument {k} has a different length from argument 1"
+                self.branch(source.call, differ, [syntax.located(syntax.raise_(
+                    "ValueError", message), source.call)], [])
+        count = lengths[0]
+        for length in lengths[1:]:
+            count = self.operation(syntax.call(syntax.name("min"), [count, length]),
+                                   temp=True)
+        return count
+
+    def counters(self, source: _Source, count: gast.expr) -> None:
+        """The counters of each ``enumerate(xs, start)``: range(start, start + count), which,
+        as enumerate does, refuses a start that is not an int."""
+        if isinstance(source, _Enumerated):
+            if source.start is not None:
+                end = self.operation(syntax.binop(source.start, "Add", count), temp=True)
+                source.counters = self.operation(syntax.call(syntax.name("range"), [
+                    source.start, end]), temp=True)
+            self.counters(source.item, count)
+        elif isinstance(source, _Zipped):
+            for part in source.parts:
+                self.counters(part, count)
+
+    def items(self, target: gast.expr, source: _Source, index: str
+              ) -> list[tuple[gast.expr, gast.expr]]:
+        """(target, value) of each name the loop binds at index ``index``, left to right."""
+        if isinstance(source, _Sequence):  # xs[i], or xs[len(xs) - 1 - i] if reversed
+            at = syntax.name(index) if source.last is None else syntax.binop(
+                syntax.clone(source.last), "Sub", syntax.name(index))
+            return [(target, syntax.subscript(syntax.clone(source.sequence), at))]
+        if isinstance(source, _Enumerated):  # the index, or the counters at it
+            counter, item = target.elts
+            value = syntax.name(index) if source.counters is None else syntax.subscript(
+                syntax.clone(source.counters), syntax.name(index))
+            return [(counter, value)] + self.items(item, source.item, index)
+        return [bound for t, part in zip(target.elts, source.parts, strict=True)
+                for bound in self.items(t, part, index)]
 
     def over_dict_views(self, stmt: gast.For) -> gast.For:
         """``d.items()``, ``d.values()`` and ``d.keys()`` (alone, or inside enumerate or
@@ -337,16 +414,17 @@ class Loops:
                                     "Give zip() the sequences to loop over.")
         return strict
 
-    def sequence(self, node: gast.expr, rebound: set[str], loop: gast.For
-                 ) -> tuple[gast.expr, gast.expr | None, gast.expr]:
-        """A sequence a loop indexes (``xs`` or ``reversed(xs)``), evaluated before the loop:
-        (the sequence, its last index if reversed else None, its length)."""
+    def sequence(self, node: gast.expr, rebound: set[str], loop: gast.For) -> _Sequence:
+        """A sequence a loop indexes (``xs`` or ``reversed(xs)``), evaluated before the loop,
+        with its length (and its last index if reversed)."""
         backwards = False
         if isinstance(node, gast.Call):
             kind = self.parsed.resolve(node.func)
-            if kind is reversed and len(node.args) == 1 and not node.keywords:
+            if kind is reversed and len(node.args) == 1 and not node.keywords and not \
+                    isinstance(node.args[0], gast.Starred):
                 node, backwards = node.args[0], True
-            elif kind in (enumerate, zip, reversed) or kind in _NOT_SEQUENCES:
+                self.reversible(node)
+            elif kind in _NOT_SEQUENCES:
                 raise self.parsed.error(
                     f"a loop over {kind.__name__}() inside enumerate, zip or reversed is not "
                     "supported", node, "Loop over indices (range(len(xs))) and index the "
@@ -357,7 +435,17 @@ class Loops:
         self.iterations.add(self.walk.out[-1])
         last = self.operation(syntax.binop(length, "Sub", syntax.const(1)), temp=True) \
             if backwards else None
-        return atom, last, length
+        return _Sequence(atom, length, last)
+
+    def reversible(self, node: gast.expr) -> None:
+        """``reversed(zip(...))`` and the like: Python cannot reverse what is not a
+        sequence (it raises a TypeError)."""
+        kind = self.parsed.resolve(node.func) if isinstance(node, gast.Call) else None
+        if kind in (enumerate, zip, reversed) or kind in _NOT_SEQUENCES:
+            raise self.parsed.error(
+                f"reversed() of {kind.__name__}(): it is not a sequence, and Python cannot "
+                "reverse it", node, "Reverse the sequences inside it: "
+                "`zip(reversed(xs), reversed(ys))`.")
 
     def evaluated_once(self, node: gast.expr, rebound: set[str], loop: gast.For
                        ) -> gast.expr:
@@ -371,7 +459,8 @@ class Loops:
             return syntax.name(copy)
         if isinstance(atom, gast.Name) and atom.id in _appended_to(loop.body):
             raise self.parsed.error(
-                f"the loop appends to '{atom.id}', the list it loops over", loop.iter,
+                f"the loop changes '{atom.id}' (an append, insert or pop), the list it loops "
+                "over", loop.iter,
                 "Loop over a copy (`for v in list(xs):`) or build a new list.")
         return atom
 
@@ -382,14 +471,14 @@ class Loops:
         for stmt in body:
             written |= {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
                         and isinstance(n.ctx, gast.Store) and n.id in names}
-            written |= {n.func.value.id for n in gast.walk(stmt)  # xs.append(v)
-                        if isinstance(n, gast.Call) and is_append(n, names)}
-            written |= {n.value.id for n in gast.walk(stmt)  # y[i] = v makes a new version
+            written |= _changed_by_method([stmt], names)  # xs.append(v), insert, pop
+            written |= {_root(n.value) for n in gast.walk(stmt)  # y[i] = v, y.T[i] = v
                         if isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store)
-                        and isinstance(n.value, gast.Name)}
+                        and _root(n.value) is not None}
             written |= {n.target.value.id for n in gast.walk(stmt)
                         if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Subscript)
                         and isinstance(n.target.value, gast.Name)}
+        written |= self.objects.variables(body)  # attributes a method may set
         written.discard(loop_var)
         return sorted(written)
 
@@ -402,7 +491,11 @@ class Loops:
         loop_versions, before = self.versions.enter_loop(carried)
         self.walk.out.extend(before)
         start = self.versions.start_iteration(loop_versions)
-        walked = self.walk.block(prefix + head + body)
+        self.objects.loop_depth += 1
+        try:
+            walked = self.walk.block(prefix + head + body)
+        finally:
+            self.objects.loop_depth -= 1
         return start + walked + self.versions.end_iteration(loop_versions)
 
     def guard_jumps(self, body: list[gast.stmt], loop: gast.stmt
@@ -442,6 +535,42 @@ class Loops:
         return prefix, guard(body)
 
 
+@dataclass
+class _Sequence:
+    """A sequence the loop indexes: its atom, its length, its last index if reversed."""
+
+    sequence: gast.expr
+    length: gast.expr
+    last: gast.expr | None = None
+
+
+@dataclass
+class _Enumerated:
+    """``enumerate(item, start)``: the counters are range(start, start + count) (made once
+    the count is known), or the index itself without a start."""
+
+    item: _Source
+    start: gast.expr | None = None
+    counters: gast.expr | None = None
+
+
+@dataclass
+class _Zipped:
+    """``zip(*parts)``, checked for equal lengths first if ``strict``."""
+
+    parts: list[_Source]
+    strict: bool
+    call: gast.Call
+
+
+_Source = _Sequence | _Enumerated | _Zipped
+
+
+def _item(target: gast.expr, value: gast.expr, where: gast.AST) -> gast.stmt:
+    """``target = value``, at the loop target it binds."""
+    return syntax.located(syntax.assign(target, syntax.located(value, where)), where)
+
+
 def _rebound(body: list[gast.stmt]) -> set[str]:
     """Names that ``body`` binds anew (by assignment, unpacking, a loop target or a nested
     def), not counting augmented assignments (``x += y`` updates an array in place)."""
@@ -459,11 +588,29 @@ def _rebound(body: list[gast.stmt]) -> set[str]:
     return names
 
 
+def _root(node: gast.expr) -> str | None:
+    """``y`` of ``y``, ``y.T`` and ``y[i]``: the variable a write through them makes a new
+    version of (see ``Assignments.through_view``)."""
+    if isinstance(node, (gast.Subscript, gast.Attribute)):
+        node = node.value
+    return node.id if isinstance(node, gast.Name) else None
+
+
 def _appended_to(body: list[gast.stmt]) -> set[str]:
-    """Names ``xs`` of ``xs.append(v)`` calls in ``body``."""
+    """Names ``xs`` of ``xs.append(v)``, ``xs.insert(i, v)`` and ``xs.pop()`` calls in
+    ``body``."""
     return {n.func.value.id for n in gast.walk(syntax.module(body))
             if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
-            and n.func.attr == "append" and isinstance(n.func.value, gast.Name)}
+            and n.func.attr in ("append", "insert", "pop")
+            and isinstance(n.func.value, gast.Name)}
+
+
+def _changed_by_method(body: list[gast.stmt], names: frozenset[str]) -> set[str]:
+    """Local names that ``xs.append(v)``, ``xs.insert(i, v)`` or ``xs.pop(...)`` in
+    ``body`` give a new version (see ``Assignments.append``, ``Expressions.pop``)."""
+    return {n.func.value.id for n in gast.walk(syntax.module(body))
+            if isinstance(n, gast.Call) and (
+                is_append(n, names) or is_append(n, names, "insert") or is_pop(n, names))}
 
 
 def _jumps(body: list[gast.stmt], kinds: tuple) -> bool:

@@ -128,13 +128,15 @@ class Versions:
 
 
 def drop_dead_copies(body: list[gast.stmt]) -> list[gast.stmt]:
-    """Remove copies ``a = b`` (merges, loop versions) whose target nothing reads."""
+    """Remove copies ``a = b`` (merges, loop versions) and ``a = None`` (what an inlined
+    function without a return gives) whose target nothing reads."""
     while True:
         read = {n.id for s in body for n in gast.walk(s)
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
         dead = [n for s in body for n in gast.walk(s) if isinstance(n, gast.Assign)
-                and isinstance(n.value, gast.Name) and isinstance(n.targets[0], gast.Name)
-                and n.targets[0].id not in read]
+                and (isinstance(n.value, gast.Name) or syntax.is_const(n.value)
+                     and n.value.value is None)
+                and isinstance(n.targets[0], gast.Name) and n.targets[0].id not in read]
         if not dead:
             return body
         dead_ids = {id(d) for d in dead}

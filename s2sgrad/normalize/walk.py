@@ -15,6 +15,7 @@ desugar), so this module cannot import them.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import gast
 
@@ -25,9 +26,11 @@ from .versions import Versions
 
 
 class Walk:
-    def __init__(self, parsed: Parsed, namer: Namer):
+    def __init__(self, parsed: Parsed, namer: Namer,
+                 fence: Callable[[Parsed], Any] = lambda parsed: parsed):
         self.parsed = parsed
         self.namer = namer
+        self.fence = fence  # checks the source of a method inlined here (see objects)
         self.versions = Versions(parsed, namer)
         self.handlers: dict[type, Callable[[gast.stmt], None]] = {}  # by statement class
         self.out: list[gast.stmt] = []  # the block being written

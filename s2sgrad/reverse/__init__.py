@@ -76,7 +76,7 @@ def reverse(analysis: Analysis, aliases: Aliasing | None = None) -> Reversed:
     seed = ctx.namer.fresh("out_bar")
     body, result = analysis.body[:-1], analysis.result  # without the final return
     forward = Forward(ctx)
-    cotangents = Cotangents(ctx, seed, result)
+    cotangents = Cotangents(ctx, seed, result, forward.structure)
     operations = Operations(ctx, forward, cotangents, Broadcast(ctx, forward))
     adjoint = Adjoint(ctx, forward, cotangents, operations).block(body, None)
     adjoint.append(cotangents.returned(analysis.wrt))

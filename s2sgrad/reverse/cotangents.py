@@ -15,6 +15,7 @@ that received nothing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import gast
@@ -26,8 +27,10 @@ from .context import Context
 
 
 class Cotangents:
-    def __init__(self, ctx: Context, seed: str, result: gast.expr):
+    def __init__(self, ctx: Context, seed: str, result: gast.expr,
+                 structure: Callable[[str, Any], str] = lambda name, where: name):
         self.ctx = ctx
+        self.structure = structure  # a container -> where its structure then is read
         self.bar_of: dict[str, str] = {}  # primal name -> name of its cotangent
         self.defined: set[str] = set()  # primal names whose cotangent has a value
         self.out: list[gast.stmt] = []
@@ -65,15 +68,18 @@ class Cotangents:
 
     def zero(self, name: str, origin: gast.AST) -> None:
         """Start the cotangent of ``name`` at zero (before a block that may add to it)."""
-        zero = self.zero_like(name)
+        zero = self.zero_like(name, origin)
         self.out.append(syntax.located(syntax.assign(self.bar(name), zero), origin))
         self.defined.add(name)
 
-    def zero_like(self, name: str) -> gast.expr:
+    def zero_like(self, name: str, where: gast.AST | None = None) -> gast.expr:
+        """Zeros shaped like ``name``'s value, in the adjoint of ``where`` (a container's
+        as that version held its items: see ``Forward.structure``)."""
         value = self.ctx.analysis.values.get(name)
         if value is not None and value.kind == "scalar":
             return syntax.const(0.0)
-        return self.zeros_shaped(name, syntax.name(name))
+        return self.zeros_shaped(name, syntax.name(self.structure(name, where) if _structured(
+            value) else name))
 
     def zeros_shaped(self, name: str, like: gast.expr) -> gast.expr:
         """Zeros shaped like ``like`` (``name``'s value or cotangent): zeros per item for

@@ -7,8 +7,8 @@ Gives the forward body:
     - each active loop counts its trips (``_trips = 0`` before it, ``_trips = _trips + 1``
       in it), and each active block (a branch, a loop body) ends with a ``__push__(k)``
       marker;
-    - element writes and appends are done in place, as NumPy and Python do them
-      (``y_1 = y; y_1[i] = v``), and so are the in-place updates aliasing found
+    - element writes, appends, inserts and pops are done in place, as NumPy and Python
+      do them (``y_1 = y; y_1[i] = v``), and so are the in-place updates aliasing found
       (``x_1 = x; x_1 += y``);
     - a differentiated callee's call becomes a call of its forward, which also returns what
       its adjoint needs (``h, f_saved = f_forward(x)``);
@@ -32,6 +32,7 @@ import gast
 
 from .. import statements, syntax
 from ..analyze import Op, is_container
+from ..runtime.containers import copy_structure, item_or_absent
 from .context import PUSH, Context
 
 
@@ -42,6 +43,8 @@ class Forward:
         self.extra: dict[int, list[gast.stmt]] = {}  # forward statements after statement i
         self.shape_of: dict[tuple, str] = {}
         self.snapshots: dict[tuple, str] = {}
+        self.structures: dict[tuple, str] = {}  # a container -> the copy of its structure
+        self.after: dict[int, list[gast.stmt]] = {}  # forward statements after loop i
         self.callee_saved: dict[int, str] = {}
         self.trips: dict[int, str] = {}  # loop -> its trip counter
         self.markers: dict[tuple, int] = {}  # (statement, block field) -> its marker
@@ -55,7 +58,8 @@ class Forward:
         }
         # a computing statement, by the kind of its operation
         self.by_op: dict[str, Callable[[gast.stmt, Op], list[gast.stmt]]] = {
-            "setitem": self.element_write, "append": self.append, "call": self.callee,
+            "setitem": self.element_write, "put": self.element_write, "append": self.append,
+            "insert": self.insert, "pop": self.pop, "call": self.callee,
             "copy": self.computed, "rule": self.computed, "pack": self.computed,
             "item": self.computed, "nondiff": self.computed, "effect": self.computed,
             "unknown": self.computed,
@@ -98,7 +102,7 @@ class Forward:
         body = self.block(stmt.body, self.marker(stmt, "body"))
         body.insert(len(body) - 1, syntax.located(syntax.assign(trips, syntax.binop(
             syntax.name(trips), "Add", syntax.const(1))), stmt))
-        return [start, syntax.replace(stmt, body=body)]
+        return [start, syntax.replace(stmt, body=body)] + self.after.get(id(stmt), [])
 
     def kept(self, stmt: gast.stmt) -> list[gast.stmt]:
         return [stmt]
@@ -124,9 +128,23 @@ class Forward:
     def append(self, stmt: gast.stmt, op: Op) -> list[gast.stmt]:
         """xs_1 = xs; xs_1.append(v): in place, as Python does it."""
         base, value = stmt.value.args
+        return self.method_in_place(stmt, op, base, "append", [value])
+
+    def insert(self, stmt: gast.stmt, op: Op) -> list[gast.stmt]:
+        """xs_1 = xs; xs_1.insert(i, v): in place, as Python does it."""
+        base, index, value = stmt.value.args
+        return self.method_in_place(stmt, op, base, "insert", [index, value])
+
+    def pop(self, stmt: gast.stmt, op: Op) -> list[gast.stmt]:
+        """xs_1 = xs; xs_1.pop(i): in place (the item was read before, as ``item``)."""
+        base, key, _ = stmt.value.args
+        return self.method_in_place(stmt, op, base, "pop", [key])
+
+    def method_in_place(self, stmt: gast.stmt, op: Op, base: gast.expr, method: str,
+                        args: list[gast.expr]) -> list[gast.stmt]:
         return [syntax.located(syntax.assign(op.target, syntax.clone(base)), stmt),
                 syntax.located(syntax.expr_stmt(syntax.call(syntax.attribute(
-                    syntax.name(op.target), "append"), [syntax.clone(value)])), stmt)]
+                    syntax.name(op.target), method), [syntax.clone(a) for a in args])), stmt)]
 
     def callee(self, stmt: gast.stmt, op: Op) -> list[gast.stmt]:
         """The callee's forward, which also returns what its adjoint needs (for an active
@@ -148,8 +166,16 @@ class Forward:
         """A callee's forward may keep its argument for its adjoint: pass it a copy when a
         later element assignment may change it."""
         if isinstance(atom, gast.Name) and self.ctx.aliases.at_risk(atom.id, stmt):
-            return syntax.call(f"{self.ctx.np}.copy", [atom])
+            return syntax.call(self.copier(atom.id), [atom])
         return atom
+
+    def copier(self, name: str) -> gast.expr:
+        """What copies ``name``'s value: its own container type (``list(xs)``), else
+        ``np.copy``."""
+        value = self.ctx.analysis.values.get(name)
+        if is_container(value):
+            return syntax.name(value.type.__name__)
+        return syntax.dotted_expr(f"{self.ctx.np}.copy")
 
     # --- what the adjoint reads --------------------------------------------------------------
 
@@ -173,16 +199,44 @@ class Forward:
         if key not in self.snapshots:
             copy = self.ctx.namer.fresh(f"{name}_copy")
             self.snapshots[key] = copy
-            value = self.ctx.analysis.values.get(name)
-            copier = syntax.name(value.type.__name__) if is_container(value) else \
-                syntax.dotted_expr(f"{self.ctx.np}.copy")
-            take = syntax.located(syntax.assign(copy, syntax.call(copier, [syntax.name(name)])),
-                                  stmt)
+            take = syntax.located(syntax.assign(copy, syntax.call(self.copier(name), [
+                syntax.name(name)])), stmt)
             # a value the statement itself overwrites (x *= y reads the old x) is copied
             # before it; anything else right after it
             when = self.before if self.ctx.aliases.overwrites(stmt, name) else self.extra
             when.setdefault(id(stmt), []).append(take)
         return self.snapshots[key]
+
+    def structure(self, name: str, where: gast.AST | None = None) -> str:
+        """The name under which the adjoint of ``where`` reads the structure of the
+        container ``name`` (its items, and theirs, as this version of it held them):
+        ``name`` itself, or a copy of its containers, when an append, a pop, an insert or a
+        new key that runs later may change the one object it names. Zeros of its
+        cotangent are shaped like this, never like the container as it ends.
+
+        The copy is taken wherever ``name`` is assigned; where ``where`` is outside a loop
+        that assigns it (the adjoint reads it before reversing that loop, or after the loop
+        in the forward's order), the value it needs is the one the loop ends with, copied
+        once after the loop."""
+        body = self.ctx.analysis.body
+        defs = [s for s in statements.in_order(body, "reverse")
+                if isinstance(s, gast.Assign) and name in syntax.names_written(s.targets[0])]
+        loop = _outermost_loop(body, {id(s) for s in defs}, where)
+        key = (name, id(loop) if loop is not None else None)
+        if key in self.structures:
+            return self.structures[key]
+        aliases = self.ctx.aliases
+        if not (aliases.changed_after(name, loop) if loop is not None else any(
+                aliases.at_risk(name, s) for s in defs)):
+            self.structures[key] = name
+            return name
+        copy = self.structures[key] = self.ctx.namer.fresh(f"{name}_as_was")
+        helper = syntax.name(self.ctx.bindings.claim("copy_structure", copy_structure))
+        for stmt in [loop] if loop is not None else defs:
+            take = syntax.assign(copy, syntax.call(syntax.clone(helper), [syntax.name(name)]))
+            where_to = self.after if loop is not None else self.extra
+            where_to.setdefault(id(stmt), []).append(syntax.located(take, stmt))
+        return copy
 
     def trip_counter(self, loop: gast.stmt) -> str:
         if id(loop) not in self.trips:
@@ -206,11 +260,47 @@ class Forward:
             self.shape_of[key] = name
         return self.shape_of[key]
 
+    def item_before(self, stmt: gast.stmt, base: str, key: gast.expr) -> str:
+        """The item ``base[key]`` that ``stmt`` replaces, saved right before it (for a dict
+        without the key, ``ABSENT``): the adjoint gives the old version's cotangent zeros
+        of the old item's shape there."""
+        key_of = (id(stmt), base, "item")
+        if key_of not in self.shape_of:
+            name = self.ctx.namer.fresh(f"{base}_item_was")
+            helper = self.ctx.bindings.claim("item_or_absent", item_or_absent)
+            save = syntax.assign(name, syntax.call(syntax.name(helper), [
+                syntax.name(base), syntax.clone(key)]))
+            self.before.setdefault(id(stmt), []).append(syntax.located(save, stmt))
+            self.shape_of[key_of] = name
+        return self.shape_of[key_of]
+
     def only_for_the_adjoint(self) -> frozenset[str]:
         """The forward's statements that only serve the adjoint (shapes, copies): optimize
         drops those it no longer reads."""
-        return frozenset(self.shape_of.values()) | frozenset(self.snapshots.values())
+        return frozenset(self.shape_of.values()) | frozenset(self.snapshots.values()) | \
+            frozenset(self.structures.values())
 
     def snapshot_of(self) -> dict[str, str]:
         """A copy taken for the adjoint -> the name it copies."""
-        return {copy: name for (_, name), copy in self.snapshots.items()}
+        copies = {copy: name for (_, name), copy in self.snapshots.items()}
+        copies.update({copy: name for (name, _), copy in self.structures.items()
+                       if copy != name})
+        return copies
+
+
+def _outermost_loop(stmts: list[gast.stmt], defs: set[int], where: gast.AST | None
+                    ) -> gast.stmt | None:
+    """The outermost loop among ``stmts`` that holds a statement of ``defs`` but not
+    ``where`` (``where`` may be the loop itself), or None."""
+    for stmt in stmts:
+        kind = statements.kind(stmt, "reverse")
+        if not kind.blocks:
+            continue
+        inside = {id(s) for s in statements.in_order([stmt], "reverse")}
+        if kind.loop and inside & defs and (where is stmt or id(where) not in inside):
+            return stmt
+        for field in kind.blocks:
+            found = _outermost_loop(getattr(stmt, field), defs, where)
+            if found is not None:
+                return found
+    return None

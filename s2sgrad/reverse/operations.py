@@ -15,7 +15,12 @@ through it):
     setitem  y_1 = __setitem__(y[i], v)   v gets g's region, y gets g with the region zeroed
     pack     t = (a, b)                   a gets g[0], b gets g[1]
     item     a = t[k]                     t gets g added at k (``add_item``)
+    put      d_1 = __setitem__(d[k], v)   v gets g[k], d gets g with zeros at k shaped like
+                                          the item it replaced (none for a new dict key)
     append   xs_1 = __append__(xs, v)     v gets g[-1], xs gets g[:-1]
+    insert   xs_1 = __insert__(xs, i, v)  v gets g at the place it went, xs the rest
+    pop      xs_1 = __pop_item__(xs, k, item)    xs gets g with zeros for item put back at
+                                          k (item, read before the pop, has its own adjoint)
     nondiff, effect                       nothing: no gradient flows through them
 
     h = np.tanh(_t1)    ->  _t1_bar = h_bar * (1.0 - h * h)
@@ -30,7 +35,7 @@ import numpy as np
 
 from .. import syntax
 from ..analyze import Op
-from ..runtime.containers import add_item
+from ..runtime.containers import add_item, inserted_at, with_item_back, without_item
 from ..runtime.indexing import last_writes
 from ..templates import Facts, call_arguments, inline, template_of
 from .broadcast import Broadcast
@@ -48,7 +53,8 @@ class Operations:
                            is_numpy=lambda name: ctx.bindings.names.get(name) is np)
         self.adjoints: dict[str, Callable[[gast.stmt, Op, gast.expr], None]] = {
             "copy": self.copy, "rule": self.rule, "call": self.call, "setitem": self.setitem,
-            "pack": self.pack, "item": self.item, "append": self.append,
+            "pack": self.pack, "item": self.item, "append": self.append, "put": self.put,
+            "insert": self.insert, "pop": self.pop,
             "nondiff": self.nothing, "effect": self.nothing,
         }
 
@@ -88,6 +94,36 @@ class Operations:
         self.cotangents.accumulate(value, syntax.subscript(syntax.clone(g), syntax.const(-1)))
         rest = syntax.subscript(syntax.clone(g), syntax.slice_(upper=syntax.const(-1)))
         self.cotangents.accumulate(base, rest)
+
+    def put(self, stmt: gast.stmt, op: Op, g: gast.expr) -> None:
+        base, key, value = op.bindings["c"], op.bindings["key"], op.bindings["v"]
+        active = self.ctx.analysis.active
+        self.cotangents.accumulate(value, syntax.subscript(syntax.clone(g), syntax.clone(key)))
+        if isinstance(base, gast.Name) and base.id in active:
+            old = self.forward.item_before(stmt, base.id, key)
+            helper = self.ctx.bindings.claim("without_item", without_item)
+            self.cotangents.accumulate(base, syntax.call(syntax.name(helper), [
+                syntax.clone(g), syntax.clone(key), syntax.name(old)]))
+
+    def insert(self, stmt: gast.stmt, op: Op, g: gast.expr) -> None:
+        base, index, value = op.bindings["xs"], op.bindings["index"], op.bindings["v"]
+        cot = self.cotangents
+        at = syntax.name(self.ctx.namer.fresh("_at"))
+        helper = self.ctx.bindings.claim("inserted_at", inserted_at)
+        cot.emit(syntax.assign(at.id, syntax.call(syntax.name(helper), [
+            syntax.clone(g), syntax.clone(index)])))
+        cot.accumulate(value, syntax.subscript(syntax.clone(g), syntax.clone(at)))
+        before = syntax.subscript(syntax.clone(g), syntax.slice_(upper=syntax.clone(at)))
+        after = syntax.subscript(syntax.clone(g), syntax.slice_(
+            lower=syntax.binop(syntax.clone(at), "Add", syntax.const(1))))
+        cot.accumulate(base, syntax.binop(before, "Add", after))
+
+    def pop(self, stmt: gast.stmt, op: Op, g: gast.expr) -> None:
+        base, key, item = op.bindings["xs"], op.bindings["key"], op.bindings["item"]
+        helper = self.ctx.bindings.claim("with_item_back", with_item_back)
+        self.cotangents.accumulate(base, syntax.call(syntax.name(helper), [
+            syntax.clone(g), syntax.clone(key), syntax.name(self.forward.snapshot(
+                stmt, item.id))]))
 
     def setitem(self, stmt: gast.stmt, op: Op, g: gast.expr) -> None:
         """``y_1 = y with y[idx] = v``: v gets the region of the cotangent (where it landed),

@@ -26,6 +26,16 @@ def zeros_tree(value: Any, batch: int | None = None) -> Any:
     return 0.0
 
 
+def copy_structure(value: Any) -> Any:
+    """The lists, tuples and dicts of ``value`` copied, their other items shared: what
+    ``zeros_tree`` reads, kept as it is now while the containers change later."""
+    if isinstance(value, dict):
+        return {k: copy_structure(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [copy_structure(v) for v in value]
+    return value
+
+
 def tree_add(a: Any, b: Any) -> Any:
     """Item by item sum of two cotangents of one container."""
     if isinstance(a, dict):
@@ -46,13 +56,64 @@ def add_item(tree: Any, key: Any, g: Any) -> Any:
     return new
 
 
+class _Absent:
+    """What a dict held at a key it did not have."""
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT = _Absent()
+
+
+def item_or_absent(container: Any, key: Any) -> Any:
+    """``container[key]``, or ``ABSENT`` where a dict has no such key (an assignment to it
+    adds the item)."""
+    if isinstance(container, dict) and key not in container:
+        return ABSENT
+    return container[key]
+
+
+def without_item(tree: Any, key: Any, old: Any) -> Any:
+    """The cotangent of a list or dict before ``container[key] = v``, from the cotangent
+    ``tree`` after it: zeros shaped like the ``old`` item at ``key`` (its value was
+    overwritten), or no item where the dict had none."""
+    new = dict(tree) if isinstance(tree, dict) else list(tree)
+    if old is ABSENT:
+        del new[key]
+    else:
+        new[key] = zeros_tree(old)
+    return new
+
+
+def with_item_back(tree: Any, key: Any, item: Any) -> Any:
+    """The cotangent of a list or dict before ``container.pop(key)`` (which returned
+    ``item``), from the cotangent ``tree`` after it: zeros for the item, where it was."""
+    if isinstance(tree, dict):
+        new = dict(tree)
+        new[key] = zeros_tree(item)
+        return new
+    at = key if key >= 0 else len(tree) + 1 + key
+    return list(tree[:at]) + [zeros_tree(item)] + list(tree[at:])
+
+
+def inserted_at(tree: Any, index: int) -> int:
+    """Where ``xs.insert(index, v)`` put ``v``, from the cotangent ``tree`` of the list
+    after it (Python clamps the index to the list)."""
+    size = len(tree) - 1
+    return max(0, size + index) if index < 0 else min(index, size)
+
+
 def as_structure(g: Any, like: Any) -> Any:
-    """The cotangent ``g`` with the container types of ``like`` (tuples stay tuples)."""
+    """The cotangent ``g`` with the container types of ``like`` (tuples stay tuples, named
+    tuples of their class)."""
     if isinstance(like, dict):
         return {k: as_structure(g[k], v) for k, v in like.items()}
     if isinstance(like, (list, tuple)):
         items = [as_structure(x, y) for x, y in zip(g, like, strict=True)]
-        return tuple(items) if isinstance(like, tuple) else items
+        if not isinstance(like, tuple):
+            return items
+        return type(like)._make(items) if hasattr(type(like), "_make") else tuple(items)
     return g
 
 

@@ -774,7 +774,7 @@ class Point:
 
 
 def method_of_object_made_inside(x):
-    return Point(x).norm()  # <- refused
+    return Point(x).norm()  # built here: __init__ and norm inlined
 
 
 def norm_of_unknown_order(x, order):

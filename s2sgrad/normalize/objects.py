@@ -1,0 +1,239 @@
+"""Objects the function builds: each attribute a variable, each method inlined.
+
+Takes the instantiations, attribute reads and writes, and method calls of objects that
+the function itself builds; gives, through the walk, statements on variables:
+
+    layer = Lin(w)              layer_w = w; layer_b = 0.0           __init__ inlined
+    h = layer.forward(x)        _t1 = layer_w @ x; ...; h = _t3     forward inlined
+    y = layer(x)                as layer.__call__(x)
+    layer.b = v                 layer_b_1 = v                        a new version
+
+A class is followed this way where the function calls it to build an instance, and it is a
+class of the function's own module, defined at its top level in the same file, with a
+Python ``__init__``. ``__init__`` and every method, property and ``__call__`` the function
+uses are inlined where they are called, ``self`` standing for the object; each attribute
+``__init__`` sets is a variable of its own, versioned, merged and carried through loops
+like the user's. The object never exists at run time, so the function may use it only
+through its attributes and methods. Used as a value (passed on, returned, stored in a
+container, tested), it is refused, as are an attribute ``__init__`` does not set, a
+method read without a call, a class built inside a loop, ``super()`` and static and class
+methods. A class attribute read through the object (``self.scale``) is read from the
+class.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+from typing import Any
+
+import gast
+
+from .. import syntax
+from ..parse import MISSING, parse
+from .walk import Walk
+
+
+class Objects:
+    def __init__(self, walk: Walk, expressions: Any):
+        self.walk, self.expressions = walk, expressions
+        self.parsed, self.namer, self.versions = walk.parsed, walk.namer, walk.versions
+        self.classes: dict[str, type] = {}  # an object's variable -> its class
+        self.class_ref: dict[str, gast.expr] = {}  # ... -> the expression naming the class
+        self.fields: dict[str, dict[str, str]] = {}  # ... -> attribute -> its variable
+        self.building: set[str] = set()  # objects whose __init__ is being inlined
+        self.loop_depth = 0  # loops the walk is inside (maintained by Loops)
+
+    # --- building --------------------------------------------------------------------------
+
+    def is_object(self, node: Any) -> bool:
+        return isinstance(node, gast.Name) and node.id in self.classes
+
+    def builds(self, call: gast.expr) -> type | None:
+        """The class ``call`` instantiates, where it is one followed here; a user's class
+        that cannot be is refused (see the module docstring)."""
+        if not isinstance(call, gast.Call) or not self.expressions.is_static(call.func):
+            return None
+        cls = self.parsed.resolve(call.func)
+        if not isinstance(cls, type) or type(cls) is not type or _is_library(cls) or \
+                issubclass(cls, (BaseException, tuple, list, dict)) or \
+                "__dataclass_fields__" in vars(cls) or any(
+                    "__new__" in vars(base) or "__slots__" in vars(base)
+                    for base in cls.__mro__[:-1]):
+            return None  # exceptions, named tuples, dataclasses...: calls, as before
+        init = inspect.getattr_static(cls, "__init__")
+        if init is not object.__init__ and not isinstance(init, types.FunctionType):
+            return None
+        if "<locals>" in cls.__qualname__:
+            raise self.parsed.error(
+                f"the class {cls.__name__} is defined inside a function: its methods read "
+                "names of that function, which the compiler does not see", call,
+                "Define the class at the top level of the module.")
+        return cls
+
+    def construct(self, name: str, call: gast.Call, cls: type) -> None:
+        """``name = Cls(...)``: its attributes as variables, set by ``__init__`` inlined."""
+        if self.loop_depth:
+            raise self.parsed.error(
+                f"an object of class {cls.__name__} is built inside a loop: objects built "
+                "here are followed through their attributes, once", call,
+                "Build it before the loop and update its attributes in the loop.")
+        if name not in self.parsed.local_names and name not in self.versions.synthetic:
+            raise self.value_use(name, cls, call)  # the function's result
+        if self.expressions.bindings()[name] > 1:
+            raise self.parsed.error(
+                f"'{name}' holds an object built here and is bound again elsewhere in the "
+                "function: which object it holds would be known only at run time", call,
+                "Give each object its own name.")
+        self.classes[name], self.class_ref[name] = cls, syntax.clone(call.func)
+        self.fields[name] = {}
+        init = inspect.getattr_static(cls, "__init__")
+        if init is object.__init__:
+            if call.args or call.keywords:
+                raise self.parsed.error(f"{cls.__name__}() takes no arguments", call)
+            return
+        self.building.add(name)
+        try:
+            self.inline(name, init, call, "__init__")
+        finally:
+            self.building.discard(name)
+
+    def value_use(self, name: str, cls: type, node: gast.AST) -> Exception:
+        """The refusal of an object built here used as a value."""
+        return self.parsed.error(
+            f"the {cls.__name__} object '{name}' built here is used as a value (passed on, "
+            "returned, stored or tested): objects built inside the function are followed "
+            "through their attributes and methods only", node,
+            "Build it outside the function and pass it in, or pass on its arrays "
+            f"(`{name}.w`).")
+
+    def temporary(self, call: gast.Call) -> str | None:
+        """``Lin(w)(x)``, ``Lin(w).forward(x)``: the object built, under a name of its own;
+        None where ``call`` calls no object being built."""
+        func = call.func
+        built = func.value if isinstance(func, gast.Attribute) else func
+        cls = self.builds(built)
+        if cls is None:
+            return None
+        name = self.versions.synthetic_variable()
+        self.construct(name, built, cls)
+        return name
+
+    # --- attributes ------------------------------------------------------------------------
+
+    def read(self, node: gast.Attribute) -> gast.expr:
+        """``obj.attr``: its variable, a property's getter inlined, or a class attribute."""
+        obj, attr = node.value.id, node.attr
+        if attr in self.fields[obj]:
+            return syntax.located(syntax.name(self.versions.current[self.fields[obj][attr]]),
+                                  node)
+        cls = self.classes[obj]
+        held = inspect.getattr_static(cls, attr, MISSING)
+        if isinstance(held, property) and isinstance(held.fget, types.FunctionType):
+            return self.inline(obj, held.fget, syntax.located(syntax.call(
+                syntax.name(obj), []), node), attr)
+        if held is MISSING or obj in self.building:
+            raise self.parsed.error(
+                f"'{obj}.{attr}': the {cls.__name__} object built here has no attribute "
+                f"'{attr}' yet (its attributes are those __init__ sets)", node,
+                "Set every attribute in __init__.")
+        if isinstance(held, (types.FunctionType, staticmethod, classmethod, property)):
+            raise self.parsed.error(
+                f"'{obj}.{attr}' reads a method of an object built here without calling it",
+                node, f"Call it where it is used: `{obj}.{attr}(...)`.")
+        return syntax.located(syntax.attribute(syntax.clone(self.class_ref[obj]), attr), node)
+
+    def write(self, target: gast.Attribute, value: gast.expr, origin: gast.AST) -> None:
+        """``obj.attr = value``: a new version of the attribute's variable."""
+        obj, attr = target.value.id, target.attr
+        fields = self.fields[obj]
+        if attr not in fields:
+            if obj not in self.building:
+                raise self.parsed.error(
+                    f"'{obj}.{attr} = ...' adds the attribute '{attr}' to an object built "
+                    "here after __init__: its attributes are those __init__ sets", target,
+                    f"Set '{attr}' in __init__ (to None if it has no value yet).")
+            fields[attr] = self.namer.fresh(f"{obj.lstrip('_')}_{attr}")
+            self.versions.synthetic.add(fields[attr])
+        atom = self.expressions.atom(value)
+        self.walk.emit(syntax.assign(self.versions.define(fields[attr]), atom), origin)
+
+    def variables(self, stmts: list[gast.stmt]) -> set[str]:
+        """The attribute variables of the objects that ``stmts`` use (a loop over them
+        carries them all: a method called in it may set any)."""
+        used = {n.id for s in stmts for n in gast.walk(s) if self.is_object(n)}
+        return {v for obj in used for v in self.fields[obj].values()}
+
+    # --- methods ---------------------------------------------------------------------------
+
+    def calls(self, call: gast.Call) -> bool:
+        """Is ``call`` a method of an object built here: ``obj.method(...)``, ``obj(...)``,
+        or ``Base.method(obj, ...)``?"""
+        func = call.func
+        if self.is_object(func):
+            return True
+        if isinstance(func, gast.Attribute) and self.is_object(func.value):
+            return func.attr not in self.fields[func.value.id]  # else a function held there
+        if self.builds(func.value if isinstance(func, gast.Attribute) else func) is not None:
+            return True  # Lin(w)(x), Lin(w).forward(x)
+        if not (call.args and self.is_object(call.args[0])
+                and self.expressions.is_static(func)):
+            return False
+        function = self.parsed.resolve(func)
+        return any(vars(c).get(getattr(function, "__name__", None)) is function
+                   for c in self.classes[call.args[0].id].__mro__)
+
+    def call(self, call: gast.Call) -> gast.expr:
+        """The method of ``call`` (see ``calls``) inlined: its value as an atom."""
+        func = call.func
+        built = self.temporary(call)
+        if built is not None:  # Lin(w)(x): built, then called
+            func = syntax.located(syntax.name(built), func) if not isinstance(
+                func, gast.Attribute) else syntax.attribute(syntax.name(built), func.attr)
+        if self.is_object(func):
+            obj, attr = func.id, "__call__"
+        elif isinstance(func, gast.Attribute) and self.is_object(func.value):
+            obj, attr = func.value.id, func.attr
+        else:  # Base.method(obj, ...): the base class's method, on obj
+            obj, function = call.args[0].id, self.parsed.resolve(func)
+            rest = syntax.located(syntax.call(syntax.clone(func), call.args[1:], [
+                (k.arg, k.value) for k in call.keywords]), call)
+            return self.inline(obj, function, rest, function.__name__)
+        cls = self.classes[obj]
+        method = inspect.getattr_static(cls, attr, MISSING)
+        if not isinstance(method, types.FunctionType):
+            kind = type(method).__name__ if method is not MISSING else "no such method"
+            raise self.parsed.error(
+                f"'{obj}.{attr}(...)' of the {cls.__name__} object built here ({kind}): only "
+                "plain methods are followed", call,
+                "Write it as a plain method, or a function of the attributes.")
+        return self.inline(obj, method, call, attr)
+
+    def inline(self, obj: str, method: types.FunctionType, call: gast.Call,
+               attr: str) -> gast.expr:
+        """The method's body in place, ``self`` standing for ``obj``: its value as an atom."""
+        code = method.__code__
+        cls = self.classes[obj]
+        if code.co_filename != self.parsed.filename or method.__globals__ is not \
+                self.parsed.globals:
+            raise self.parsed.error(
+                f"{cls.__name__}.{attr} is defined in another file than the function: the "
+                "compiler follows the methods of classes defined beside it", call,
+                "Define the class in the same module, or build the object outside and pass "
+                "its arrays in.")
+        if code.co_freevars:
+            raise self.parsed.error(
+                f"{cls.__name__}.{attr} reads {', '.join(code.co_freevars)} from an enclosing "
+                "scope (super() does): not followed", call,
+                "Call the base class's method by name (`Base.forward(self, x)`), or write "
+                "the method without it.")
+        parsed = parse(method)
+        self.walk.fence(parsed)  # the method's source passes the function's own checks
+        return self.expressions.inline(call, function=parsed.node, self_name=obj,
+                                       what=f"{cls.__name__}.{attr}")
+
+
+def _is_library(cls: type) -> bool:
+    module = (getattr(cls, "__module__", "") or "").split(".")[0]
+    return module in ("builtins", "numpy", "scipy", "s2sgrad", "collections", "typing",
+                      "functools", "math", "operator")
