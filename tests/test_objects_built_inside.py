@@ -195,3 +195,46 @@ def test_refused(f, words):
         s2sgrad.gradient(f)(X, W)
     assert words in str(info.value)
     assert "test_objects_built_inside.py" in str(info.value)
+
+
+# --- attributes set where the loop cannot see them, and properties with setters -----------
+
+
+def set_by_a_nested_function(x, w):
+    layer = Lin(w)
+
+    def step(h):
+        layer.b = h * 0.5
+        return layer(h)
+
+    h = x
+    for _ in range(3):
+        h = step(h)
+    return np.sum(h) + np.sum(layer.b)
+
+
+class Halved:
+    def __init__(self, w):
+        self.w = w  # through the setter: _w is w / 2
+
+    @property
+    def w(self):
+        return self._w * 2.0
+
+    @w.setter
+    def w(self, value):
+        self._w = value / 2.0
+
+
+def through_a_setter(x, w):
+    h = Halved(w * x)
+    return np.sum(h._w)
+
+
+def test_an_attribute_set_inside_a_nested_function_in_a_loop():
+    check_grads(set_by_a_nested_function, X, W, modes=("rev", "fwd"), order=2)
+
+
+def test_a_property_setter_is_refused():
+    with pytest.raises(TransformError, match="setter is not followed"):
+        s2sgrad.gradient(through_a_setter)(X, W)

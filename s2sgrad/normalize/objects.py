@@ -58,8 +58,7 @@ class Objects:
         if not isinstance(cls, type) or type(cls) is not type or _is_library(cls) or \
                 issubclass(cls, (BaseException, tuple, list, dict)) or \
                 "__dataclass_fields__" in vars(cls) or any(
-                    "__new__" in vars(base) or "__slots__" in vars(base)
-                    for base in cls.__mro__[:-1]):
+                    name in vars(base) for base in cls.__mro__[:-1] for name in _OWN_RULES):
             return None  # exceptions, named tuples, dataclasses...: calls, as before
         init = inspect.getattr_static(cls, "__init__")
         if init is not object.__init__ and not isinstance(init, types.FunctionType):
@@ -147,6 +146,12 @@ class Objects:
         """``obj.attr = value``: a new version of the attribute's variable."""
         obj, attr = target.value.id, target.attr
         fields = self.fields[obj]
+        cls = self.classes[obj]
+        if hasattr(inspect.getattr_static(cls, attr, None), "__set__"):
+            raise self.parsed.error(
+                f"'{obj}.{attr} = ...' sets a property (or another descriptor) of "
+                f"{cls.__name__}, whose setter is not followed", target,
+                "Set the attribute the setter would set, directly.")
         if attr not in fields:
             if obj not in self.building:
                 raise self.parsed.error(
@@ -158,11 +163,10 @@ class Objects:
         atom = self.expressions.atom(value)
         self.walk.emit(syntax.assign(self.versions.define(fields[attr]), atom), origin)
 
-    def variables(self, stmts: list[gast.stmt]) -> set[str]:
-        """The attribute variables of the objects that ``stmts`` use (a loop over them
-        carries them all: a method called in it may set any)."""
-        used = {n.id for s in stmts for n in gast.walk(s) if self.is_object(n)}
-        return {v for obj in used for v in self.fields[obj].values()}
+    def variables(self) -> set[str]:
+        """The attribute variables of every object built so far: a loop carries them all,
+        since a method or a nested function called in it may set any."""
+        return {v for fields in self.fields.values() for v in fields.values()}
 
     # --- methods ---------------------------------------------------------------------------
 
@@ -231,6 +235,12 @@ class Objects:
         self.walk.fence(parsed)  # the method's source passes the function's own checks
         return self.expressions.inline(call, function=parsed.node, self_name=obj,
                                        what=f"{cls.__name__}.{attr}")
+
+
+# A class that defines one of these decides for itself what building it, or reading and
+# writing its attributes, does: not followed as attributes-as-variables.
+_OWN_RULES = ("__new__", "__slots__", "__getattribute__", "__getattr__", "__setattr__",
+              "__delattr__", "__init_subclass__", "__class_getitem__")
 
 
 def _is_library(cls: type) -> bool:
