@@ -207,6 +207,8 @@ class Aliasing:
         self.writes: dict[str, list[tuple[int, gast.stmt]]] = {}  # new version -> update
         self.in_place: set[int] = set()  # augmented assignments done in place
         self.defs: dict[str, list[int]] = {}
+        self.assigned_by: dict[str, gast.stmt] = {}  # a name -> (the last) assignment of it
+        self.ops = analysis.ops
         self.reads: dict[str, list[tuple[int, gast.stmt]]] = {}
         self.values = analysis.values
         self.parsed = analysis.normalized.parsed
@@ -272,9 +274,10 @@ class Aliasing:
             raise self.parsed.error(
                 f"assignment through '{text}', where '{self._user(region.value.id)}' is "
                 f"{described(base) if base is not None else 'not known here'}: followed "
-                "for NumPy arrays only", stmt,
-                "Read the item into a name, change it, and store it back: "
-                "`row = b[i]; row = ...; b[i] = row`.")
+                "for NumPy arrays only (an array held in a list or dict may be seen through "
+                "other names too)", stmt,
+                "Change the array under a name of its own before storing it: "
+                "`x = np.zeros(n); x[j] = v; d[k] = x`.")
         for part in region.slice.elts[:inner]:
             value = self.values.get(part.id) if isinstance(part, gast.Name) else None
             integer = (syntax.is_const(part) and type(part.value) is int) or (
@@ -316,6 +319,7 @@ class Aliasing:
                 if target is None:
                     continue
                 self.defs.setdefault(target, []).append(here)
+                self.assigned_by[target] = stmt
                 for name in self._shares_memory_with(stmt, op):
                     self._union(target, name)
                 if op.kind in UPDATES or id(stmt) in self.in_place:
@@ -394,7 +398,7 @@ class Aliasing:
             names = set(self.group) | set(self.group.values()) | set(self.defs) | params
             members = [n for n in names if self._find(n) == group]
             for position, stmt in updates:
-                inside = [m for m in members if self._contained_before(m, position)]
+                inside = [m for m in members if self._contained_before(m, position, stmt)]
                 if inside and stmt.value.func.id != "__append__" if isinstance(
                         stmt.value, gast.Call) and isinstance(stmt.value.func, gast.Name) else (
                         inside):
@@ -468,14 +472,44 @@ class Aliasing:
             if isinstance(a, gast.Name):
                 self.contained.setdefault(a.id, []).append(here)
 
-    def _contained_before(self, name: str, write: int) -> bool:
+    def _contained_before(self, name: str, write: int, stmt: gast.stmt) -> bool:
         """Was ``name`` put into a container (or read out of one) before the update at
         ``write``, or in a loop around it (a later iteration updates what an earlier one
-        put there)? A container built after the update holds the new values, as NumPy's."""
+        put there, unless each iteration makes the array anew before updating it)? A
+        container built after the update holds the new values, as NumPy's."""
         loop = self._loop_of(write)
-        return any(not self._exclusive(at, write) and (
-            at < write or (loop is not None and loop[0] <= at <= loop[1]))
-            for at in self.contained.get(name, ()))
+        for at in self.contained.get(name, ()):
+            if self._exclusive(at, write):
+                continue
+            if at < write:
+                return True
+            if loop is not None and loop[0] <= at <= loop[1] and \
+                    not self._made_in_iteration(stmt, loop):
+                return True
+        return False
+
+    def _made_in_iteration(self, stmt: gast.stmt, loop: tuple[int, int]) -> bool:
+        """Is the array that ``stmt`` (an element write) updates made anew in each
+        iteration of ``loop``, before ``stmt``: ``x = np.zeros(n)`` (or arithmetic) in
+        the body, then element writes and copies of it only?"""
+        write = self.position[id(stmt)]
+        value, seen, made = stmt.value, set(), stmt
+        while isinstance(value, gast.Name) or isinstance(value, gast.Call) and \
+                syntax.is_name(value.func, SETITEM):
+            name = value.id if isinstance(value, gast.Name) else value.args[0].value.id
+            if name in seen or len(self.defs.get(name, ())) != 1:
+                return False  # a loop version (assigned twice): from the last iteration
+            seen.add(name)
+            at = self.defs[name][0]
+            if not loop[0] <= at < write:
+                return False
+            made = self.assigned_by[name]
+            value = made.value
+        if isinstance(value, (gast.BinOp, gast.UnaryOp)):
+            return True  # arithmetic makes a new array
+        op = self.ops.get(made) if seen else None
+        return isinstance(value, gast.Call) and op is not None and op.kind in (
+            "rule", "nondiff") and returns_new_array(op)
 
     def _item(self, target: str, container: Any) -> None:
         """``target`` may be an item of ``container``: not to be updated in place."""

@@ -341,3 +341,80 @@ def test_writes_through_a_view_refused(f, args, words):
         s2sgrad.gradient(f)(*args)
     assert words in str(info.value)
     assert "test_container_writes.py" in str(info.value)
+
+
+# --- an array made in each iteration, written, then stored (min-char-rnn's one-hot xs[t]) -----
+
+
+def one_hot_inputs(w, h0):
+    xs, hs = {}, {}
+    hs[-1] = h0
+    loss = 0.0
+    for t in range(3):
+        x = np.zeros(4)
+        x[(t + 1) % 4] = 1.0
+        x[t] += 0.5
+        xs[t] = x
+        hs[t] = np.tanh(w @ xs[t] + hs[t - 1])
+        loss += np.sum(hs[t] ** 2)
+    return loss
+
+
+def one_array_stored_every_iteration(w, h0):
+    x = np.zeros(4)
+    xs = []
+    for t in range(3):
+        x[t] = w[t, t]  # the same array each time: the list holds it three times
+        xs.append(x)
+    return np.sum(xs[0] * h0)
+
+
+def made_by_a_helper(w, h0):
+    xs = []
+    for t in range(3):
+        x = passthrough(h0)  # may be h0 itself
+        x[t] = w[t, t]
+        xs.append(x)
+    return np.sum(xs[0])
+
+
+def passthrough(v):
+    return v
+
+
+def test_an_array_made_in_each_iteration_may_be_written_then_stored():
+    check(one_hot_inputs, W, A, order=2)
+
+
+@pytest.mark.parametrize("f", [one_array_stored_every_iteration, made_by_a_helper])
+def test_an_array_stored_in_an_earlier_iteration_is_not_written(f):
+    with pytest.raises(TransformError) as info:
+        s2sgrad.gradient(f)(W, A)
+    assert "test_container_writes.py" in str(info.value)
+
+
+# --- pops and appends on branches in a loop (a stack machine), at second order ----------------
+
+
+def reverse_polish(tokens, x):
+    stack = []
+    for tok in tokens:
+        if tok == "+":
+            b, a = stack.pop(), stack.pop()
+            stack.append(a + b)
+        elif tok == "*":
+            b, a = stack.pop(), stack.pop()
+            stack.append(a * b)
+        elif tok == "sin":
+            stack.append(np.sin(stack.pop()))
+        else:
+            stack.append(x[int(tok)])
+    return np.sum(stack.pop())
+
+
+def evaluated(x):
+    return reverse_polish(("0", "1", "*", "sin", "2", "+"), x)
+
+
+def test_a_stack_machine():
+    check(evaluated, W[:3], order=2)

@@ -238,3 +238,21 @@ def test_an_attribute_set_inside_a_nested_function_in_a_loop():
 def test_a_property_setter_is_refused():
     with pytest.raises(TransformError, match="setter is not followed"):
         s2sgrad.gradient(through_a_setter)(X, W)
+
+
+class Dense:
+    def __init__(self, params, activation=np.tanh):
+        self.W, self.b = params
+        self.activation = activation
+
+    def __call__(self, x):
+        return self.activation(x @ self.W + self.b)
+
+
+def unpacked_attributes_and_a_function_held(x, w):
+    relu_like = Dense((w, 0.1), activation=np.sin)
+    return np.sum(Dense((w.T, x))(relu_like(x)) ** 2)
+
+
+def test_attributes_set_by_unpacking_and_a_function_held_in_one():
+    check_grads(unpacked_attributes_and_a_function_held, X, W, modes=("rev", "fwd"), order=2)

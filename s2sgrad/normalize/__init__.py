@@ -173,6 +173,8 @@ class _Statements:
             self.assignments.append(stmt.value.func.value, stmt.value.args[0], stmt)
         elif is_append(stmt.value, local, "insert"):
             self.assignments.insert(stmt.value.func.value, *stmt.value.args, stmt)
+        elif self.expressions.is_pop(stmt.value):  # xs.pop(): its item unused
+            self.expressions.pop(stmt.value)
         elif not syntax.is_const(stmt.value):  # a docstring or a bare constant does nothing
             walk.emit(syntax.expr_stmt(self.expressions.operation(stmt.value)), stmt)
 

@@ -140,6 +140,8 @@ class Assignments:
             value = self.expressions.operation(syntax.located(value, target), temp=True)
         if isinstance(target, (gast.Tuple, gast.List)):
             self.unpack(target, value)
+        elif isinstance(target, gast.Attribute):  # self.w, self.b = params
+            self.set_attribute(target, value, target)
         else:  # y[i]: an element write (fence lets nothing else through)
             self.store(target, value, None, target)
 

@@ -337,6 +337,8 @@ class Expressions:
     def callee(self, func: gast.expr) -> gast.expr:
         if self.is_static(func):
             return func
+        if isinstance(func, gast.Attribute) and self.objects.is_object(func.value):
+            return self.objects.read(func)  # a function held in an object's attribute
         if isinstance(func, gast.Attribute):  # a method call: x.sum(), (a @ b).mean()
             return syntax.located(syntax.attribute(self.atom(func.value), func.attr), func)
         return self.atom(func)

@@ -103,8 +103,8 @@ class Objects:
             f"the {cls.__name__} object '{name}' built here is used as a value (passed on, "
             "returned, stored or tested): objects built inside the function are followed "
             "through their attributes and methods only", node,
-            "Build it outside the function and pass it in, or pass on its arrays "
-            f"(`{name}.w`).")
+            "Build it outside the function and pass it in, or pass on the values of its "
+            f"attributes (`{name}.<attribute>`).")
 
     def temporary(self, call: gast.Call) -> str | None:
         """``Lin(w)(x)``, ``Lin(w).forward(x)``: the object built, under a name of its own;

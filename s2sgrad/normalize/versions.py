@@ -31,6 +31,8 @@ Copies nothing reads are dropped at the end (``drop_dead_copies``).
 
 from __future__ import annotations
 
+import collections
+
 import gast
 
 from .. import syntax
@@ -129,18 +131,29 @@ class Versions:
 
 def drop_dead_copies(body: list[gast.stmt]) -> list[gast.stmt]:
     """Remove copies ``a = b`` (merges, loop versions) and ``a = None`` (what an inlined
-    function without a return gives) whose target nothing reads."""
-    while True:
-        read = {n.id for s in body for n in gast.walk(s)
-                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
-        dead = [n for s in body for n in gast.walk(s) if isinstance(n, gast.Assign)
-                and (isinstance(n.value, gast.Name) or syntax.is_const(n.value)
-                     and n.value.value is None)
-                and isinstance(n.targets[0], gast.Name) and n.targets[0].id not in read]
-        if not dead:
-            return body
-        dead_ids = {id(d) for d in dead}
-        body = _without(body, dead_ids)
+    function without a return gives) whose target no computation reads: nothing but other
+    such copies, which a loop may chain into a cycle (``a_2 = a_1`` in a branch, ``a_1 =
+    a_2`` at the end of the body)."""
+    copies = [n for s in body for n in gast.walk(s) if isinstance(n, gast.Assign)
+              and isinstance(n.targets[0], gast.Name) and (
+                  isinstance(n.value, gast.Name) or syntax.is_const(n.value)
+                  and n.value.value is None)]
+    loads = collections.Counter(n.id for s in body for n in gast.walk(s)
+                                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
+    for copy in copies:  # reads by copies do not make a name live by themselves
+        if isinstance(copy.value, gast.Name):
+            loads[copy.value.id] -= 1
+    live = {name for name, count in loads.items() if count > 0}
+    changed = True
+    while changed:  # the source of a live copy is live
+        changed = False
+        for copy in copies:
+            if copy.targets[0].id in live and isinstance(copy.value, gast.Name) and \
+                    copy.value.id not in live:
+                live.add(copy.value.id)
+                changed = True
+    dead = {id(c) for c in copies if c.targets[0].id not in live}
+    return _without(body, dead) if dead else body
 
 
 def _without(stmts: list[gast.stmt], dead: set[int]) -> list[gast.stmt]:
