@@ -7,13 +7,19 @@ attributes as through any local. Checked as users write classes (methods calling
 methods, ``__call__``, a property, a class attribute, inheritance, an attribute updated in a
 loop or a branch, two objects of one class, decorated, on a Tensor) against finite
 differences; an object used as a value (passed on, returned, stored) is refused at the
-user's line.
+user's line. Frozen scipy.stats distributions (``st.norm(m, s).logpdf(x)``) are followed
+the same way, as the distribution's own methods with the frozen parameters.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+
+try:
+    import scipy.stats as st
+except ImportError:  # scipy is optional: the frozen-distribution test skips
+    st = None
 
 import s2sgrad
 from s2sgrad import TransformError
@@ -256,3 +262,45 @@ def unpacked_attributes_and_a_function_held(x, w):
 
 def test_attributes_set_by_unpacking_and_a_function_held_in_one():
     check_grads(unpacked_attributes_and_a_function_held, X, W, modes=("rev", "fwd"), order=2)
+
+
+# --- frozen scipy.stats distributions ------------------------------------------------------
+
+
+def frozen_normal(mu, sigma, x):
+    d = st.norm(mu, sigma)
+    return -np.sum(d.logpdf(x)) + np.sum(st.norm(loc=mu, scale=1.0).cdf(x)) + d.entropy()
+
+
+def frozen_in_a_loop(mus, x):
+    total = 0.0
+    for k in range(3):
+        total = total + np.sum(st.t(4.0, loc=mus[k]).logpdf(x))
+    return total
+
+
+def frozen_passed_on(mu, x):
+    d = st.norm(mu, 1.0)
+    return np.sum(log_density(d, x))
+
+
+def log_density(d, x):
+    return d.logpdf(x)
+
+
+def frozen_named_in_a_loop(mus, x):
+    total = 0.0
+    for k in range(3):
+        d = st.norm(mus[k], 1.0)
+        total = total + np.sum(d.pdf(x))
+    return total
+
+
+def test_frozen_distributions():
+    pytest.importorskip("scipy")
+    check_grads(frozen_normal, 0.3, 1.2, X, modes=("rev", "fwd"), order=2)
+    check_grads(frozen_in_a_loop, X, X, modes=("rev", "fwd"))
+    for f, words in ((frozen_passed_on, "used as a value"),
+                     (frozen_named_in_a_loop, "inside a loop")):
+        with pytest.raises(TransformError, match=words):
+            s2sgrad.gradient(f)(X[0] if f is frozen_passed_on else X, X)

@@ -358,3 +358,29 @@ def test_loop_values_that_change_shape_between_iterations():
     np.testing.assert_allclose(
         g, numeric_gradient(lambda x: layers_from_a_dict(weights, x), [inputs], 0),
         rtol=1e-6, atol=1e-8)
+
+
+# --- unpacking counts ------------------------------------------------------------------------
+
+
+def unpacks_three_into_two(x):
+    t = (x, x * 2.0, x * 3.0)
+    a, b = t
+    return np.sum(a * b)
+
+
+def unpacks_a_shape_wrongly(x):
+    n, m = x.shape  # x is 1-d here
+    return np.sum(x) * n
+
+
+def unpacks_a_rule_result(x):
+    q, r = np.linalg.qr(np.outer(x, x) + np.eye(5))
+    return np.sum(q * r)
+
+
+def test_a_wrong_unpacking_count_is_refused_where_known():
+    for f in (unpacks_three_into_two, unpacks_a_shape_wrongly):
+        with pytest.raises(TransformError, match="Python raises a ValueError"):
+            s2sgrad.gradient(f)(X)
+    check_grads(unpacks_a_rule_result, X)

@@ -134,6 +134,7 @@ class _Walk:
         self.operations = Operations(self.facts, Calls(self.facts, compile_callee))
         self.ops: dict[gast.stmt, Op] = {}
         self.unpacked = dict(normalized.unpacked)
+        self.unpacks = dict(normalized.unpacks)
 
     def run(self) -> Analysis:
         facts, parsed = self.facts, self.normalized.parsed
@@ -162,6 +163,8 @@ class _Walk:
                     checks.check_iterable(facts, stmt.value.args[0], stmt)
                 if stmt in self.unpacked:
                     checks.check_spread(facts, stmt.value.value, self.unpacked[stmt], stmt)
+                if stmt in self.unpacks:
+                    checks.check_unpack(facts, stmt.value.value, self.unpacks[stmt], stmt)
                 self.ops[stmt] = self.statement(stmt)
             elif kind.loop:
                 if isinstance(stmt, gast.For):  # the loop's index

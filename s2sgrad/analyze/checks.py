@@ -6,6 +6,7 @@ supported and what to write instead; each returns quietly otherwise.
     x.sort()                 check_effect: a call whose result is dropped, on an array
     for k in d: ...          check_iterable: loops read items by position (not a dict's keys)
     for a, b in zip(*xs)     check_spread: xs holds as many sequences as the loop unpacks
+    a, b = t                 check_unpack: t holds two values, where its length is known
     np.clip(y, 0, 1, y)      refuse_out: an output array passed by position
     xs.extend(ys)            refuse_container_method: a list changed in place
     gradient(f)(x) inside    refuse_transform: derivatives of derivatives
@@ -88,6 +89,21 @@ def check_spread(facts: Facts, atom: gast.expr, count: int, stmt: gast.stmt) -> 
         f"zip(*...) of {described(value)}: how many sequences it passes is not known when "
         "compiling, and the loop is compiled for a fixed number of them", stmt,
         "Pass the sequences by name, e.g. `for w, v in zip(vals, vecs.T):`.")
+
+def check_unpack(facts: Facts, atom: gast.expr, count: int, stmt: gast.stmt) -> None:
+    """``a, b = t`` is compiled as ``a = t[0]; b = t[1]``: where t's length is known here
+    and is not the number of names, Python raises a ValueError, so it is refused."""
+    value = facts.value(atom)
+    size = None
+    if is_sequence(value) and value.items is not None:
+        size = len(value.items)
+    elif value.type is ShapeTuple and value.ndim is not None:
+        size = value.ndim
+    if size is not None and size != count:
+        raise facts.parsed.error(
+            f"{count} names unpack {size} values here (Python raises a ValueError)", stmt,
+            "Give as many names as values.")
+
 
 def refuse_boolean_index(facts: Facts, index: Any, node: gast.AST) -> None:
     """``y[True]`` adds an axis of length 1 (or 0), unlike an int: not followed."""

@@ -99,6 +99,9 @@ class Normalized:
     # `_t = xs[0]` statements that start reading the sequences of zip(*xs), with how many
     # the loop unpacks: the analysis checks that xs holds that many, a number it knows
     unpacked: tuple[tuple[gast.stmt, int], ...] = ()
+    # `a = t[0]` statements that start unpacking `a, b = t`, with how many names: the
+    # analysis checks the count where it knows t's length (Python raises otherwise)
+    unpacks: tuple[tuple[gast.stmt, int], ...] = ()
 
 
 def normalize(parsed: Parsed, fence: Callable[[Parsed], Any] = lambda parsed: parsed
@@ -120,7 +123,8 @@ def normalize(parsed: Parsed, fence: Callable[[Parsed], Any] = lambda parsed: pa
                       dict(assignments.views),
                       dict(versions.variable_of), frozenset(versions.placeholders),
                       frozenset(statements.loops.iterations),
-                      tuple(statements.loops.unpacked.items()))
+                      tuple(statements.loops.unpacked.items()),
+                      tuple(assignments.unpacks.items()))
 
 
 class _Statements:

@@ -55,6 +55,7 @@ class Assignments:
         self.augmented: dict[gast.stmt, tuple[str, str]] = {}  # `h += x` statements
         self.writes: dict[gast.stmt, tuple[str, str]] = {}  # `y[i] = v` statements
         self.views: dict[gast.stmt, tuple[str, int]] = {}  # of those, `y.T[i] = v` ones
+        self.unpacks: dict[gast.stmt, int] = {}  # `a = t[0]` of `a, b = t` -> how many
 
     def assign(self, targets: list[gast.expr], value: gast.expr) -> None:
         first, *others = targets
@@ -70,6 +71,9 @@ class Assignments:
             cls = objects.builds(value)
             if cls is not None:  # layer = Lin(w): an object built here
                 objects.construct(first.id, value, cls)
+                return
+            if objects.freezes(value):  # d = st.norm(m, s): a frozen distribution
+                objects.freeze(first.id, value)
                 return
         if isinstance(first, gast.Attribute):
             if others:
@@ -127,9 +131,12 @@ class Assignments:
             whole = atom(value)  # n, m = x.shape  ->  n = _t1[0]; m = _t1[1]
             items = [syntax.subscript(syntax.clone(whole), syntax.const(k))
                      for k in range(len(target.elts))]
+        mark = len(self.walk.out)
         for t, item in zip(target.elts, items, strict=True):
             if item is not None:
                 self.bind(t, item)
+        if not isinstance(value, (gast.Tuple, gast.List)) and len(self.walk.out) > mark:
+            self.unpacks[self.walk.out[mark]] = len(target.elts)  # _t2 = _t1[0]: checked
 
     def bind(self, target: gast.expr, value: gast.expr) -> None:
         """Store an atom, or an item ``whole[k]`` of one, into one unpacking target."""

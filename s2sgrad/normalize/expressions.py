@@ -141,8 +141,8 @@ class Expressions:
         elif isinstance(node, gast.Call) and self.objects.calls(node):
             op = self.objects.call(node)  # a method of an object built here, inlined
         elif isinstance(node, gast.Call) and self.objects.builds(node) is not None:
-            name = syntax.dotted_name(node.func)
-            raise self.objects.value_use(f"{name}(...)", self.parsed.resolve(node.func), node)
+            raise self.objects.value_use(f"{syntax.dotted_name(node.func)}(...)", node,
+                                         self.parsed.resolve(node.func))
         elif isinstance(node, gast.Call) and self.is_pop(node):
             op = self.pop(node)  # the item taken out, as an atom
         elif isinstance(node, gast.Call) and (isinstance(node.func, gast.Lambda) or (
@@ -395,8 +395,8 @@ class Expressions:
         if isinstance(node, gast.Lambda):
             raise self.parsed.error("a lambda is used other than by calling it", node,
                                     f"Define a module-level function instead{_PASS_VALUES}")
-        if self.objects.is_object(node):
-            raise self.objects.value_use(node.id, self.objects.classes[node.id], node)
+        if self.objects.is_value_of_its_own(node):
+            raise self.objects.value_use(node.id, node)
         current = self.versions.current
         if isinstance(node, gast.Name) and node.id in self.versions.synthetic:
             return syntax.located(syntax.name(current[node.id]), node)

@@ -7,6 +7,8 @@ the function itself builds; gives, through the walk, statements on variables:
     h = layer.forward(x)        _t1 = layer_w @ x; ...; h = _t3     forward inlined
     y = layer(x)                as layer.__call__(x)
     layer.b = v                 layer_b_1 = v                        a new version
+    d = st.norm(m, s)           (nothing: m and s are remembered)
+    p = d.logpdf(x)             p = st.norm.logpdf(x, m, s)          frozen distributions
 
 A class is followed this way where the function calls it to build an instance, and it is a
 class of the function's own module, defined at its top level in the same file, with a
@@ -19,6 +21,10 @@ container, tested), it is refused, as are an attribute ``__init__`` does not set
 method read without a call, a class built inside a loop, ``super()`` and static and class
 methods. A class attribute read through the object (``self.scale``) is read from the
 class.
+
+A frozen scipy.stats distribution (``d = st.norm(m, s)``, or ``st.norm(m, s).logpdf(x)``)
+is followed the same way: its methods are the distribution's own, given the parameters it
+was frozen with, which have rules. It too exists only through its method calls.
 """
 
 from __future__ import annotations
@@ -43,11 +49,65 @@ class Objects:
         self.fields: dict[str, dict[str, str]] = {}  # ... -> attribute -> its variable
         self.building: set[str] = set()  # objects whose __init__ is being inlined
         self.loop_depth = 0  # loops the walk is inside (maintained by Loops)
+        # a frozen scipy.stats distribution -> (the distribution, its arguments, keywords)
+        self.frozen: dict[str, tuple[gast.expr, list, list]] = {}
 
     # --- building --------------------------------------------------------------------------
 
     def is_object(self, node: Any) -> bool:
         return isinstance(node, gast.Name) and node.id in self.classes
+
+    def is_value_of_its_own(self, node: Any) -> bool:
+        """An object built here, or a frozen distribution: neither exists at run time."""
+        return isinstance(node, gast.Name) and (node.id in self.classes
+                                                or node.id in self.frozen)
+
+    # --- frozen scipy.stats distributions ----------------------------------------------------
+
+    def freezes(self, call: gast.expr) -> bool:
+        """``st.norm(loc, scale)``: a scipy.stats distribution called to freeze it."""
+        if not isinstance(call, gast.Call) or not self.expressions.is_static(call.func):
+            return False
+        dist = self.parsed.resolve(call.func)
+        return (type(dist).__module__ or "").startswith("scipy.stats") and callable(
+            getattr(dist, "freeze", None)) and not isinstance(dist, type)
+
+    def freeze(self, name: str, call: gast.Call) -> None:
+        """``d = st.norm(m, s)``: its arguments evaluated now; ``d.logpdf(x)`` is then
+        ``st.norm.logpdf(x, m, s)``, which has a rule."""
+        if any(isinstance(a, gast.Starred) for a in call.args) or any(
+                k.arg is None for k in call.keywords):
+            raise self.parsed.error("a frozen distribution made with * or ** arguments",
+                                    call, "Pass its parameters by name or position.")
+        if self.expressions.bindings()[name] > 1:
+            raise self.parsed.error(
+                f"'{name}' holds a frozen distribution and is bound again elsewhere in the "
+                "function", call, "Give each distribution its own name.")
+        if self.loop_depth and name in self.parsed.local_names:
+            raise self.parsed.error(
+                f"a frozen distribution is given the name '{name}' inside a loop", call,
+                "Call its method where it is made (`st.norm(m, s).logpdf(x)`), or call the "
+                "distribution's own method with the parameters (`st.norm.logpdf(x, m, s)`).")
+        args = [self.expressions.atom(a) for a in call.args]
+        keywords = [(k.arg, self.expressions.atom(k.value)) for k in call.keywords]
+        self.frozen[name] = (syntax.clone(call.func), args, keywords)
+
+    def frozen_call(self, call: gast.Call) -> gast.Call:
+        """``d.logpdf(x)`` of a frozen distribution: the distribution's method, with the
+        parameters it was frozen with after the call's own positional arguments."""
+        func = call.func
+        if isinstance(func.value, gast.Call):  # st.norm(m, s).logpdf(x)
+            name = self.versions.synthetic_variable()
+            self.freeze(name, func.value)
+        else:
+            name = func.value.id
+        dist, args, keywords = self.frozen[name]
+        given = {k.arg for k in call.keywords}
+        return syntax.located(syntax.call(
+            syntax.attribute(syntax.clone(dist), func.attr),
+            list(call.args) + [syntax.clone(a) for a in args],
+            [(k.arg, k.value) for k in call.keywords] + [
+                (k, syntax.clone(v)) for k, v in keywords if k not in given]), call)
 
     def builds(self, call: gast.expr) -> type | None:
         """The class ``call`` instantiates, where it is one followed here; a user's class
@@ -78,7 +138,7 @@ class Objects:
                 "here are followed through their attributes, once", call,
                 "Build it before the loop and update its attributes in the loop.")
         if name not in self.parsed.local_names and name not in self.versions.synthetic:
-            raise self.value_use(name, cls, call)  # the function's result
+            raise self.value_use(name, call, cls)  # the function's result
         if self.expressions.bindings()[name] > 1:
             raise self.parsed.error(
                 f"'{name}' holds an object built here and is bound again elsewhere in the "
@@ -97,10 +157,12 @@ class Objects:
         finally:
             self.building.discard(name)
 
-    def value_use(self, name: str, cls: type, node: gast.AST) -> Exception:
-        """The refusal of an object built here used as a value."""
+    def value_use(self, name: str, node: gast.AST, cls: type | None = None) -> Exception:
+        """The refusal of an object built here (or a frozen distribution) used as a value."""
+        cls = cls or self.classes.get(name)
+        what = f"{cls.__name__} object" if cls is not None else "frozen distribution"
         return self.parsed.error(
-            f"the {cls.__name__} object '{name}' built here is used as a value (passed on, "
+            f"the {what} '{name}' built here is used as a value (passed on, "
             "returned, stored or tested): objects built inside the function are followed "
             "through their attributes and methods only", node,
             "Build it outside the function and pass it in, or pass on the values of its "
@@ -176,6 +238,10 @@ class Objects:
         func = call.func
         if self.is_object(func):
             return True
+        if isinstance(func, gast.Attribute) and (
+                isinstance(func.value, gast.Name) and func.value.id in self.frozen
+                or self.freezes(func.value)):
+            return True  # d.logpdf(x), st.norm(m, s).logpdf(x)
         if isinstance(func, gast.Attribute) and self.is_object(func.value):
             return func.attr not in self.fields[func.value.id]  # else a function held there
         if self.builds(func.value if isinstance(func, gast.Attribute) else func) is not None:
@@ -190,6 +256,10 @@ class Objects:
     def call(self, call: gast.Call) -> gast.expr:
         """The method of ``call`` (see ``calls``) inlined: its value as an atom."""
         func = call.func
+        if isinstance(func, gast.Attribute) and (
+                isinstance(func.value, gast.Name) and func.value.id in self.frozen
+                or self.freezes(func.value)):
+            return self.expressions.atom(self.frozen_call(call))
         built = self.temporary(call)
         if built is not None:  # Lin(w)(x): built, then called
             func = syntax.located(syntax.name(built), func) if not isinstance(
