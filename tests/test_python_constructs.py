@@ -370,7 +370,7 @@ def unpacks_three_into_two(x):
 
 
 def unpacks_a_shape_wrongly(x):
-    n, m = x.shape  # x is 1-d here
+    n, _m = x.shape  # x is 1-d here
     return np.sum(x) * n
 
 
