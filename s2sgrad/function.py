@@ -122,7 +122,8 @@ class _Specialiser:
                 self.cache[key] = BY_STRING_VALUE
                 key = (wrt, _fast_key(args, kwargs, strings=True)) + extra
             self.cache[key] = found
-        self.last = found
+        if mode == "vjp":  # what forward_source and adjoint_source show
+            self.last = found
         return found
 
     def by_position(self, grads: tuple, positions: tuple[int, ...], nargs: int) -> tuple:

@@ -246,3 +246,11 @@ def test_what_cannot_be_differentiated_is_named_where_it_is(value, words):
     with pytest.raises(TypeError) as info:
         s2sgrad.gradient(_total)(value)
     assert words in str(info.value), str(info.value)
+
+
+def test_the_sources_shown_are_the_last_pairs_after_a_jvp():
+    f = s2sgrad.grad(cases.tanh_regression)
+    s2sgrad.gradient(f, wrt=0)(W, X, Y)
+    s2sgrad.jvp(f, (W, X, Y), (np.ones_like(W), np.zeros_like(X), np.zeros_like(Y)))
+    assert "# adjoint of: h = np.tanh(x @ w)" in f.adjoint_source
+    assert "def " in f.forward_source
