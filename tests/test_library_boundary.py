@@ -74,3 +74,14 @@ def test_differentiate_through_enters_the_source(through):
     with pytest.raises(TransformError, match="try/except") as info:
         s2sgrad.gradient(mean_of_items)(X)
     assert info.value.filename == statistics.__file__
+
+
+def fourier_power(x):
+    return np.sum(np.abs(np.fft.rfft(x)) ** 2)
+
+
+def test_fourier_transforms_are_refused_as_complex():
+    with pytest.raises(TransformError) as info:
+        s2sgrad.gradient(fourier_power)(np.arange(4.0))
+    assert "complex numbers are not differentiated" in str(info.value)
+    assert "test_library_boundary.py" in str(info.value)
