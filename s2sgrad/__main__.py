@@ -56,7 +56,11 @@ def main(argv: list[str] | None = None) -> int:
     from .errors import TransformError
     fn = _load(options.target)
     if options.args is None:
-        api.show(fn)
+        try:
+            api.show(fn)
+        except TransformError as exc:  # the user's file:line:col and what to write instead
+            print(exc, file=sys.stderr)
+            return 1
         return 0
     try:
         args = tuple(_example(s) for s in options.args.split())

@@ -36,3 +36,13 @@ def test_a_refused_function_prints_where_and_why(tmp_path, capsys):
     assert main([f"{source}:f", "--args", "(3,)"]) == 1
     err = capsys.readouterr().err
     assert f"{source}:5:5" in err and "the caller's array" in err
+
+
+def test_a_refusal_prints_the_users_line_without_a_traceback(tmp_path, capsys):
+    source = tmp_path / "refused.py"
+    source.write_text("import numpy as np\n\n\ndef f(x):\n    y = x * 1.0\n"
+                      "    x.sort()\n    return np.sum(y)\n")
+    from s2sgrad.__main__ import main
+    assert main([f"{source}:f"]) == 1
+    err = capsys.readouterr().err
+    assert "refused.py:6" in err and "Traceback" not in err

@@ -304,3 +304,39 @@ def test_frozen_distributions():
                      (frozen_named_in_a_loop, "inside a loop")):
         with pytest.raises(TransformError, match=words):
             s2sgrad.gradient(f)(X[0] if f is frozen_passed_on else X, X)
+
+
+class Cell:
+    def __init__(self, w):
+        self.w = w
+        self.steps = 0
+
+    def step(self, h, x):
+        self.steps += 1
+        self.bump()
+        return np.tanh(self.w @ h + x)
+
+    def bump(self):
+        self.w = self.w * 0.9  # set by a method that another method calls
+
+
+def unrolled(w, xs):
+    cell = Cell(w)
+    hs = {-1: np.zeros(3)}
+    for t in range(3):
+        hs[t] = cell.step(hs[t - 1], xs[t])
+    return np.sum(hs[2] ** 2) * cell.steps
+
+
+def test_attributes_a_loop_sets_through_methods_are_carried(capsys):
+    check_grads(unrolled, W, np.stack([X, X * 2.0, X * 3.0]), modes=("rev", "fwd"), order=2)
+    s2sgrad.show(one_layer_in_a_loop, X, W)
+    printed = capsys.readouterr().out
+    assert "layer_w_1 = layer_w" not in printed  # not set in the loop: not carried
+
+
+def one_layer_in_a_loop(x, w):
+    layer = Lin(w)
+    for _ in range(2):
+        x = layer(x)
+    return np.sum(x)

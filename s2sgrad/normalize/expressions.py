@@ -175,6 +175,8 @@ class Expressions:
             op = syntax.formatted(node, [self.atom(p.value) for p in node.values
                                          if isinstance(p, gast.FormattedValue)])
         elif isinstance(node, gast.Dict):
+            keys = [self.atom(k) if isinstance(k, gast.UnaryOp) else k for k in node.keys]
+            node = syntax.located(syntax.dict_(keys, node.values), node)  # {-1: h0}
             if any(k is None or not syntax.is_const(k) for k in node.keys):
                 raise self.parsed.error("dict keys must be constants here", node,
                                         "Write the keys out, e.g. {'W': W, 'b': b}.")

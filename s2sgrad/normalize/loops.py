@@ -478,7 +478,7 @@ class Loops:
             written |= {n.target.value.id for n in gast.walk(stmt)
                         if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Subscript)
                         and isinstance(n.target.value, gast.Name)}
-        written |= self.objects.variables()  # attributes a method may set
+        written |= self.objects.variables(body)  # attributes set there, or by a method
         written.discard(loop_var)
         return sorted(written)
 

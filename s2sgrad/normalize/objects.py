@@ -29,7 +29,9 @@ was frozen with, which have rules. It too exists only through its method calls.
 
 from __future__ import annotations
 
+import functools
 import inspect
+import textwrap
 import types
 from typing import Any
 
@@ -225,10 +227,26 @@ class Objects:
         atom = self.expressions.atom(value)
         self.walk.emit(syntax.assign(self.versions.define(fields[attr]), atom), origin)
 
-    def variables(self) -> set[str]:
-        """The attribute variables of every object built so far: a loop carries them all,
-        since a method or a nested function called in it may set any."""
-        return {v for fields in self.fields.values() for v in fields.values()}
+    def variables(self, body: list[gast.stmt]) -> set[str]:
+        """The attribute variables a loop over ``body`` may set, which it carries: those
+        the body assigns (``obj.attr = v``), those any method of the class of an object it
+        uses assigns (``self.attr = v`` anywhere in the class), and, where the body calls a
+        nested function or a lambda (which may set any), all of them."""
+        nodes = [n for stmt in body for n in gast.walk(stmt)]  # (an explicit __init__: all)
+        if any(isinstance(n, gast.Call) and (isinstance(n.func, gast.Lambda) or isinstance(
+                n.func, gast.Name) and n.func.id in self.expressions.local_functions)
+               or isinstance(n, gast.Attribute) and n.attr == "__init__" for n in nodes):
+            return {v for fields in self.fields.values() for v in fields.values()}
+        carried = set()
+        for n in nodes:
+            if isinstance(n, gast.Attribute) and self.is_object(n.value) and isinstance(
+                    n.ctx, gast.Store) and n.attr in self.fields[n.value.id]:
+                carried.add(self.fields[n.value.id][n.attr])
+            if self.is_object(n):
+                written = _set_by_methods(self.classes[n.id])
+                carried |= {v for a, v in self.fields[n.id].items()
+                            if a in written or "*" in written}
+        return carried
 
     # --- methods ---------------------------------------------------------------------------
 
@@ -305,6 +323,34 @@ class Objects:
         self.walk.fence(parsed)  # the method's source passes the function's own checks
         return self.expressions.inline(call, function=parsed.node, self_name=obj,
                                        what=f"{cls.__name__}.{attr}")
+
+
+@functools.cache
+def _set_by_methods(cls: type) -> frozenset[str]:
+    """The attributes some method of ``cls`` (or of its bases) other than ``__init__``
+    assigns: ``self.a = ...``, ``self.a += ...``, ``self.a, self.b = ...``."""
+    found = set()
+    for base in cls.__mro__[:-1]:
+        for key, member in vars(base).items():
+            if key == "__init__":
+                continue
+            function = member.fget if isinstance(member, property) else member
+            if not isinstance(function, types.FunctionType):
+                continue
+            try:
+                tree = gast.parse(textwrap.dedent(inspect.getsource(function)))
+            except (OSError, TypeError, SyntaxError):
+                return frozenset({"*"})
+            args = tree.body[0].args.args if tree.body and isinstance(
+                tree.body[0], gast.FunctionDef) else []
+            me = args[0].id if args else "self"
+            for n in gast.walk(tree):
+                target = n.value if isinstance(n, gast.Subscript) else n
+                if isinstance(n, (gast.Attribute, gast.Subscript)) and isinstance(
+                        n.ctx, gast.Store) and isinstance(target, gast.Attribute) and \
+                        isinstance(target.value, gast.Name) and target.value.id == me:
+                    found.add(target.attr)
+    return frozenset(found)
 
 
 # A class that defines one of these decides for itself what building it, or reading and
