@@ -327,6 +327,9 @@ class Aliasing:
 
     def _shares_memory_with(self, stmt: gast.Assign, op: Any) -> list[str]:
         value = stmt.value
+        if isinstance(value, (gast.Tuple, gast.List, gast.Dict)):  # differentiated or not,
+            self._contain(value.values if isinstance(value, gast.Dict) else value.elts)  # held
+            return []
         if op.kind == "setitem":
             return [op.bindings["a"].id]
         if op.kind in ("append", "insert"):  # the same list; its new item is contained
@@ -399,14 +402,15 @@ class Aliasing:
             members = [n for n in names if self._find(n) == group]
             for position, stmt in updates:
                 inside = [m for m in members if self._contained_before(m, position, stmt)]
-                if inside and stmt.value.func.id != "__append__" if isinstance(
-                        stmt.value, gast.Call) and isinstance(stmt.value.func, gast.Name) else (
-                        inside):
+                if inside:
+                    what = "a list or dict" if is_container(self.values.get(target)) else \
+                        "an array"
                     raise self.parsed.error(
-                        f"this updates, in place, an array that was put into a tuple, list or "
-                        f"dict ('{self._user(inside[0])}'): it would change there too, which the "
-                        "gradient cannot follow", stmt,
-                        "Copy it before the update, or update a new name (`h = h + x`).")
+                        f"this updates, in place, {what} that was put into a tuple, list or "
+                        f"dict ('{self._user(inside[0])}') or read out of one: it would change "
+                        "there too, which the gradient cannot follow", stmt,
+                        "Copy it before the update (`row = [v for v in rows[0]]`, "
+                        "`h = h.copy()`), or update a new name (`h = h + x`).")
                 shared = [m for m in members if m in params]
                 if shared and is_container(self.values.get(target)):
                     what = self.values[target].type.__name__

@@ -418,3 +418,37 @@ def evaluated(x):
 
 def test_a_stack_machine():
     check(evaluated, W[:3], order=2)
+
+
+# --- a list read out of another container is the same list -----------------------------------
+
+
+def append_to_an_inner_list(x):
+    rows = [[x]]
+    row = rows[0]
+    row.append(x * 3.0)  # rows[0] has two items now
+    return np.sum(rows[0][1])
+
+
+def append_to_a_list_held_in_a_dict(x):
+    hs = []
+    state = {"hs": hs}
+    hs.append(x * 2.0)
+    return np.sum(state["hs"][0])
+
+
+def copied_inner_list(x):
+    rows = [[x]]
+    row = [v for v in rows[0]]  # a new list of the same items
+    row.append(x * 3.0)
+    return np.sum(row[1]) + np.sum(rows[0][0])
+
+
+@pytest.mark.parametrize("f", [append_to_an_inner_list, append_to_a_list_held_in_a_dict])
+def test_an_append_to_a_list_another_container_holds_is_refused(f):
+    with pytest.raises(TransformError, match="a list or dict that was put into"):
+        s2sgrad.gradient(f)(A)
+
+
+def test_an_append_to_a_copy_of_an_inner_list_is_followed():
+    check(copied_inner_list, A)
