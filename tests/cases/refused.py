@@ -91,7 +91,7 @@ def uses_starred(x, args):
 
 
 def no_rule(x):
-    y = np.fft.fft(x)  # <- refused
+    y = np.ediff1d(x)  # <- refused
     return np.sum(np.abs(y))
 
 
