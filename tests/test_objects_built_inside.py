@@ -340,3 +340,31 @@ def one_layer_in_a_loop(x, w):
     for _ in range(2):
         x = layer(x)
     return np.sum(x)
+
+
+class Swappable:
+    def __init__(self, w):
+        self.w = w
+
+    def apply(self, x):
+        return np.sin(self.w * x)
+
+
+def swapped(x, w):
+    return np.sum(Swappable(w).apply(x))
+
+
+def cosine_apply(self, x):
+    return np.cos(self.w * x)
+
+
+def test_a_method_replaced_on_the_class_compiles_again():
+    first = s2sgrad.gradient(swapped)(X, X)
+    original = Swappable.apply
+    try:
+        Swappable.apply = cosine_apply
+        second = s2sgrad.gradient(swapped)(X, X)
+    finally:
+        Swappable.apply = original
+    np.testing.assert_allclose(first, X * np.cos(X * X))
+    np.testing.assert_allclose(second, -X * np.sin(X * X))

@@ -112,8 +112,9 @@ class Objects:
                 (k, syntax.clone(v)) for k, v in keywords if k not in given]), call)
 
     def builds(self, call: gast.expr) -> type | None:
-        """The class ``call`` instantiates, where it is one followed here; a user's class
-        that cannot be is refused (see the module docstring)."""
+        """The class ``call`` instantiates, where it is one followed here, else None:
+        exceptions, named tuples, dataclasses and classes with rules of their own for
+        building or attributes stay calls, as before."""
         if not isinstance(call, gast.Call) or not self.expressions.is_static(call.func):
             return None
         cls = self.parsed.resolve(call.func)
@@ -319,6 +320,9 @@ class Objects:
                 "scope (super() does): not followed", call,
                 "Call the base class's method by name (`Base.forward(self, x)`), or write "
                 "the method without it.")
+        # compiled again if the class's attribute is replaced (cls.forward = other)
+        self.parsed.dependencies.append((cls, attr, "static", inspect.getattr_static(
+            cls, attr, method)))
         parsed = parse(method)
         self.walk.fence(parsed)  # the method's source passes the function's own checks
         return self.expressions.inline(call, function=parsed.node, self_name=obj,
