@@ -72,6 +72,7 @@ class Forward:
             if kind.blocks and not self.ctx.is_active([stmt]):
                 # no adjoint, but element writes and appends still lowered
                 out.append(statements.map_blocks(stmt, self.block, "reverse"))
+                out.extend(self.after.get(id(stmt), []))
                 continue
             lower = self.lowering.get(type(stmt))
             if lower is None:
