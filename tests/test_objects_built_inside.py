@@ -368,3 +368,44 @@ def test_a_method_replaced_on_the_class_compiles_again():
         Swappable.apply = original
     np.testing.assert_allclose(first, X * np.cos(X * X))
     np.testing.assert_allclose(second, -X * np.sin(X * X))
+
+
+# --- attributes changed in place: a list appended to, an array written ---------------------
+
+
+class Recorder:
+    def __init__(self):
+        self.hs = []
+        self.buf = np.zeros(3)
+
+    def record(self, h):
+        self.hs.append(h)
+        return h
+
+    def total(self):
+        return sum(np.sum(h) for h in self.hs)
+
+    def poke(self, k, v):
+        self.buf[k] = v
+
+
+def records(x):
+    r = Recorder()
+    r.record(x * 2.0)
+    r.record(np.sin(x))
+    r.poke(0, x[0] ** 2)
+    return r.total() + np.sum(r.buf * 3.0)
+
+
+def records_in_a_loop(x):
+    r = Recorder()
+    for k in range(3):
+        r.record(x * k)
+        r.poke(k, x[k] * (k + 1.0))
+        r.hs.append(r.buf * 1.0)
+    return r.total() + np.sum(r.buf ** 2)
+
+
+@pytest.mark.parametrize("f", [records, records_in_a_loop])
+def test_attributes_changed_in_place(f):
+    check_grads(f, X, modes=("rev", "fwd"), order=2)

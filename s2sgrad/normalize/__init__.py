@@ -173,6 +173,13 @@ class _Statements:
     def expression(self, stmt: gast.Expr) -> None:
         walk = self.walk
         local = walk.parsed.local_names | walk.versions.synthetic
+        call = stmt.value
+        if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute):
+            # layer.hs.append(h): the append of the attribute's variable
+            receiver = self.expressions.objects.variable(call.func.value)
+            if receiver is not call.func.value:
+                stmt = syntax.replace(stmt, value=syntax.replace(call, func=syntax.replace(
+                    call.func, value=receiver)))
         if is_append(stmt.value, local):
             self.assignments.append(stmt.value.func.value, stmt.value.args[0], stmt)
         elif is_append(stmt.value, local, "insert"):

@@ -174,8 +174,10 @@ class Assignments:
         """``y[idx] = v`` (or ``y[idx] op= v``) -> ``y_1 = __setitem__(y[idx], v)``: a new
         version of y, which optimize makes an in-place update where that is safe."""
         target, view = self.through_view(target)
-        base = target.value
-        if not (isinstance(base, gast.Name) and base.id in self.parsed.local_names):
+        target = syntax.replace(target, value=self.expressions.objects.variable(target.value))
+        base = target.value  # (obj.buf[i] = v: the attribute's variable)
+        if not (isinstance(base, gast.Name) and (base.id in self.parsed.local_names
+                                                 or base.id in self.versions.synthetic)):
             raise self.parsed.error("only a variable's elements can be assigned to", target,
                                     "Assign to a name first, e.g. `row = y[i]; ...`.")
         if op is None:  # y[idx] = v: v first, then y and idx, as Python evaluates them

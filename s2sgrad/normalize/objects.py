@@ -228,6 +228,14 @@ class Objects:
         atom = self.expressions.atom(value)
         self.walk.emit(syntax.assign(self.versions.define(fields[attr]), atom), origin)
 
+    def variable(self, node: gast.expr) -> gast.expr:
+        """``obj.attr`` of an object built here, as the name of its attribute's variable
+        (the target of ``obj.hs.append(h)`` or ``obj.buf[i] = v``); anything else as is."""
+        if isinstance(node, gast.Attribute) and self.is_object(node.value) and \
+                node.attr in self.fields[node.value.id]:
+            return syntax.located(syntax.name(self.fields[node.value.id][node.attr]), node)
+        return node
+
     def variables(self, body: list[gast.stmt]) -> set[str]:
         """The attribute variables a loop over ``body`` may set, which it carries: those
         the body assigns (``obj.attr = v``), those any method of the class of an object it
@@ -240,9 +248,10 @@ class Objects:
             return {v for fields in self.fields.values() for v in fields.values()}
         carried = set()
         for n in nodes:
-            if isinstance(n, gast.Attribute) and self.is_object(n.value) and isinstance(
-                    n.ctx, gast.Store) and n.attr in self.fields[n.value.id]:
-                carried.add(self.fields[n.value.id][n.attr])
+            for changed in _changed_attributes(n):
+                if self.is_object(changed.value) and changed.attr in self.fields[
+                        changed.value.id]:
+                    carried.add(self.fields[changed.value.id][changed.attr])
             if self.is_object(n):
                 written = _set_by_methods(self.classes[n.id])
                 carried |= {v for a, v in self.fields[n.id].items()
@@ -348,13 +357,24 @@ def _set_by_methods(cls: type) -> frozenset[str]:
             args = tree.body[0].args.args if tree.body and isinstance(
                 tree.body[0], gast.FunctionDef) else []
             me = args[0].id if args else "self"
-            for n in gast.walk(tree):
-                target = n.value if isinstance(n, gast.Subscript) else n
-                if isinstance(n, (gast.Attribute, gast.Subscript)) and isinstance(
-                        n.ctx, gast.Store) and isinstance(target, gast.Attribute) and \
-                        isinstance(target.value, gast.Name) and target.value.id == me:
-                    found.add(target.attr)
+            found |= {a.attr for n in gast.walk(tree) for a in _changed_attributes(n)
+                      if isinstance(a.value, gast.Name) and a.value.id == me}
     return frozenset(found)
+
+
+def _changed_attributes(node: gast.AST) -> list[gast.Attribute]:
+    """The attributes ``node`` sets or changes in place: ``o.a = v`` (and ``+=``),
+    ``o.a[i] = v``, ``o.a.append(v)``, ``o.a.insert(i, v)``, ``o.a.pop()``."""
+    if isinstance(node, gast.Attribute) and isinstance(node.ctx, gast.Store):
+        return [node]
+    if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store) and \
+            isinstance(node.value, gast.Attribute):
+        return [node.value]
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+            node.func.attr in ("append", "insert", "pop") and isinstance(
+                node.func.value, gast.Attribute):
+        return [node.func.value]
+    return []
 
 
 # A class that defines one of these decides for itself what building it, or reading and
