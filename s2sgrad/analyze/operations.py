@@ -344,9 +344,8 @@ class Operations:
         """``y_1 = __setitem__(y[idx], v)``: y_1 is y with the region replaced by v."""
         region, value = node.args
         base = region.value
-        if self.value(base).kind == "object" and self.value(base).type is not None and \
-                self.value(base).type is not object:
-            return self.put(node, target)
+        if self.value(base).kind == "object" and self.value(base).type not in (None, object):
+            return self.put(node, target)  # a list's or dict's item (or refused)
         checks.refuse_boolean_index(self.facts, region.slice, node)
         self.set_value(target, self.value(base), self.facts.shape_class.get(base.id))
         if self.facts.is_int_array(base.id):  # the value is truncated: piecewise constant

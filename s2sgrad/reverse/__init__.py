@@ -61,7 +61,7 @@ class Reversed:
     bindings: dict[str, Any]  # names the generated code reads -> the objects they name
     result: gast.expr  # what the forward returns as its output
     namer: Namer
-    shape_saves: frozenset[str]  # forward statements that only serve an unbroadcast
+    shape_saves: frozenset[str]  # forward statements only the adjoint reads (shapes, copies)
     seed: str  # the adjoint's parameter: the cotangent of the output
     saved: str  # the adjoint's parameter: what the forward saved
     bar_of: dict[str, str]  # primal name -> the name of its cotangent

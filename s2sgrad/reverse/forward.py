@@ -44,6 +44,7 @@ class Forward:
         self.shape_of: dict[tuple, str] = {}
         self.snapshots: dict[tuple, str] = {}
         self.structures: dict[tuple, str] = {}  # a container -> the copy of its structure
+        self.items_before: dict[tuple, str] = {}  # (a put, its container) -> the old item
         self.after: dict[int, list[gast.stmt]] = {}  # forward statements after loop i
         self.callee_saved: dict[int, str] = {}
         self.trips: dict[int, str] = {}  # loop -> its trip counter
@@ -265,21 +266,21 @@ class Forward:
         """The item ``base[key]`` that ``stmt`` replaces, saved right before it (for a dict
         without the key, ``ABSENT``): the adjoint gives the old version's cotangent zeros
         of the old item's shape there."""
-        key_of = (id(stmt), base, "item")
-        if key_of not in self.shape_of:
+        key_of = (id(stmt), base)
+        if key_of not in self.items_before:
             name = self.ctx.namer.fresh(f"{base}_item_was")
             helper = self.ctx.bindings.claim("item_or_absent", item_or_absent)
             save = syntax.assign(name, syntax.call(syntax.name(helper), [
                 syntax.name(base), syntax.clone(key)]))
             self.before.setdefault(id(stmt), []).append(syntax.located(save, stmt))
-            self.shape_of[key_of] = name
-        return self.shape_of[key_of]
+            self.items_before[key_of] = name
+        return self.items_before[key_of]
 
     def only_for_the_adjoint(self) -> frozenset[str]:
         """The forward's statements that only serve the adjoint (shapes, copies): optimize
         drops those it no longer reads."""
         return frozenset(self.shape_of.values()) | frozenset(self.snapshots.values()) | \
-            frozenset(self.structures.values())
+            frozenset(self.structures.values()) | frozenset(self.items_before.values())
 
     def snapshot_of(self) -> dict[str, str]:
         """A copy taken for the adjoint -> the name it copies."""
