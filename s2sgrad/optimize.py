@@ -3,7 +3,7 @@
 Before: ``Reversed`` forward and adjoint bodies.
 After:  ``Optimized``: the adjoint with constants folded and identities removed (``g * 1.0``,
         ``x ** 1``), copies propagated (``x_bar = out_bar`` disappears), dead statements
-        removed; ``saved``, the primal names the adjoint still reads, in the order the forward
+        removed, the cotangent buffers it owns updated in place (inplace.py); ``saved``, the primal names the adjoint still reads, in the order the forward
         defines them; the forward with the shape saves no one reads dropped and its return
         ``return out, (saved...)`` appended.
 
@@ -24,6 +24,7 @@ import numpy as np
 
 from . import statements, syntax
 from .aliasing import returns_new_array
+from .inplace import update_in_place
 from .parse import MISSING
 from .reverse import POP, PUSH, Reversed
 
@@ -60,6 +61,7 @@ def optimize(rev: Reversed) -> Optimized:
     adjoint = [_Simplify().visit(s) for s in syntax.clone(rev.adjoint)]
     adjoint = _propagate_copies(adjoint)
     adjoint, _ = _eliminate_dead(adjoint, set())
+    adjoint = update_in_place(adjoint, rev.bindings, _numpy_name(rev), *_ranks(rev))
     adjoint, forward = _hoist_shapes(adjoint, rev.forward, rev)
     methods = _MethodForms(_array_ranks(rev), rev.bindings)
     adjoint = [methods.visit(s) for s in adjoint]
@@ -94,6 +96,19 @@ def optimize(rev: Reversed) -> Optimized:
     out = syntax.tuple_([syntax.clone(rev.result), syntax.tuple_(syntax.name(n) for n in saved)])
     forward.append(syntax.ret(out))
     return Optimized(rev, forward, adjoint, saved, _external(rev, saved, params))
+
+
+def _numpy_name(rev: Reversed) -> str:
+    return next(name for name, value in rev.bindings.items() if value is np)
+
+
+def _ranks(rev: Reversed) -> tuple[set[str], set[str]]:
+    """The cotangents of values known to be 0-d (an element of an array, a number), and of
+    arrays known to have one axis or more."""
+    values = rev.analysis.values
+    known = {bar: values[primal] for primal, bar in rev.bar_of.items() if primal in values}
+    return ({bar for bar, v in known.items() if v.dims == ()},
+            {bar for bar, v in known.items() if v.kind == "array" and v.dims})
 
 
 def _is_data(value: Any) -> bool:

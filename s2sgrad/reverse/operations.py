@@ -13,8 +13,9 @@ through it):
                                           contributions fitted to their operand's shape
     call     y = f(x)                     the callee's backward on what its forward saved
     setitem  y_1 = __setitem__(y[i], v)   v gets g's region, y gets g with the region zeroed
+                                          (``zeroed_at``)
     pack     t = (a, b)                   a gets g[0], b gets g[1]
-    item     a = t[k]                     t gets g added at k (``add_item``)
+    item     a = t[k]                     t gets g added at k (``add_leaf``, ``add_item``)
     put      d_1 = __setitem__(d[k], v)   v gets g[k], d gets g with zeros at k shaped like
                                           the item it replaced (none for a new dict key)
     append   xs_1 = __append__(xs, v)     v gets g[-1], xs gets g[:-1]
@@ -35,8 +36,9 @@ import numpy as np
 
 from .. import syntax
 from ..analyze import Op
-from ..runtime.containers import add_item, inserted_at, with_item_back, without_item
-from ..runtime.indexing import last_writes
+from ..rules.shapes import getitem
+from ..runtime.containers import add_item, add_leaf, inserted_at, with_item_back, without_item
+from ..runtime.indexing import add_at, add_at_each, last_writes, zeroed_at
 from ..templates import Facts, call_arguments, inline, template_of
 from .broadcast import Broadcast
 from .context import Context
@@ -84,7 +86,11 @@ class Operations:
         container, key = op.bindings["c"], op.bindings["key"]
         if container.id not in cot.defined:
             cot.zero(container.id, stmt)
-        helper = self.ctx.bindings.claim("add_item", add_item)
+        item = self.ctx.analysis.values.get(op.target)
+        if item is not None and item.kind in ("scalar", "array"):  # a number or an array
+            helper = self.ctx.bindings.claim("add_leaf", add_leaf)
+        else:
+            helper = self.ctx.bindings.claim("add_item", add_item)
         index = self.index_value(key)
         cot.emit(syntax.assign(cot.bar(container.id), syntax.call(syntax.name(helper), [
             syntax.name(cot.bar(container.id)), index, g])))
@@ -130,20 +136,44 @@ class Operations:
         y the cotangent with the region zeroed."""
         cot, active = self.cotangents, self.ctx.analysis.active
         base, index, value = op.bindings["a"], op.bindings["index"], op.bindings["v"]
+        basic = self.is_basic(index)
         if isinstance(value, gast.Name) and value.id in active:
             region = syntax.subscript(syntax.clone(g), syntax.clone(index))
-            if not self.is_basic(index):  # a repeated position keeps the last write
-                helper = self.ctx.bindings.claim("last_writes", last_writes)
-                mask = syntax.call(syntax.name(helper), [
-                    syntax.name(self.forward.save_shape(stmt, base.id)), self.index_value(index)])
-                region = syntax.binop(region, "Mult", mask)
-            cot.accumulate(value, self.broadcast.fit(stmt, region, value.id, None))
+            found = self.ctx.analysis.values.get(value.id)
+            if self.one_element(base.id, index) and found is not None and found.dims == ():
+                cot.accumulate(value, region)  # one element, as a number: not a view
+            else:
+                if basic:  # a view of g: copied, so that g's region can be zeroed in place
+                    region = syntax.call(syntax.attribute(region, "copy"))  # (inplace.py)
+                else:  # a repeated position keeps the last write
+                    helper = self.ctx.bindings.claim("last_writes", last_writes)
+                    mask = syntax.call(syntax.name(helper), [syntax.name(
+                        self.forward.save_shape(stmt, base.id)), self.index_value(index)])
+                    region = syntax.binop(region, "Mult", mask)
+                cot.accumulate(value, self.broadcast.fit(stmt, region, value.id, None))
         if isinstance(base, gast.Name) and base.id in active:
-            rest = self.ctx.namer.fresh(f"_{base.id.lstrip('_')}_rest")
-            cot.emit(syntax.assign(rest, syntax.call(syntax.attribute(syntax.clone(g), "copy"))))
-            zero = syntax.subscript(syntax.name(rest), syntax.clone(index), store=True)
-            cot.emit(syntax.assign(zero, syntax.const(0.0)))
-            cot.accumulate(base, syntax.name(rest))
+            helper = self.ctx.bindings.claim("zeroed_at", zeroed_at)
+            cot.accumulate(base, syntax.call(syntax.name(helper), [
+                syntax.clone(g), self.index_value(index)]))
+
+    def gather(self, stmt: gast.stmt, op: Op, g: gast.expr) -> None:
+        """``y = a[index]``: a gets g added at index, into zeros shaped like a where this
+        is its first contribution."""
+        a, index = op.bindings["a"], op.bindings["index"]
+        if not (isinstance(a, gast.Name) and a.id in self.ctx.analysis.active):
+            return
+        index = self.snapshot(stmt, index)
+        cot = self.cotangents
+        bar = cot.bar(a.id)
+        if a.id not in cot.defined:
+            shape = self.forward.save_shape(stmt, a.id)
+            cot.emit(syntax.assign(bar, syntax.call(f"{self.ctx.np}.zeros", [
+                syntax.name(shape)])))
+            cot.defined.add(a.id)
+        helper = self.ctx.bindings.claim(*(("add_at", add_at) if self.is_basic(index) else (
+            "add_at_each", add_at_each)))
+        cot.emit(syntax.assign(bar, syntax.call(syntax.name(helper), [
+            syntax.name(bar), self.index_value(index), g])))
 
     def index_value(self, index: gast.expr) -> gast.expr:
         """An index (``i, 1:n, ...``) as a value to pass to a function: slices as
@@ -151,6 +181,20 @@ class Operations:
         if not any(isinstance(n, gast.Slice) for n in gast.walk(index)):
             return syntax.clone(index)
         return syntax.index_value(index, self.ctx.bindings.claim("slice", slice))
+
+    def one_element(self, base: str, index: gast.expr) -> bool:
+        """Does ``base[index]`` name one element: an integer for each of its axes?"""
+        found = self.ctx.analysis.values.get(base)
+        parts = index.elts if isinstance(index, gast.Tuple) else [index]
+        if found is None or found.ndim != len(parts):
+            return False
+        for part in parts:
+            value = self.ctx.analysis.values.get(part.id) if isinstance(part, gast.Name) \
+                else None
+            if not ((syntax.is_const(part) and type(part.value) is int) or (
+                    value is not None and value.kind == "scalar" and not value.float)):
+                return False
+        return True
 
     def is_basic(self, index: gast.expr) -> bool:
         """Is the index made of ints, slices, None and ... only (no position can repeat)?"""
@@ -169,6 +213,9 @@ class Operations:
         ``each=`` once per argument of its ``*args``, each inlining giving that argument's
         contribution (and, the first, those of the parameters before ``*args``)."""
         rule, active = op.rule, self.ctx.analysis.active
+        if rule.template is getitem:
+            self.gather(stmt, op, g)
+            return
         template = template_of(rule)
         params = {"g": g, "ans": syntax.name(self.forward.snapshot(stmt, op.target))}
         params.update({p: self.snapshot(stmt, a) for p, a in op.bindings.items()})

@@ -56,6 +56,15 @@ def add_item(tree: Any, key: Any, g: Any) -> Any:
     return new
 
 
+def add_leaf(tree: Any, key: Any, g: Any) -> Any:
+    """``add_item`` for an item that is a number or an array (not a container), at an
+    integer or a key. Where the adjoint owns ``tree`` it is written ``tree[key] = tree[key]
+    + g`` instead (see inplace.py)."""
+    new = dict(tree) if isinstance(tree, dict) else list(tree)
+    new[key] = new[key] + g
+    return new
+
+
 class _Absent:
     """What a dict held at a key it did not have."""
 

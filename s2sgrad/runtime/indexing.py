@@ -28,3 +28,27 @@ def batch_last_index(index: Any) -> Any:
     if any(e is Ellipsis for e in entries):
         return (*entries, slice(None))
     return index
+
+
+def add_at(a: Any, index: Any, g: Any) -> np.ndarray:
+    """A copy of the array ``a`` with ``g`` added to ``a[index]``, for an index that names
+    no position twice (integers, slices, None, ...). Where the adjoint owns ``a`` it is
+    written ``a[index] += g`` instead (see inplace.py)."""
+    out = np.array(a, copy=True)
+    out[index] += g
+    return out
+
+
+def add_at_each(a: Any, index: Any, g: Any) -> np.ndarray:
+    """``add_at`` for any index (integer arrays that repeat a position, masks): each
+    occurrence adds its part of ``g``. In place: ``np.add.at(a, index, g)``."""
+    out = np.array(a, copy=True)
+    np.add.at(out, index, g)
+    return out
+
+
+def zeroed_at(g: Any, index: Any) -> np.ndarray:
+    """A copy of the array ``g`` with ``g[index]`` set to zero. In place: ``g[index] = 0.0``."""
+    out = np.array(g, copy=True)
+    out[index] = 0.0
+    return out
