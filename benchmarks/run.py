@@ -6,10 +6,17 @@
     python benchmarks/run.py --only mlp   # one workload (scalar, logistic, mlp, first-call)
     python benchmarks/run.py --only mlp-jvp,mlp-hvp,rnn-jvp,rnn-hvp,second-order-first-call
     python benchmarks/run.py --only jacobian-field,jacobian-logits,hessian-potential
+    python benchmarks/run.py --only horner,scalar-tensor,index-loop,ode-loop,closure-per-step
 
 The ``*-jvp`` and ``*-hvp`` tables time forward mode (value and directional derivative) and
 Hessian-vector products against hand-written NumPy ones, PyTorch (torch.func and eager) and
-JAX; ``second-order-first-call`` is the cold start of s2sgrad's first jvp and hvp.
+JAX; ``second-order-first-call`` is the cold start of s2sgrad's first jvp and hvp. The loop
+workloads (``horner``, ``index-loop``, ``ode-loop``) time Python loops over floats and array
+elements; ``scalar-tensor`` is the cost of s2sgrad's Tensor path (``f(x).backward()``) next
+to its functional one and PyTorch's; ``ode-loop`` also reports the memory the forward keeps
+for the reverse, per step; ``closure-per-step`` is a training loop that builds a new closure
+every step (time per step, first step, memory growth). Every value+grad table ends with
+s2sgrad's first call (transform + compile + run) measured in a fresh process.
 
 Everything runs in this one process (the first-call measurements of s2sgrad run in fresh
 subprocesses so that nothing is cached). Each library is limited to one thread. Before a
@@ -70,6 +77,7 @@ import statistics
 import subprocess
 import time
 import traceback
+import tracemalloc
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -86,6 +94,11 @@ if BENCH_DIR not in sys.path:
 import workloads as W
 
 RTOL, ATOL = 1e-7, 1e-10  # gradient agreement with the hand-written baseline (float64)
+# A call slower than SLOW_CALL s is timed with a few single calls instead of calibrated
+# batches; a library whose call would take longer than the budget (BUDGET s, QUICK_BUDGET s
+# with --quick) is not run at the larger sizes of the same workload.
+SLOW_CALL = 0.5
+BUDGET, QUICK_BUDGET = 5.0, 1.0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -103,7 +116,29 @@ class Workload:
     make_torch: Callable  # factory over torch
     inputs: tuple
     wrt: tuple[int, ...]
-    target: float  # s2sgrad value+grad / hand-written value+grad must not exceed this
+    target: float | None  # s2sgrad value+grad / hand-written must not exceed this (None: no target)
+    # per library name: a builder (lib, workload) -> Impl replacing make_impl's default
+    adapters: dict = field(default_factory=dict)
+    # code run in a fresh process to time s2sgrad's first call (see FIRST_CALL_CODE)
+    first_call: str | None = None
+    first_call_warm: int = 20  # calls per warm batch there
+    size: str = ""  # the size, for workloads run at several sizes ("n=2,000")
+
+
+def vg_first_call(fn: str, inputs: str, wrt: tuple[int, ...], hand: str) -> str:
+    """FIRST_CALL_CODE's setup for ``value_and_grad(W.<fn>, wrt)(*<inputs>)``, checked against
+    the hand-written ``W.<hand>``."""
+    return f"""
+fn = W.{fn}
+args = {inputs}
+def build():
+    vg = sg.value_and_grad(fn, wrt={wrt!r})
+    return lambda: vg(*args)
+def plain():
+    return fn(*args)
+def check(result):
+    return differ(W.{hand}(*args), result)
+"""
 
 
 def build_workloads() -> list[Workload]:
@@ -111,15 +146,78 @@ def build_workloads() -> list[Workload]:
         Workload("scalar", "scalar: 114 float operations (+ - * / ** and math.*) on 4 floats, "
                  "grad wrt all 4",
                  W.scalar_fn, W.scalar_value_and_grad, W.make_scalar_fn, W.make_scalar_fn,
-                 W.scalar_inputs(), W.WRT["scalar"], 2.0),
+                 W.scalar_inputs(), W.WRT["scalar"], 2.0,
+                 first_call=vg_first_call("scalar_fn", "W.scalar_inputs()", W.WRT["scalar"],
+                                          "scalar_value_and_grad"), first_call_warm=2000),
         Workload("logistic", "logistic: mean binary cross-entropy, X 1000x100, grad wrt (w, b)",
                  W.logistic_loss, W.logistic_value_and_grad, W.make_logistic_loss,
-                 W.make_torch_logistic_loss, W.logistic_inputs(), W.WRT["logistic"], 1.2),
+                 W.make_torch_logistic_loss, W.logistic_inputs(), W.WRT["logistic"], 1.2,
+                 first_call=vg_first_call("logistic_loss", "W.logistic_inputs()",
+                                          W.WRT["logistic"], "logistic_value_and_grad"),
+                 first_call_warm=200),
         Workload("mlp", "mlp: batch 128, 784 -> 256 tanh -> 10, softmax cross-entropy, "
                  "grad wrt (W1, b1, W2, b2)",
                  W.mlp_loss, W.mlp_value_and_grad, W.make_mlp_loss, W.make_torch_mlp_loss,
-                 W.mlp_inputs(), W.WRT["mlp"], 1.2),
+                 W.mlp_inputs(), W.WRT["mlp"], 1.2,
+                 first_call=vg_first_call("mlp_loss", "W.mlp_inputs()", W.WRT["mlp"],
+                                          "mlp_value_and_grad"), first_call_warm=5),
+        Workload("horner", "horner: Horner's rule over 100 coefficients, a Python loop over a "
+                 "list of floats, grad wrt (x, coeffs)",
+                 W.horner, W.horner_value_and_grad, W.make_horner, W.make_horner,
+                 W.horner_inputs(), W.WRT["horner"], None,
+                 first_call=vg_first_call("horner", "W.horner_inputs()", W.WRT["horner"],
+                                          "horner_value_and_grad"), first_call_warm=50),
     ]
+
+
+def _jax_loop(make: Callable, static: tuple[int, ...] = ()) -> Callable:
+    """An adapter for JAX rows whose function is written with ``lax.fori_loop`` (``make(jax)``):
+    the jit row compiles it with the integer arguments at ``static`` static; the no-jit row is
+    not run (a fori_loop is compiled even outside jit, so it would time the same code
+    after retracing it on every call)."""
+
+    def build(lib: Library, wl: Workload) -> Impl:
+        if lib.module is None:
+            raise Unavailable(lib.reason)
+        if not lib.extra["jit"]:
+            raise Unavailable("not run: the loop is a lax.fori_loop, compiled even without jit "
+                              "(see the jit row)")
+        jax, jnp = lib.module, lib.extra["np"]
+        f = make(jax)
+        vg = jax.jit(jax.value_and_grad(f, argnums=wl.wrt), static_argnums=static)
+        f = jax.jit(f, static_argnums=static)
+        jargs = [a if i in static else jnp.asarray(a, dtype=jnp.float64)
+                 for i, a in enumerate(wl.inputs)]
+        ready = jax.block_until_ready
+        return Impl(lambda: ready(f(*jargs)), lambda: ready(vg(*jargs)), _plain,
+                    note="(lax.fori_loop)")
+
+    return build
+
+
+INDEX_SIZES, QUICK_INDEX_SIZES = (2_000, 8_000, 32_000), (2_000, 8_000)
+
+
+def build_index_loop(n: int) -> Workload:
+    return Workload("index-loop", f"index-loop: y[i] += v * x[i] element by element, n = {n:,}, "
+                    "grad wrt (x, v)",
+                    W.index_loop, W.index_loop_value_and_grad, W.make_index_loop,
+                    W.make_torch_index_loop, W.index_loop_inputs(n=n), W.WRT["index_loop"], None,
+                    adapters={"jax": _jax_loop(W.make_jax_index_loop)},
+                    first_call=vg_first_call("index_loop", f"W.index_loop_inputs(n={n})",
+                                             W.WRT["index_loop"], "index_loop_value_and_grad"),
+                    first_call_warm=1, size=f"n={n:,}")
+
+
+def build_ode_loop(steps: int = 10_000) -> Workload:
+    return Workload("ode-loop", f"ode-loop: {steps:,} Euler steps of h = h + dt * tanh(A @ h + b), "
+                    "h of 4, loss sum(h * h) at the end, grad wrt (A, b, h0)",
+                    W.ode_loop, W.ode_loop_value_and_grad, W.make_ode_loop, W.make_ode_loop,
+                    W.ode_inputs(steps=steps), W.WRT["ode_loop"], None,
+                    adapters={"jax": _jax_loop(W.make_jax_ode_loop, static=(4,))},
+                    first_call=vg_first_call("ode_loop", f"W.ode_inputs(steps={steps})",
+                                             W.WRT["ode_loop"], "ode_loop_value_and_grad"),
+                    first_call_warm=1)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -219,6 +317,7 @@ class Impl:
     forward: Callable[[], Any]
     value_and_grad: Callable[[], Any]
     to_numpy: Callable[[Any], tuple[float, tuple]]  # value_and_grad's result -> NumPy
+    note: str = ""  # shown after the row's figures
 
 
 def _plain(out):
@@ -233,6 +332,9 @@ def make_impl(lib: Library | None, wl: Workload) -> Impl:
         fn, hand = wl.fn, wl.hand
         return Impl(lambda: fn(*args), lambda: hand(*args), _plain)
 
+    adapter = wl.adapters.get(lib.name)
+    if adapter is not None:
+        return adapter(lib, wl)
     if lib.module is None:
         raise Unavailable(lib.reason)
     name = lib.name
@@ -256,8 +358,10 @@ def make_impl(lib: Library | None, wl: Workload) -> Impl:
         def tensor(a):
             return torch.tensor(a, dtype=torch.float64)
 
-        consts = [tensor(a) for a in args]
-        leaves = [tensor(a).requires_grad_(i in wl.wrt) for i, a in enumerate(args)]
+        # an int (a count of steps) stays a Python int; everything else becomes a tensor
+        consts = [a if isinstance(a, int) else tensor(a) for a in args]
+        leaves = [a if isinstance(a, int) else tensor(a).requires_grad_(i in wl.wrt)
+                  for i, a in enumerate(args)]
         params = [leaves[i] for i in wl.wrt]
 
         def forward():
@@ -382,6 +486,55 @@ def measure_paired(base: Callable[[], Any], call: Callable[[], Any], min_time: f
     return Timing(statistics.median(times), times), statistics.median(ratios)
 
 
+def timed(call: Callable[[], Any]) -> tuple[float, Any]:
+    """One call: (seconds, result)."""
+    t0 = time.perf_counter()
+    out = call()
+    return time.perf_counter() - t0, out
+
+
+def single_calls(call: Callable[[], Any], count: int, first: float | None = None) -> Timing:
+    """``count`` single calls (one of them ``first``, already made, if given), gc disabled:
+    how a call that lasts seconds is timed."""
+    times = [] if first is None else [first]
+    gc.collect()
+    gc.disable()
+    try:
+        while len(times) < count:
+            times.append(timed(call)[0])
+    finally:
+        gc.enable()
+    return Timing(statistics.median(times), times)
+
+
+def measure_any(call: Callable[[], Any], min_time: float, batches: int,
+                budget: float = BUDGET, first: float | None = None,
+                base: Callable[[], Any] | None = None,
+                compiles: bool = True) -> tuple[Timing, float | None, str]:
+    """Time ``call`` whatever it lasts: (timing, paired ratio or None, note).
+
+    ``first`` is the time of a call already made (the checked one); if it is not given, one
+    call is made as a warm-up. A call that lasts less than SLOW_CALL s is timed in
+    calibrated batches (interleaved with ``base``'s when given, as ``measure_paired``). A
+    slower one is timed with single calls: a warm call (unless ``compiles`` is False, when
+    the first call did no transform or compilation and is a warm call already), and if that
+    is slow too, it and a few more (3 in all, at most ``batches``; none more when it took
+    over ``budget`` s) are the timing.
+    """
+    if first is None:
+        first = timed(call)[0]
+    if first > SLOW_CALL:
+        warm = timed(call)[0] if compiles else first
+        if warm > SLOW_CALL:
+            count = 1 if warm > budget else min(batches, 3)
+            timing = single_calls(call, count, warm)
+            return timing, None, f"({count} call{'s' if count > 1 else ''})"
+    if base is not None:
+        timing, ratio = measure_paired(base, call, min_time, batches)
+        return timing, ratio, ""
+    return measure(call, min_time, batches), None, ""
+
+
 # ---------------------------------------------------------------------------------------------
 # Correctness
 # ---------------------------------------------------------------------------------------------
@@ -408,6 +561,15 @@ def compare(ref: tuple[float, tuple], got: tuple[float, tuple]) -> str:
 # ---------------------------------------------------------------------------------------------
 # Report
 # ---------------------------------------------------------------------------------------------
+
+
+def fmt_time(seconds: float) -> str:
+    """µs below 10 ms, ms below 10 s, else s."""
+    if seconds < 0.01:
+        return f"{fmt_us(seconds)} µs"
+    if seconds < 10:
+        return f"{seconds * 1e3:,.1f} ms"
+    return f"{seconds:,.1f} s"
 
 
 def fmt_us(seconds: float) -> str:
@@ -458,6 +620,13 @@ def print_block(wl: Workload, rows: list[Row], base: Row, out) -> None:
 
 
 def verdict(wl: Workload, s2s: Row, base: Row) -> str:
+    if wl.target is None:
+        if s2s.vg is None:
+            return f"s2sgrad {wl.name}: not measured ({s2s.note})"
+        ratio = s2s.paired if s2s.paired is not None else s2s.vg.median / base.vg.median
+        where = f" at {wl.size}" if wl.size else ""
+        return (f"s2sgrad {wl.name}{where}: value+grad = {ratio:.2f}x hand-written "
+                "(no target is set for this workload)")
     if s2s.vg is None:
         return f"verdict {wl.name}: s2sgrad not measured ({s2s.note}); target <= {wl.target:g}x"
     ratio = s2s.paired if s2s.paired is not None else s2s.vg.median / base.vg.median
@@ -980,21 +1149,30 @@ def run_second_order_first_call(lib: Library, samples: int, status: dict) -> Non
 
 
 # ---------------------------------------------------------------------------------------------
-# Main
+# Value+grad tables, and s2sgrad's first call in a fresh process
 # ---------------------------------------------------------------------------------------------
 
 
 def run_workload(wl: Workload, libs: list[Library], min_time: float, batches: int,
-                 status: dict) -> None:
+                 status: dict, first_call_samples: int = 0, skip: dict | None = None,
+                 budget: float = BUDGET, grows: float | None = None) -> list[Row]:
+    """One value+grad table: the hand-written baseline, then every library's row; returns
+    the rows. A library listed in ``skip`` (label -> reason) is not run. When the workload
+    is run next at a size ``grows`` times larger, a library whose call would then take more
+    than ``budget`` s even if its time grew only in proportion is added to ``skip``. With
+    ``first_call_samples``, s2sgrad's first call is then measured in as many fresh processes
+    (``wl.first_call``)."""
     out = sys.stdout
+    skip = {} if skip is None else skip
     base_impl = make_impl(None, wl)
     ref = base_impl.to_numpy(base_impl.value_and_grad())
     fwd_value = float(base_impl.forward())
     if not np.isclose(fwd_value, ref[0], rtol=1e-12, atol=0):
         raise SystemExit(f"{wl.name}: hand-written value {ref[0]!r} != function value {fwd_value!r}")
     base = Row("NumPy, hand-written gradient",
-               measure(base_impl.forward, min_time, batches),
-               measure(base_impl.value_and_grad, min_time, batches))
+               measure_any(base_impl.forward, min_time, batches, budget, compiles=False)[0],
+               measure_any(base_impl.value_and_grad, min_time, batches, budget,
+                           compiles=False)[0])
     rows = [base]
     s2s_row = None
     for lib in libs:
@@ -1002,14 +1180,19 @@ def run_workload(wl: Workload, libs: list[Library], min_time: float, batches: in
         if lib.name == "s2sgrad":
             s2s_row = row
         rows.append(row)
+        if lib.label in skip:
+            row.note = skip[lib.label]
+            continue
         try:
             impl = make_impl(lib, wl)
             if lib.name == "s2sgrad":
                 # s2sgrad leaves the function as written: its forward is the NumPy row's.
                 row.forward = base.forward
             else:
-                row.forward = measure(impl.forward, min_time, batches)
-            got = impl.to_numpy(impl.value_and_grad())  # first call: transform/trace/compile
+                row.forward = measure_any(impl.forward, min_time, batches, budget)[0]
+            # first call: transform/trace/compile
+            first, got = timed(impl.value_and_grad)
+            got = impl.to_numpy(got)
         except Unavailable as exc:
             row.forward = None
             row.note = str(exc)
@@ -1030,17 +1213,29 @@ def run_workload(wl: Workload, libs: list[Library], min_time: float, batches: in
             if lib.name == "s2sgrad":
                 status["s2sgrad_mismatch"] = True
             continue
-        if lib.name == "s2sgrad":
-            row.vg, row.paired = measure_paired(base_impl.value_and_grad, impl.value_and_grad,
-                                                min_time, batches)
-        else:
-            row.vg = measure(impl.value_and_grad, min_time, batches)
-        if lib.name == "tangent":
-            row.note = "(gradient call)"
+        paired_with = base_impl.value_and_grad if lib.name == "s2sgrad" else None
+        # s2sgrad and JAX transform or compile on the first call; autograd and PyTorch do not
+        compiles = lib.name in ("s2sgrad", "jax", "tangent")
+        row.vg, row.paired, calls = measure_any(impl.value_and_grad, min_time, batches, budget,
+                                                first=first, base=paired_with,
+                                                compiles=compiles)
+        row.note = " ".join(filter(None, [impl.note, calls,
+                                          "(gradient call)" if lib.name == "tangent" else ""]))
+        if grows is not None and row.vg.median * grows > budget:
+            skip[lib.label] = (f"not run: {row.vg.median:.2f} s per value+grad call at "
+                               f"{wl.size}, so at least {row.vg.median * grows:.1f} s at the "
+                               f"next size (over the {budget:g} s budget)")
     print_block(wl, rows, base, out)
     if s2s_row is not None:
         print(verdict(wl, s2s_row, base), file=out)
+    if first_call_samples and wl.first_call:
+        sg = _library(libs, "s2sgrad")
+        if sg is not None and sg.module is not None:
+            what = f"value_and_grad({wl.fn.__name__})" + (f" at {wl.size}" if wl.size else "")
+            print(first_call_line(wl.first_call, first_call_samples, wl.first_call_warm, status,
+                                  what=what), file=out)
     out.flush()
+    return rows
 
 
 def _first_line(exc: BaseException) -> str:
@@ -1056,14 +1251,31 @@ import numpy as np
 t1 = time.perf_counter()
 import s2sgrad as sg
 t2 = time.perf_counter()
-import workloads
-args = workloads.compile_probe_inputs()
-fn = workloads.compile_probe
+import workloads as W
+
+
+def differ(ref, got):
+    # What differs between two (value, gradients) results ('' if nothing); the gradients are
+    # a tuple of arrays, lists of floats or floats.
+    problems = []
+    if not np.allclose(float(got[0]), float(ref[0]), rtol=1e-7, atol=1e-10):
+        problems.append(f"value {{got[0]!r}} != {{ref[0]!r}}")
+    if len(got[1]) != len(ref[1]):
+        return f"{{len(got[1])}} gradients, expected {{len(ref[1])}}"
+    for i, (g, r) in enumerate(zip(got[1], ref[1])):
+        g, r = np.asarray(g, dtype=float), np.asarray(r, dtype=float)
+        if g.shape != r.shape or not np.allclose(g, r, rtol=1e-7, atol=1e-10):
+            problems.append(f"grad[{{i}}] differs from the hand-written one")
+    return "; ".join(problems)
+
+
+{setup}
 t3 = time.perf_counter()
-vg = sg.value_and_grad(fn, wrt=0)
+call = build()
 t4 = time.perf_counter()
-value, grad = vg(*args)
+result = call()
 t5 = time.perf_counter()
+
 
 def per_call(call, n):
     best = []
@@ -1074,21 +1286,81 @@ def per_call(call, n):
         best.append((time.perf_counter() - s) / n)
     return statistics.median(best)
 
-warm = per_call(lambda: vg(*args), {n})
-plain = per_call(lambda: fn(*args), {n})
-# central differences on every entry of w, to catch a wrong gradient
-w, x = args
-eps = 1e-6
-fd = np.zeros_like(w)
-for i in np.ndindex(w.shape):
-    wp = w.copy(); wp[i] += eps
-    wm = w.copy(); wm[i] -= eps
-    fd[i] = (fn(wp, x) - fn(wm, x)) / (2 * eps)
-err = float(np.max(np.abs(np.asarray(grad) - fd)) / max(1.0, float(np.max(np.abs(fd)))))
+
+problem = check(result)
+warm = per_call(call, {n})
+plain_time = per_call(plain, {n}) if plain is not None else None
 print(json.dumps(dict(numpy=t1 - t0, s2sgrad_import=t2 - t1, build=t4 - t3, first_call=t5 - t4,
-                      warm=warm, plain=plain, value_error=abs(float(value) - float(fn(*args))),
-                      fd_error=err)))
+                      warm=warm, plain=plain_time, problem=problem)))
 """
+
+# FIRST_CALL_CODE's setup for the compile probe: value_and_grad with respect to w, checked
+# against central differences on every entry of w.
+PROBE_SETUP = """
+args = W.compile_probe_inputs()
+fn = W.compile_probe
+def build():
+    vg = sg.value_and_grad(fn, wrt=0)
+    return lambda: vg(*args)
+def plain():
+    return fn(*args)
+def check(result):
+    value, grad = result
+    w, x = args
+    eps = 1e-6
+    fd = np.zeros_like(w)
+    for i in np.ndindex(w.shape):
+        wp = w.copy(); wp[i] += eps
+        wm = w.copy(); wm[i] -= eps
+        fd[i] = (fn(wp, x) - fn(wm, x)) / (2 * eps)
+    err = float(np.max(np.abs(np.asarray(grad) - fd)) / max(1.0, float(np.max(np.abs(fd)))))
+    problems = []
+    if abs(float(value) - float(fn(*args))) > 1e-12:
+        problems.append(f"value {value!r} != {fn(*args)!r}")
+    if err > 1e-6:
+        problems.append(f"gradient disagrees with central differences (relative error {err:.3g})")
+    return "; ".join(problems)
+"""
+
+
+def fresh_first_call(setup: str, samples: int, n: int) -> list[dict]:
+    """Run FIRST_CALL_CODE with ``setup`` in ``samples`` fresh processes, ``n`` calls per
+    warm batch; one dict of timings (seconds) and ``problem`` ('' if the result was right)
+    per process. ``setup`` defines ``build()`` (returns the call), ``plain`` (a call of the
+    plain function, or None) and ``check(result)``. Raises RuntimeError with the process's
+    error output if it fails."""
+    code = FIRST_CALL_CODE.format(bench=BENCH_DIR, root=ROOT, n=n, setup=setup)
+    results = []
+    for _ in range(samples):
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              cwd=ROOT, env=os.environ.copy(), check=False)
+        if proc.returncode != 0:
+            raise RuntimeError(proc.stderr.strip())
+        results.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    return results
+
+
+def _median(results: list[dict], key: str) -> float:
+    return statistics.median(r[key] for r in results)
+
+
+def first_call_line(setup: str, samples: int, n: int, status: dict, what: str) -> str:
+    """The line under a table: s2sgrad's first call of ``what`` in fresh processes."""
+    try:
+        results = fresh_first_call(setup, samples, n)
+    except RuntimeError as exc:
+        status["s2sgrad_error"] = True
+        return f"s2sgrad first call, {what}: error in the fresh process:\n{exc}"
+    problems = [r["problem"] for r in results if r["problem"]]
+    if problems:
+        status["s2sgrad_mismatch"] = True
+        banner = "!" * 78
+        return (f"{banner}\ns2sgrad's first call, {what}, in a fresh process is wrong: "
+                f"{problems[0]}\n{banner}")
+    first, warm = _median(results, "first_call"), _median(results, "warm")
+    many = f"median of {samples} fresh processes" if samples > 1 else "one fresh process"
+    return (f"s2sgrad first call, {what}: {first * 1e3:,.1f} ms (transform + compile + run, "
+            f"{many}; a warm call there: {fmt_time(warm)})")
 
 
 def run_first_call(lib: Library, samples: int, status: dict) -> None:
@@ -1097,17 +1369,14 @@ def run_first_call(lib: Library, samples: int, status: dict) -> None:
     if lib.module is None:
         print(f"{'s2sgrad':<30} {lib.reason}")
         return
-    code = FIRST_CALL_CODE.format(bench=BENCH_DIR, root=ROOT, n=200 if samples > 1 else 20)
-    results = []
-    for _ in range(samples):
-        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                              cwd=ROOT, env=os.environ.copy(), check=False)
-        if proc.returncode != 0:
-            print(f"{'s2sgrad':<30} error in the fresh process:\n{proc.stderr.strip()}")
-            status["s2sgrad_error"] = True
-            return
-        results.append(json.loads(proc.stdout.strip().splitlines()[-1]))
-    med = {k: statistics.median(r[k] for r in results) for k in results[0]}
+    try:
+        results = fresh_first_call(PROBE_SETUP, samples, 200 if samples > 1 else 20)
+    except RuntimeError as exc:
+        print(f"{'s2sgrad':<30} error in the fresh process:\n{exc}")
+        status["s2sgrad_error"] = True
+        return
+    med = {k: _median(results, k) for k in ("s2sgrad_import", "build", "first_call", "warm",
+                                            "plain")}
     print(f"median of {samples} fresh process{'es' if samples > 1 else ''}:")
     print(f"  import s2sgrad                          {med['s2sgrad_import'] * 1e3:9.1f} ms")
     print(f"  sg.value_and_grad(fn, wrt=0)            {med['build'] * 1e3:9.1f} ms")
@@ -1116,12 +1385,517 @@ def run_first_call(lib: Library, samples: int, status: dict) -> None:
           f"{(med['build'] + med['first_call']) * 1e3:9.1f} ms")
     print(f"  warm call                               {med['warm'] * 1e6:9.1f} µs"
           f"   (the plain function: {med['plain'] * 1e6:.1f} µs)")
-    worst = max(r["fd_error"] for r in results)
-    if worst > 1e-6 or max(r["value_error"] for r in results) > 1e-12:
+    problems = [r["problem"] for r in results if r["problem"]]
+    if problems:
         banner = "!" * 78
-        print(f"{banner}\ns2sgrad on compile_probe: gradient disagrees with central "
-              f"differences (relative error {worst:.3g})\n{banner}")
+        print(f"{banner}\ns2sgrad on compile_probe: {problems[0]}\n{banner}")
         status["s2sgrad_mismatch"] = True
+
+
+# ---------------------------------------------------------------------------------------------
+# Loops, the Tensor path, memory: horner's Tensor path, the index loop at several sizes, the
+# ODE's saved memory, a new closure every training step
+# ---------------------------------------------------------------------------------------------
+
+
+def _library(libs: list[Library], name: str) -> Library | None:
+    return next((lib for lib in libs if lib.name == name), None)
+
+
+def print_rows2(title: str, rows: list[Row2], base: Row2) -> None:
+    """A table of one time column (µs per call, ×hand over ``base``, spread)."""
+    print(f"\n== {title} ==")
+    print(COLS2.format("library", "µs", "×hand", "", "spread").rstrip())
+    for row in rows:
+        if row.timing is None:
+            print(f"{row.label:<52} {row.note}")
+            continue
+        ratio = row.paired if row.paired is not None else row.timing.median / base.timing.median
+        line = COLS2.format(row.label, fmt_us(row.timing.median), f"{ratio:.2f}", "",
+                            f"{100 * row.timing.spread:.0f}%")
+        print(line + (f"  {row.note}" if row.note else ""))
+
+
+def tensor_path(sg: Any, fn: Callable, args: tuple, wrt: tuple[int, ...]
+                ) -> tuple[Callable[[], Any], Callable[[Any], tuple]]:
+    """s2sgrad's PyTorch-style path: ``f = sg.grad(fn)``, the arguments at ``wrt`` Tensors
+    with ``requires_grad``; the call clears their ``.grad``, runs ``out = f(...)`` and
+    ``out.backward()``. Returns (call, read), ``read(out)`` -> (value, gradients)."""
+    f = sg.grad(fn)
+    tensors = [sg.tensor(np.asarray(a, dtype=np.float64), requires_grad=True) if i in wrt
+               else a for i, a in enumerate(args)]
+    leaves = [tensors[i] for i in wrt]
+
+    def call():
+        for t in leaves:
+            t.grad = None
+        out = f(*tensors)
+        out.backward()
+        return out
+
+    def read(out):
+        return float(out.item()), tuple(np.array(t.grad.numpy()) for t in leaves)
+
+    return call, read
+
+
+def torch_backward(torch: Any, fn: Callable, args: tuple, wrt: tuple[int, ...]
+                   ) -> tuple[Callable[[], Any], Callable[[Any], tuple]]:
+    """The same with PyTorch: tensors (float64) with ``requires_grad`` at ``wrt``, ``.grad``
+    cleared, ``out = fn(...)``, ``out.backward()``."""
+    tensors = [torch.tensor(a, dtype=torch.float64, requires_grad=i in wrt)
+               for i, a in enumerate(args)]
+    leaves = [tensors[i] for i in wrt]
+
+    def call():
+        for t in leaves:
+            t.grad = None
+        out = fn(*tensors)
+        out.backward()
+        return out
+
+    def read(out):
+        return float(out.item()), tuple(t.grad.detach().numpy().copy() for t in leaves)
+
+    return call, read
+
+
+SCALAR_TENSOR_SETUP = """
+x, coeffs = W.horner_inputs()
+def build():
+    f = sg.grad(W.horner)
+    xt = sg.tensor(x, requires_grad=True)
+    ct = sg.tensor(np.asarray(coeffs), requires_grad=True)
+    def call():
+        xt.grad = None
+        ct.grad = None
+        out = f(xt, ct)
+        out.backward()
+        return out.item(), (xt.grad.item(), ct.grad.numpy())
+    return call
+plain = None
+def check(result):
+    return differ(W.horner_value_and_grad(x, coeffs), result)
+"""
+
+
+def run_scalar_tensor(libs: list[Library], min_time: float, batches: int, status: dict,
+                      first_call_samples: int = 0) -> None:
+    """``horner`` and ``tiny`` through s2sgrad's Tensor path (``f(x).backward()``), next to
+    ``value_and_grad`` on the same function and to PyTorch doing the same."""
+    x, coeffs = W.horner_inputs()
+    scalar_tensor_table(
+        libs, "horner", W.horner, W.horner_value_and_grad, (x, coeffs),
+        ((np.asarray(x), np.asarray(coeffs)), "x, coeffs arrays"), W.WRT["horner"],
+        ("scalar-tensor: horner (100 coefficients) through the Tensor path: out = f(x, c); "
+         "out.backward()"), "x a 0-d, c a 1-d Tensor", min_time, batches, status)
+    scalar_tensor_table(
+        libs, "tiny", W.tiny, W.tiny_value_and_grad, (0.7,), ((np.asarray(0.7),), "x 0-d array"),
+        W.WRT["tiny"], "scalar-tensor: tiny(x) = x * x, the fixed cost of a call and its backward",
+        "x a 0-d Tensor", min_time, batches, status)
+    sg_lib = _library(libs, "s2sgrad")
+    if first_call_samples and sg_lib is not None and sg_lib.module is not None:
+        print(first_call_line(SCALAR_TENSOR_SETUP, first_call_samples, 50, status,
+                              what="f(x, c).backward() with f = grad(horner)"))
+    sys.stdout.flush()
+
+
+def scalar_tensor_table(libs: list[Library], name: str, fn: Callable, hand: Callable,
+                        args: tuple, arrays: tuple[tuple, str], wrt: tuple[int, ...],
+                        title: str, tensors: str, min_time: float, batches: int,
+                        status: dict) -> None:
+    """One scalar-tensor table: ``fn`` called plainly, by ``value_and_grad`` on ``args`` and
+    on ``arrays`` (the arguments as NumPy arrays, the data the Tensor path passes to the
+    compiled code, and their description), through the Tensor path and by PyTorch; then the
+    Tensor path's cost over ``value_and_grad`` on the same data."""
+    sg_lib, torch_lib = _library(libs, "s2sgrad"), _library(libs, "torch")
+    array_args, arrays_are = arrays
+    ref = _plain(hand(*args))
+
+    def base_call():
+        return hand(*args)
+
+    base = Row2("NumPy, hand-written value and gradient", measure(base_call, min_time, batches))
+    plain = Row2(f"plain {name}(...) (no gradient)", measure(lambda: fn(*args), min_time, batches))
+    rows = [base, plain]
+
+    def check(got: tuple) -> str:
+        problem = compare(ref, got)
+        if problem:
+            banner = "!" * 78
+            print(f"\n{banner}\n{name}: a gradient disagrees with the hand-written one:\n  "
+                  f"{problem}\n{banner}")
+            return "GRADIENT MISMATCH, not timed"
+        return ""
+
+    calls: dict[str, Callable] = {}  # the timed call of each row, by label
+
+    def row(lib: Library, label: str, build: Callable[[], tuple[Callable, Callable]]) -> Row2:
+        """Time ``build()``'s (call, read) in a row of the table."""
+        made = Row2(label)
+        rows.append(made)
+
+        def attempt():
+            if lib.module is None:
+                raise Unavailable(lib.reason)
+            call, read = build()
+            calls[label] = call
+            return call, read(call())
+
+        time_row(lib, made, attempt, check, base_call, min_time, batches, status)
+        return made
+
+    def functional(data: tuple) -> Callable[[], tuple[Callable, Callable]]:
+        def build():
+            vg = sg_lib.module.value_and_grad(fn, wrt=wrt)
+            return (lambda: vg(*data)), _plain
+        return build
+
+    same_data = tensor_row = torch_row = None
+    if sg_lib is not None:
+        row(sg_lib, f"{sg_lib.label}: value_and_grad({name})", functional(args))
+        same_data = row(sg_lib, f"{sg_lib.label}: value_and_grad, {arrays_are}",
+                        functional(array_args))
+        tensor_row = row(sg_lib, f"{sg_lib.label}: f(...).backward(), f = grad({name})",
+                         lambda: tensor_path(sg_lib.module, fn, array_args, wrt))
+    if torch_lib is not None:
+        def torch_build():
+            torch_fn = W.make_horner(torch_lib.module) if fn is W.horner else fn
+            return torch_backward(torch_lib.module, torch_fn, args, wrt)
+
+        torch_row = row(torch_lib, f"{torch_lib.label.replace(' (eager)', '')}: "
+                                   f"{name}(...).backward()", torch_build)
+    print_rows2(title, rows, base)
+    if tensor_row is not None and tensor_row.timing and same_data.timing:
+        # interleaved batches of the two s2sgrad paths: the Tensor path's cost over the
+        # functional one is t * (1 - 1 / ratio), t the Tensor path's median
+        timing, ratio = measure_paired(calls[same_data.label], calls[tensor_row.label],
+                                       min_time, batches)
+        extra = timing.median * (1.0 - 1.0 / ratio)
+        torch_part = ""
+        if torch_row is not None and torch_row.timing is not None:
+            torch_part = (f"; PyTorch, the same through its tensors: "
+                          f"{fmt_us(torch_row.timing.median)} µs per call")
+        print(f"s2sgrad Tensor path ({tensors}) over value_and_grad on the same data: "
+              f"{extra * 1e6:+,.1f} µs per call ({ratio:.2f}x, interleaved batches)"
+              f"{torch_part}")
+
+
+def run_index_loop(libs: list[Library], min_time: float, batches: int, status: dict,
+                   sizes: tuple[int, ...] = INDEX_SIZES, budget: float = BUDGET,
+                   first_call_samples: int = 0) -> dict[str, dict[int, float]]:
+    """One index-loop table per size, then the time per element of each row at every size.
+    A library whose call would take longer than ``budget`` s at the next size (judged from
+    its time at this size, as if it grew in proportion to n) is not run at the larger sizes.
+    Returns {row label: {n: seconds per element}}."""
+    skip: dict = {}
+    per_element: dict[str, dict[int, float]] = {}
+    for k, n in enumerate(sizes):
+        grows = sizes[k + 1] / n if k + 1 < len(sizes) else None
+        rows = run_workload(build_index_loop(n), libs, min_time, batches, status,
+                            first_call_samples=first_call_samples if k == 0 else 0, skip=skip,
+                            budget=budget, grows=grows)
+        for row in rows:
+            per_element.setdefault(row.label, {})
+            if row.vg is not None:
+                per_element[row.label][n] = row.vg.median / n
+    print("\nindex-loop: value+grad time per element (µs / n); equal across a row means linear "
+          "in n, growing with n means worse than linear")
+    print(f"{'library':<30}" + "".join(f"{'n=' + format(n, ','):>12}" for n in sizes)
+          + f"{'last/first':>12}")
+    for label, times in per_element.items():
+        if not times:
+            continue
+        cells = "".join(f"{times[n] * 1e6:12.3f}" if n in times else f"{'-':>12}" for n in sizes)
+        measured = [n for n in sizes if n in times]
+        growth = times[measured[-1]] / times[measured[0]] if len(measured) > 1 else None
+        print(f"{label:<30}{cells}" + (f"{growth:12.2f}" if growth else f"{'':>12}"))
+    if skip:
+        print(f"not run at the larger sizes (over the {budget:g} s budget): "
+              f"{', '.join(skip)}")
+    sys.stdout.flush()
+    return per_element
+
+
+def retained_bytes(make: Callable[[], Any]) -> tuple[int, Any]:
+    """(bytes, result): what ``make()`` leaves allocated while its result is held, by
+    tracemalloc (Python objects and NumPy's array data), garbage collected before and after.
+    Make the call once beforehand so that one-off caches are not counted."""
+    gc.collect()
+    tracing = tracemalloc.is_tracing()
+    if not tracing:
+        tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        kept = make()
+        gc.collect()
+        after = tracemalloc.get_traced_memory()[0]
+    finally:
+        if not tracing:
+            tracemalloc.stop()
+    return after - before, kept
+
+
+def torch_saved_bytes(torch: Any, fn: Callable, args: tuple) -> tuple[int, int, Any]:
+    """(bytes, tensors, output) of ``fn(*args)``: the data of the tensors its forward saves
+    for backward (``torch.autograd.graph.saved_tensors_hooks``), each storage counted once.
+    The graph's nodes and the tensors' headers are not counted: a lower bound."""
+    storages: dict[int, int] = {}
+    count = 0
+
+    def pack(t):
+        nonlocal count
+        count += 1
+        storage = t.untyped_storage()
+        storages[storage.data_ptr()] = storage.nbytes()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = fn(*args)
+    return sum(storages.values()), count, out
+
+
+def saved_per_step(wl: Workload, libs: list[Library], status: dict
+                   ) -> list[tuple[str, float | None, str]]:
+    """For ``ode-loop``: (row, bytes kept for the reverse pass per step or None, note) for
+    the hand-written forward sweep, s2sgrad's vjp, autograd's make_vjp and PyTorch."""
+    args = wl.inputs
+    steps = args[4]
+    out: list[tuple[str, float | None, str]] = []
+    W.ode_forward(*args)
+    held, _ = retained_bytes(lambda: W.ode_forward(*args))
+    out.append(("NumPy, hand-written: ode_forward", held / steps,
+                "the states and the tanh values, two arrays"))
+    ref = wl.hand(*args)[1]
+    for lib in libs:
+        if lib.name == "s2sgrad":
+            if lib.module is None:
+                out.append((lib.label, None, lib.reason))
+                continue
+            try:
+                vjp = lib.module.vjp
+                vjp(wl.fn, *args)
+                held, (_, pullback) = retained_bytes(lambda vjp=vjp: vjp(wl.fn, *args))
+                grads = pullback(1.0)[:3]
+            except Exception as exc:  # noqa: BLE001 - reported in the line
+                status["s2sgrad_error"] = True
+                out.append((f"{lib.label}: vjp", None,
+                            f"error: {type(exc).__name__}: {_first_line(exc)}"))
+                continue
+            if compare((0.0, ref), (0.0, grads)):
+                status["s2sgrad_mismatch"] = True
+                out.append((f"{lib.label}: vjp", None, "GRADIENT MISMATCH of the pullback"))
+                continue
+            out.append((f"{lib.label}: vjp(ode_loop, ...)", held / steps,
+                        "the pullback's saved values (dt is differentiated too)"))
+        elif lib.name == "autograd" and lib.module is not None:
+            f = wl.make_numpy_like(lib.extra["np"])
+            make_vjp = lib.module.make_vjp(f, argnum=wl.wrt)
+            make_vjp(*args)
+            held, _ = retained_bytes(lambda make_vjp=make_vjp: make_vjp(*args))
+            out.append((f"{lib.label}: make_vjp", held / steps, "its graph of boxes and nodes"))
+        elif lib.name == "torch" and lib.module is not None:
+            torch = lib.module
+            f = wl.make_torch(torch)
+            targs = [a if isinstance(a, int) else torch.tensor(a, dtype=torch.float64)
+                     .requires_grad_(i in wl.wrt) for i, a in enumerate(args)]
+            nbytes, count, _ = torch_saved_bytes(torch, f, targs)
+            out.append((f"{lib.label}: the forward", nbytes / steps,
+                        (f"data of the {count:,} saved tensors only (saved_tensors_hooks; the "
+                         "graph's nodes are not counted: a lower bound)")))
+        elif lib.name == "jax" and lib.extra.get("jit"):
+            out.append((lib.label, None, ("not measured: the residuals of the compiled loop "
+                                          "are XLA buffers, which tracemalloc does not see")))
+    return out
+
+
+def run_ode_loop(wl: Workload, libs: list[Library], min_time: float, batches: int,
+                 status: dict, first_call_samples: int = 0, budget: float = BUDGET) -> None:
+    run_workload(wl, libs, min_time, batches, status, first_call_samples=first_call_samples,
+                 budget=budget)
+    steps = wl.inputs[4]
+    print(f"saved for the reverse pass: bytes held after the forward half (tracemalloc), per "
+          f"step of {steps:,}")
+    for label, per_step, note in saved_per_step(wl, libs, status):
+        figure = f"{per_step:10,.1f} B/step" if per_step is not None else f"{'':>17}"
+        print(f"  {label:<44}{figure}   {note}")
+    sys.stdout.flush()
+
+
+def specialiser_tables() -> dict[str, int]:
+    """Entries in s2sgrad's module-level tables of compiled functions, read from private
+    attributes with getattr (a table that is not there is left out): ``function.
+    _specialisers`` (one per function differentiated), ``api._derivatives`` (one per
+    gradient(f) made), and the sizes ``compiled.cache_sizes()`` reports (tables kept
+    outside the functions)."""
+    out = {}
+    for module, attr in (("s2sgrad.function", "_specialisers"), ("s2sgrad.api", "_derivatives")):
+        table = getattr(sys.modules.get(module), attr, None)
+        if table is not None and hasattr(table, "__len__"):
+            out[f"{module.rsplit('.', 1)[-1]}.{attr}"] = len(table)
+    sizes = getattr(sys.modules.get("s2sgrad.compiled"), "cache_sizes", None)
+    if callable(sizes):
+        out.update({f"compiled.{k}": int(v) for k, v in sizes().items()})
+    return out
+
+
+def memory_growth(step: Callable[[int], Any], marks: tuple[int, ...],
+                  time_limit: float | None = None,
+                  tables: Callable[[], dict] | None = None) -> list[tuple[int, int, dict]]:
+    """Run ``step(k)`` for k = 0, 1, ... up to the last of ``marks``, tracing allocations; at
+    each mark, (steps made, bytes held above what was held before the first step, after a
+    garbage collection, ``tables()``). Stops early once ``time_limit`` s have passed, with a
+    last entry at the step reached."""
+    gc.collect()
+    tracemalloc.start()
+    out = []
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        t0 = time.perf_counter()
+        k = 0
+        while k < max(marks):
+            step(k)
+            k += 1
+            over = time_limit is not None and time.perf_counter() - t0 > time_limit
+            if k in marks or over:
+                gc.collect()
+                out.append((k, tracemalloc.get_traced_memory()[0] - base,
+                            tables() if tables else {}))
+            if over:
+                break
+    finally:
+        tracemalloc.stop()
+    return out
+
+
+CLOSURE_SETUP = """
+X, y = W.lsq_batches()[0]
+w = np.zeros(X.shape[1])
+def build():
+    return lambda: W.closure_step(w, X, y, 0.05, sg.gradient)
+plain = None
+def check(result):
+    ref = W.hand_step(w, X, y, 0.05)
+    return "" if np.allclose(result, ref, rtol=1e-9, atol=1e-12) else "the step differs"
+"""
+
+
+def fmt_bytes(n: float) -> str:
+    for unit, size in (("MB", 1e6), ("kB", 1e3)):
+        if abs(n) >= size:
+            return f"{n / size:,.2f} {unit}"
+    return f"{n:,.0f} B"
+
+
+def run_closure_per_step(libs: list[Library], min_time: float, batches: int, status: dict,
+                         quick: bool = False, first_call_samples: int = 0,
+                         marks: tuple[int, int] | None = None, steps_timed: int | None = None,
+                         time_limit: float | None = None) -> None:
+    """Gradient descent with a new closure every step: time per step (first and later),
+    next to a hand-written step and to the same step without the closure; then the memory
+    held after ``marks`` steps and s2sgrad's table sizes."""
+    title = ("closure-per-step: gradient descent on least squares (batches 32x8), the objective "
+             "a new closure over the batch every step")
+    sg_lib = _library(libs, "s2sgrad")
+    marks = marks or ((200, 2_000) if quick else (1_000, 10_000))
+    steps_timed = steps_timed or (30 if quick else 200)
+    time_limit = time_limit or (60.0 if quick else 300.0)
+    data = W.lsq_batches()
+    lr = 0.05
+    w0 = np.zeros(data[0][0].shape[1])
+    X0, y0 = data[0]
+    base = Row2("NumPy, hand-written gradient step",
+                measure(lambda: W.hand_step(w0, X0, y0, lr), min_time, batches))
+    rows = [base]
+    if sg_lib is None or sg_lib.module is None:
+        rows.append(Row2("s2sgrad", note=sg_lib.reason if sg_lib else "not loaded"))
+        print_rows2(title, rows, base)
+        return
+    sg = sg_lib.module
+    closure_row = Row2(f"{sg_lib.label}: gradient(objective)(w), new closure")
+    argument_row = Row2(f"{sg_lib.label}: gradient(lsq_loss)(w, X, y)")
+    rows += [closure_row, argument_row]
+    times: list[float] = []
+    try:
+        w = w0
+        ref = w0
+        gc.collect()
+        gc.disable()
+        try:
+            for k in range(steps_timed):
+                X, y = data[k % len(data)]
+                t, w = timed(lambda w=w, X=X, y=y: W.closure_step(w, X, y, lr, sg.gradient))
+                times.append(t)
+                ref = W.hand_step(ref, X, y, lr)
+        finally:
+            gc.enable()
+        if not np.allclose(w, ref, rtol=1e-9, atol=1e-12):
+            status["s2sgrad_mismatch"] = True
+            closure_row.note = "MISMATCH: the weights differ from the hand-written steps'"
+        else:
+            later = times[1:]
+            closure_row.timing = Timing(statistics.median(later), later)
+            closure_row.note = f"(median of steps 2-{steps_timed})"
+        step = W.argument_step(w0, X0, y0, lr, sg.gradient)
+        if not np.allclose(step, W.hand_step(w0, X0, y0, lr), rtol=1e-9, atol=1e-12):
+            status["s2sgrad_mismatch"] = True
+            argument_row.note = "MISMATCH: the step differs from the hand-written one"
+        else:
+            argument_row.timing = measure(lambda: W.argument_step(w0, X0, y0, lr, sg.gradient),
+                                          min_time, batches)
+            argument_row.note = "(the batch as arguments, no closure)"
+    except Exception as exc:  # noqa: BLE001 - a failing library is a table entry
+        status["s2sgrad_error"] = True
+        traceback.print_exc()
+        closure_row.note = f"error: {type(exc).__name__}: {_first_line(exc)}"
+    print_rows2(title, rows, base)
+    if closure_row.timing is None:
+        return
+    print(f"s2sgrad closure steps in this process: the first {times[0] * 1e3:,.1f} ms, the "
+          f"second {times[1] * 1e3:,.1f} ms, the median of steps 2-{steps_timed} "
+          f"{closure_row.timing.median * 1e3:,.2f} ms")
+
+    state = {"w": w0, "h": w0}
+
+    def closure(k):
+        X, y = data[k % len(data)]
+        state["w"] = W.closure_step(state["w"], X, y, lr, sg.gradient)
+
+    def hand(k):
+        X, y = data[k % len(data)]
+        state["h"] = W.hand_step(state["h"], X, y, lr)
+
+    grown = memory_growth(closure, marks, time_limit, specialiser_tables)
+    flat = memory_growth(hand, marks, time_limit)
+    names = list(grown[0][2]) if grown else []
+    print("memory held after k steps (tracemalloc, after gc, above the start of the run) and "
+          "the entries in s2sgrad's tables\n(private attributes, read with getattr; counted "
+          "over the whole process):")
+    print(f"  {'steps':>8} {'closure steps':>15} {'hand steps':>12}" +
+          "".join(f" {name:>24}" for name in names))
+    hand_at = {k: b for k, b, _ in flat}
+    for k, held, tables in grown:
+        hand_held = fmt_bytes(hand_at[k]) if k in hand_at else "-"
+        print(f"  {k:>8,} {fmt_bytes(held):>15} {hand_held:>12}" +
+              "".join(f" {tables[name]:>24,}" for name in names))
+    if len(grown) >= 2:
+        (k1, b1, _), (k2, b2, _) = grown[0], grown[-1]
+        per = (b2 - b1) / (k2 - k1)
+        hand_per = ((flat[-1][1] - flat[0][1]) / (flat[-1][0] - flat[0][0])
+                    if len(flat) >= 2 else float("nan"))
+        print(f"  growth per step between {k1:,} and {k2:,} steps: s2sgrad {fmt_bytes(per)}, "
+              f"hand-written {fmt_bytes(hand_per)}")
+    if grown and grown[-1][0] < max(marks):
+        print(f"  (stopped after {grown[-1][0]:,} steps: the {time_limit:g} s limit)")
+    if first_call_samples:
+        print(first_call_line(CLOSURE_SETUP, first_call_samples, 5, status,
+                              what="closure_step (a new closure)"))
+    sys.stdout.flush()
+
+
+# ---------------------------------------------------------------------------------------------
+# Main
+# ---------------------------------------------------------------------------------------------
 
 
 def git_state(path: str) -> str:
@@ -1205,7 +1979,8 @@ def header(args, libs: list[Library], min_time: float, batches: int) -> None:
 
 
 def main(argv=None) -> int:
-    names = ["scalar", "logistic", "mlp", *SECOND_ORDER_NAMES, *JACOBIAN_NAMES, "first-call",
+    names = ["scalar", "logistic", "mlp", "horner", "scalar-tensor", "index-loop", "ode-loop",
+             "closure-per-step", *SECOND_ORDER_NAMES, *JACOBIAN_NAMES, "first-call",
              "second-order-first-call"]
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="short timings (smoke run)")
@@ -1230,9 +2005,21 @@ def main(argv=None) -> int:
     libs = load_libraries()
     header(args, libs, min_time, batches)
     status: dict = {}
+    samples = 1 if args.quick else 3  # fresh processes for each first-call measurement
+    budget = QUICK_BUDGET if args.quick else BUDGET
     for wl in build_workloads():
         if wl.name in only:
-            run_workload(wl, libs, min_time, batches, status)
+            run_workload(wl, libs, min_time, batches, status, first_call_samples=samples,
+                         budget=budget)
+    if "scalar-tensor" in only:
+        run_scalar_tensor(libs, min_time, batches, status, first_call_samples=samples)
+    if "index-loop" in only:
+        run_index_loop(libs, min_time, batches, status,
+                       QUICK_INDEX_SIZES if args.quick else INDEX_SIZES, budget, samples)
+    if "ode-loop" in only:
+        run_ode_loop(build_ode_loop(), libs, min_time, batches, status, samples, budget)
+    if "closure-per-step" in only:
+        run_closure_per_step(libs, min_time, batches, status, args.quick, samples)
     if only & set(SECOND_ORDER_NAMES):
         forwards: dict = {}  # the plain function's time, per model (the ×fwd reference)
         for so in build_second_order():
@@ -1242,9 +2029,9 @@ def main(argv=None) -> int:
         if spec[0] in only:
             run_jacobian(spec, libs, min_time, batches, status)
     if "first-call" in only:
-        run_first_call(libs[0], 1 if args.quick else 3, status)
+        run_first_call(libs[0], samples, status)
     if "second-order-first-call" in only:
-        run_second_order_first_call(libs[0], 1 if args.quick else 3, status)
+        run_second_order_first_call(libs[0], samples, status)
 
     if status.get("s2sgrad_mismatch"):
         print("\nFAILED: s2sgrad's gradient (or jvp, or hvp) disagrees with the hand-written "

@@ -296,14 +296,15 @@ def harness():
 def fake_s2sgrad(harness, scale=1.0, fail=False):
     """A stand-in s2sgrad whose value_and_grad is the hand-written gradient (times scale)."""
     hands = {W.scalar_fn: W.scalar_value_and_grad, W.logistic_loss: W.logistic_value_and_grad,
-             W.mlp_loss: W.mlp_value_and_grad}
+             W.mlp_loss: W.mlp_value_and_grad, W.horner: W.horner_value_and_grad,
+             W.index_loop: W.index_loop_value_and_grad, W.ode_loop: W.ode_loop_value_and_grad}
 
     def value_and_grad(fn, wrt=0):
         def run(*args):
             if fail:
                 raise RuntimeError("cannot differentiate")
             value, grads = hands[fn](*args)
-            return value, tuple(g * scale for g in grads)
+            return value, tuple(np.multiply(g, scale) for g in grads)
 
         return run
 
@@ -446,7 +447,8 @@ def test_only_lists_the_second_order_names(harness, capsys):
     with pytest.raises(SystemExit):
         harness.main(["--only", "no-such-table"])
     err = capsys.readouterr().err
-    for name in ("mlp-jvp", "mlp-hvp", "rnn-jvp", "rnn-hvp", "second-order-first-call"):
+    for name in ("mlp-jvp", "mlp-hvp", "rnn-jvp", "rnn-hvp", "second-order-first-call", "horner",
+                 "scalar-tensor", "index-loop", "ode-loop", "closure-per-step"):
         assert name in err
 
 
@@ -503,3 +505,332 @@ def test_hand_written_hessian_matches_finite_differences():
             numeric = central_difference(partial, (x, A), 0, e, weight=np.ones(1), eps=EPS)
             assert H[j, k] == pytest.approx(numeric, rel=1e-6, abs=1e-8)
     np.testing.assert_allclose(W.make_potential(np)(x, A), W.potential(x, A), rtol=1e-13)
+
+
+# --- loops: horner, index_loop, ode_loop, closure_step --------------------------------------
+
+
+@pytest.mark.parametrize("x", [0.95, -1.3, 0.0, 2.0])
+def test_horner_gradient_matches_finite_differences(x):
+    _, coeffs = W.horner_inputs(seed=3, n=12)
+    value, (g_x, g_coeffs) = W.horner_value_and_grad(x, coeffs)
+    assert value == W.horner(x, coeffs)
+    assert isinstance(g_coeffs, list) and len(g_coeffs) == len(coeffs)
+    assert g_x == pytest.approx(central_difference(W.horner, (x, coeffs), 0, 1.0),
+                                rel=1e-6, abs=1e-8)
+    for k in range(len(coeffs)):
+        unit = [0.0] * len(coeffs)
+        unit[k] = 1.0
+        fd = central_difference(W.horner, (x, coeffs), 1, unit)
+        assert g_coeffs[k] == pytest.approx(fd, rel=1e-6, abs=1e-8), f"coefficient {k}"
+
+
+def test_tiny_gradient_matches_finite_differences():
+    for x in (0.7, -2.5):
+        value, (g,) = W.tiny_value_and_grad(x)
+        assert value == W.tiny(x)
+        assert g == pytest.approx(central_difference(W.tiny, (x,), 0, 1.0), rel=1e-7)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_index_loop_gradient_matches_finite_differences(seed):
+    args = W.index_loop_inputs(seed=seed, n=9)
+    check_array_gradient(W.index_loop, W.index_loop_value_and_grad, args, W.WRT["index_loop"],
+                         seed)
+    _, (_, g_v) = W.index_loop_value_and_grad(*args)
+    assert type(g_v) is float
+    assert g_v == pytest.approx(central_difference(W.index_loop, args, 1, 1.0), rel=1e-6)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_ode_loop_gradient_matches_finite_differences(seed):
+    # few, long steps: the gradient then depends visibly on every parameter
+    args = W.ode_inputs(seed=seed, steps=30, dt=0.05)
+    check_array_gradient(W.ode_loop, W.ode_loop_value_and_grad, args, W.WRT["ode_loop"], seed)
+
+
+def test_ode_sweeps_leave_their_inputs_and_saved_values_alone():
+    args = W.ode_inputs(steps=20, dt=0.05)
+    copies = [np.copy(a) for a in args]
+    value, saved = W.ode_forward(*args)
+    kept = [np.copy(a) for a in saved]
+    first = W.ode_backward(saved)
+    second = W.ode_backward(saved)  # the saved values can be used again
+    for a, b in zip(first, second):
+        np.testing.assert_array_equal(a, b)
+    for a, c in zip(args, copies):
+        np.testing.assert_array_equal(a, c)
+    for a, c in zip(saved, kept):
+        np.testing.assert_array_equal(a, c)
+    assert saved[2].shape == (21, 4) and saved[3].shape == (20, 4)
+    assert value == W.ode_loop(*args)
+
+
+def test_lsq_gradient_matches_finite_differences():
+    X, y = W.lsq_batches(seed=2, count=1, batch=6, d=3)[0]
+    w = np.array([0.3, -0.2, 1.1])
+    value = W.lsq_loss(w, X, y)
+    check_array_gradient(W.lsq_loss, lambda *a: (value, (W.lsq_grad(*a),)), (w, X, y), (0,), 4)
+    np.testing.assert_allclose(W.hand_step(w, X, y, 0.1), w - 0.1 * W.lsq_grad(w, X, y),
+                               rtol=1e-15)
+
+
+def test_loop_factories_are_the_same_function():
+    x, coeffs = W.horner_inputs(n=20)
+    assert W.make_horner(np)(x, coeffs) == W.horner(x, coeffs)
+    args = W.index_loop_inputs(n=15)
+    assert W.make_index_loop(np)(*args) == W.index_loop(*args)
+    args = W.ode_inputs(steps=25)
+    assert W.make_ode_loop(np)(*args) == W.ode_loop(*args)
+
+
+def test_torch_loop_factories_are_the_same_function():
+    torch = pytest.importorskip("torch")
+
+    def t(a):
+        return torch.tensor(a, dtype=torch.float64)
+
+    x, coeffs = W.horner_inputs(n=20)
+    assert W.make_horner(torch)(t(x), t(coeffs)).item() == pytest.approx(W.horner(x, coeffs),
+                                                                         rel=1e-13)
+    x, v = W.index_loop_inputs(n=15)
+    assert W.make_torch_index_loop(torch)(t(x), t(v)).item() == pytest.approx(
+        W.index_loop(x, v), rel=1e-13)
+    A, b, h0, dt, steps = W.ode_inputs(steps=25, dt=0.05)
+    assert W.make_ode_loop(torch)(t(A), t(b), t(h0), dt, steps).item() == pytest.approx(
+        W.ode_loop(A, b, h0, dt, steps), rel=1e-12)
+
+
+def test_jax_loop_factories_are_the_same_function():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    x, v = W.index_loop_inputs(n=15)
+    got = jax.jit(W.make_jax_index_loop(jax))(jnp.asarray(x), jnp.asarray(v))
+    assert float(got) == pytest.approx(W.index_loop(x, v), rel=1e-12)
+    A, b, h0, dt, steps = W.ode_inputs(steps=25, dt=0.05)
+    f = jax.jit(W.make_jax_ode_loop(jax), static_argnums=(4,))
+    got = f(jnp.asarray(A), jnp.asarray(b), jnp.asarray(h0), dt, steps)
+    assert float(got) == pytest.approx(W.ode_loop(A, b, h0, dt, steps), rel=1e-12)
+    x, coeffs = W.horner_inputs(n=20)
+    got = jax.jit(W.make_horner(jnp))(x, jnp.asarray(coeffs))
+    assert float(got) == pytest.approx(W.horner(x, coeffs), rel=1e-12)
+
+
+def test_autograd_agrees_with_the_hand_written_loops():
+    autograd = pytest.importorskip("autograd")
+    anp = pytest.importorskip("autograd.numpy")
+    cases = [(W.make_horner(anp), W.horner_value_and_grad, W.horner_inputs(n=10), "horner"),
+             (W.make_index_loop(anp), W.index_loop_value_and_grad, W.index_loop_inputs(n=8),
+              "index_loop"),
+             (W.make_ode_loop(anp), W.ode_loop_value_and_grad, W.ode_inputs(steps=15, dt=0.05),
+              "ode_loop")]
+    for f, hand, args, name in cases:
+        value, grads = autograd.value_and_grad(f, argnum=W.WRT[name])(*args)
+        ref_value, ref_grads = hand(*args)
+        assert value == pytest.approx(ref_value, rel=1e-12), name
+        for g, r in zip(grads, ref_grads):
+            np.testing.assert_allclose(np.asarray(g, dtype=float), np.asarray(r), rtol=1e-9,
+                                       atol=1e-12, err_msg=name)
+
+
+def test_s2sgrad_steps_agree_with_the_hand_written_step():
+    sg = pytest.importorskip("s2sgrad")
+    X, y = W.lsq_batches(count=1)[0]
+    w = np.linspace(-1.0, 1.0, X.shape[1])
+    ref = W.hand_step(w, X, y, 0.05)
+    np.testing.assert_allclose(W.closure_step(w, X, y, 0.05, sg.gradient), ref, rtol=1e-10)
+    np.testing.assert_allclose(W.argument_step(w, X, y, 0.05, sg.gradient), ref, rtol=1e-10)
+
+
+# --- the harness: loops, the Tensor path, memory, first calls ---------------------------------
+
+
+def test_harness_loop_workloads_with_a_stand_in(harness, capsys):
+    # horner and ode-loop tables with the hand-written gradient standing in for s2sgrad
+    status = {}
+    for wl in (next(w for w in harness.build_workloads() if w.name == "horner"),
+               harness.build_ode_loop(steps=50)):
+        rows = harness.run_workload(wl, [fake_s2sgrad(harness)], min_time=0.002, batches=2,
+                                    status=status)
+        assert [r.label for r in rows] == ["NumPy, hand-written gradient", "s2sgrad test"]
+        assert rows[1].vg is not None
+    out = capsys.readouterr().out
+    assert status == {}, out
+    assert "s2sgrad horner: value+grad =" in out and "s2sgrad ode-loop: value+grad =" in out
+
+
+def test_harness_flags_a_wrong_loop_gradient(harness, capsys):
+    status = {}
+    harness.run_workload(harness.build_index_loop(30), [fake_s2sgrad(harness, scale=1.001)],
+                         min_time=0.002, batches=2, status=status)
+    assert status.get("s2sgrad_mismatch")
+    assert "GRADIENT MISMATCH" in capsys.readouterr().out
+
+
+def test_slow_calls_are_timed_with_single_calls(harness, monkeypatch):
+    calls = []
+
+    def call():
+        calls.append(1)
+
+    monkeypatch.setattr(harness, "SLOW_CALL", 0.0)  # every call counts as slow
+    timing, paired, note = harness.measure_any(call, 0.01, 7, budget=1e9)
+    assert note == "(3 calls)" and len(timing.batches) == 3 and paired is None
+    assert len(calls) == 4  # a warm-up, then three timed
+    timing, _, note = harness.measure_any(call, 0.01, 7, budget=0.0, first=1.0)
+    assert note == "(1 call)" and len(timing.batches) == 1
+    assert len(calls) == 5  # the warm call only
+    # a first call that did not compile counts as one of the timed calls
+    timing, _, note = harness.measure_any(call, 0.01, 7, budget=1e9, first=1.0, compiles=False)
+    assert note == "(3 calls)" and 1.0 in timing.batches and len(calls) == 7
+    monkeypatch.setattr(harness, "SLOW_CALL", 1e9)
+    timing, _, note = harness.measure_any(call, 0.002, 2)
+    assert note == "" and len(timing.batches) == 2
+
+
+def test_index_loop_leaves_out_what_would_exceed_the_budget(harness, capsys):
+    # a budget of 0 s: every library is left out of the larger sizes
+    status = {}
+    per_element = harness.run_index_loop([fake_s2sgrad(harness)], 0.002, 2, status,
+                                         sizes=(20, 40), budget=0.0)
+    out = capsys.readouterr().out
+    assert status == {}, out
+    assert set(per_element["s2sgrad test"]) == {20}
+    assert set(per_element["NumPy, hand-written gradient"]) == {20, 40}
+    assert "not run: " in out and "next size (over the 0 s budget)" in out
+    assert "time per element" in out
+
+
+def test_index_loop_runs_every_size_within_the_budget(harness, capsys):
+    status = {}
+    per_element = harness.run_index_loop([fake_s2sgrad(harness)], 0.002, 2, status,
+                                         sizes=(20, 40), budget=1e9)
+    capsys.readouterr()
+    assert set(per_element["s2sgrad test"]) == {20, 40}
+    assert all(t > 0 for t in per_element["s2sgrad test"].values())
+
+
+def test_retained_bytes_counts_what_the_result_holds(harness):
+    steps = 200
+    args = W.ode_inputs(steps=steps)
+    held, (_, saved) = harness.retained_bytes(lambda: W.ode_forward(*args))
+    data = saved[2].nbytes + saved[3].nbytes  # the two arrays of states and tanh values
+    assert data == 64 * steps + 32
+    assert data <= held < data + 4096
+    dropped, _ = harness.retained_bytes(lambda: len(W.ode_forward(*args)))
+    assert dropped < 1024  # the saved arrays were freed
+
+
+def test_s2sgrad_vjp_holds_memory_per_step(harness):
+    lib = next(lib for lib in harness.load_libraries() if lib.name == "s2sgrad")
+    if lib.module is None:
+        pytest.skip(lib.reason)
+    wl = harness.build_ode_loop(steps=300)
+    status = {}
+    lines = harness.saved_per_step(wl, [lib], status)
+    assert status == {}, lines
+    per_step = {label.split(":")[0]: b for label, b, _ in lines}
+    assert per_step["NumPy, hand-written"] == pytest.approx(64.0, abs=4096 / 300)
+    s2s = next(b for label, b, _ in lines if label.startswith(lib.label))
+    assert s2s is not None and s2s >= 64.0  # at least the states and the tanh values
+
+
+def test_torch_saved_bytes_sees_the_saved_tensors(harness):
+    torch = pytest.importorskip("torch")
+    A, b, h0, dt, steps = W.ode_inputs(steps=40)
+    args = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in (A, b, h0)]
+    nbytes, count, out = harness.torch_saved_bytes(torch, W.make_ode_loop(torch),
+                                                   (*args, dt, steps))
+    assert count >= 2 * steps
+    assert nbytes >= steps * 32  # one 4-vector a step at least
+    assert out.requires_grad
+    nbytes, count, _ = harness.torch_saved_bytes(torch, lambda a: a + 1.0, (args[0],))
+    assert (nbytes, count) == (0, 0)  # an addition saves nothing
+
+
+def test_memory_growth_tells_growing_from_flat(harness):
+    kept = []
+    grown = harness.memory_growth(lambda k: kept.append(bytearray(10_000)), (5, 10))
+    assert [k for k, _, _ in grown] == [5, 10]
+    assert grown[0][1] >= 5 * 10_000 and grown[1][1] - grown[0][1] >= 5 * 10_000
+    flat = harness.memory_growth(lambda k: bytearray(10_000), (5, 10),
+                                 tables=lambda: {"t": 3})
+    assert flat[1][1] < 10_000 and flat[1][2] == {"t": 3}
+
+
+def test_specialiser_tables_reads_the_tables_that_exist(harness, monkeypatch):
+    monkeypatch.setitem(sys.modules, "s2sgrad.function",
+                        types.SimpleNamespace(_specialisers={1: 1, 2: 2}))
+    monkeypatch.setitem(sys.modules, "s2sgrad.api", types.SimpleNamespace())
+    monkeypatch.setitem(sys.modules, "s2sgrad.compiled",
+                        types.SimpleNamespace(cache_sizes=lambda: {"elsewhere": 7}))
+    assert harness.specialiser_tables() == {"function._specialisers": 2, "compiled.elsewhere": 7}
+    monkeypatch.setitem(sys.modules, "s2sgrad.compiled", types.SimpleNamespace())
+    monkeypatch.setitem(sys.modules, "s2sgrad.function", types.SimpleNamespace())
+    assert harness.specialiser_tables() == {}
+
+
+def test_first_call_in_a_fresh_process(harness):
+    pytest.importorskip("s2sgrad")
+    setup = harness.vg_first_call("horner", "W.horner_inputs(n=10)", W.WRT["horner"],
+                                  "horner_value_and_grad")
+    (result,) = harness.fresh_first_call(setup, 1, 2)
+    assert result["problem"] == ""
+    assert result["first_call"] > 0 and result["warm"] > 0 and result["plain"] > 0
+    status = {}
+    line = harness.first_call_line(setup, 1, 2, status, what="horner")
+    assert status == {} and line.startswith("s2sgrad first call, horner: ")
+
+
+def test_first_call_reports_a_wrong_result(harness):
+    pytest.importorskip("s2sgrad")
+    # the check compares with the gradient at another point
+    setup = harness.vg_first_call("horner", "W.horner_inputs(n=10)", W.WRT["horner"],
+                                  "horner_value_and_grad").replace(
+        "differ(W.horner_value_and_grad(*args), result)",
+        "differ(W.horner_value_and_grad(0.5, args[1]), result)")
+    assert "0.5, args[1]" in setup
+    status = {}
+    line = harness.first_call_line(setup, 1, 2, status, what="horner")
+    assert status.get("s2sgrad_mismatch") and "is wrong: value" in line
+
+
+def test_first_call_reports_an_error(harness):
+    status = {}
+    line = harness.first_call_line("raise RuntimeError('no such thing')", 1, 1, status,
+                                   what="nothing")
+    assert status.get("s2sgrad_error") and "RuntimeError: no such thing" in line
+
+
+def test_scalar_tensor_tables(harness, capsys):
+    libs = [lib for lib in harness.load_libraries() if lib.name in ("s2sgrad", "torch")]
+    if libs[0].module is None:
+        pytest.skip(libs[0].reason)
+    status = {}
+    harness.run_scalar_tensor(libs, 0.002, 2, status)
+    out = capsys.readouterr().out
+    assert status == {}, out
+    assert out.count("s2sgrad Tensor path") == 2  # horner and tiny
+    assert "f(...).backward(), f = grad(horner)" in out and "MISMATCH" not in out
+
+
+def test_tensor_path_gives_the_hand_written_gradient(harness):
+    sg = pytest.importorskip("s2sgrad")
+    x, coeffs = W.horner_inputs(n=12)
+    call, read = harness.tensor_path(sg, W.horner, (x, np.asarray(coeffs)), (0, 1))
+    ref = harness._plain(W.horner_value_and_grad(x, coeffs))
+    for _ in range(2):  # the gradients are cleared between calls, not accumulated
+        assert harness.compare(ref, read(call())) == ""
+
+
+def test_closure_per_step_reports_time_and_memory(harness, capsys):
+    lib = next(lib for lib in harness.load_libraries() if lib.name == "s2sgrad")
+    if lib.module is None:
+        pytest.skip(lib.reason)
+    status = {}
+    harness.run_closure_per_step([lib], 0.002, 2, status, marks=(3, 6), steps_timed=4)
+    out = capsys.readouterr().out
+    assert status == {}, out
+    assert "the first" in out and "growth per step between 3 and 6 steps" in out
+    assert "MISMATCH" not in out

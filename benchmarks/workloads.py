@@ -17,6 +17,10 @@ For forward mode and second order (the MLP and the RNN), there are also a hand-w
 hand) and ``*_hvp`` (the Hessian-vector product, Pearlmutter's R-operator applied to the
 hand-written reverse sweep): the baselines of the ``*-jvp`` and ``*-hvp`` tables.
 
+The loop workloads (``horner``, ``index_loop``, ``ode_loop``) keep the algorithm as written:
+their hand-written gradients loop in Python too, forward and back. ``closure_step`` is one
+training step that differentiates a new closure, next to ``hand_step`` and ``argument_step``.
+
 Everything is float64. Labels and data are inputs; gradients are taken with respect to the
 leading arguments only (``WRT`` below).
 """
@@ -750,3 +754,287 @@ def potential_hessian(x, A):
     H = (A.T * (1.0 - t * t)) @ A
     H[np.diag_indices_from(H)] += 3.0 * x * x
     return H
+
+
+# ---------------------------------------------------------------------------------------------
+# 5. horner: a polynomial by Horner's rule, a Python loop over a list of Python floats.
+# ---------------------------------------------------------------------------------------------
+
+
+def horner(x, coeffs):
+    y = 0.0
+    for c in coeffs:
+        y = y * x + c
+    return y
+
+
+def make_horner(lib=None):
+    """``horner`` for any library: it calls no library function, so the same code runs on
+    autograd's boxes, on torch tensors (iterating a 1-d tensor gives its 0-d elements) and on
+    JAX arrays. ``lib`` is accepted for the factories' common signature."""
+
+    def horner(x, coeffs):
+        y = 0.0
+        for c in coeffs:
+            y = y * x + c
+        return y
+
+    return horner
+
+
+def horner_value_and_grad(x, coeffs):
+    """``horner`` and its gradient with respect to ``(x, coeffs)``, the latter a list.
+
+    The forward loop keeps the value before each step (the step's derivative in x); the
+    reverse loop carries g = d value / d y_k, which each step back multiplies by x.
+    """
+    ys = []
+    keep = ys.append
+    y = 0.0
+    for c in coeffs:
+        keep(y)
+        y = y * x + c
+    n = len(ys)
+    g_coeffs = [0.0] * n
+    g_x = 0.0
+    g = 1.0
+    for k in range(n - 1, -1, -1):
+        g_coeffs[k] = g
+        g_x += g * ys[k]
+        g *= x
+    return y, (g_x, g_coeffs)
+
+
+def horner_inputs(seed=0, n=100, x=0.95):
+    """``(x, coeffs)``: x a float, coeffs a list of n floats in [-1, 1]. With x = 0.95 every
+    coefficient weighs at least 0.95 ** 99 ~ 0.006 in the value."""
+    rng = np.random.default_rng(seed)
+    return x, [float(c) for c in rng.uniform(-1.0, 1.0, n)]
+
+
+def tiny(x):
+    return x * x
+
+
+def tiny_value_and_grad(x):
+    return x * x, (2.0 * x,)
+
+
+# ---------------------------------------------------------------------------------------------
+# 6. index_loop: an element-by-element Python loop writing into an array, y[i] += v * x[i].
+# ---------------------------------------------------------------------------------------------
+
+
+def index_loop(x, v):
+    y = np.zeros_like(x)
+    for i in range(x.shape[0]):
+        y[i] += v * x[i]
+    return np.sum(y * y)
+
+
+def make_index_loop(lib):
+    """``index_loop`` for array libraries without item assignment (autograd.numpy): the same
+    element-by-element loop, each element collected in a list and stacked. y starts at zero,
+    so ``y[i] += v * x[i]`` writes ``v * x[i]``."""
+
+    def index_loop(x, v):
+        items = []
+        for i in range(x.shape[0]):
+            items.append(v * x[i])
+        y = lib.stack(items)
+        return lib.sum(y * y)
+
+    return index_loop
+
+
+def make_torch_index_loop(torch):
+    def index_loop(x, v):
+        y = torch.zeros_like(x)
+        for i in range(x.shape[0]):
+            y[i] += v * x[i]
+        return torch.sum(y * y)
+
+    return index_loop
+
+
+def make_jax_index_loop(jax):
+    """``index_loop`` as a JAX user writes it: the loop a ``lax.fori_loop``, the write an
+    ``.at[i].add`` (a Python loop under ``jax.jit`` would be unrolled n times)."""
+    jnp = jax.numpy
+
+    def index_loop(x, v):
+        def body(i, y):
+            return y.at[i].add(v * x[i])
+
+        y = jax.lax.fori_loop(0, x.shape[0], body, jnp.zeros_like(x))
+        return jnp.sum(y * y)
+
+    return index_loop
+
+
+def index_loop_value_and_grad(x, v):
+    """``index_loop`` and its gradient with respect to ``(x, v)``, by the same algorithm: an
+    element-by-element loop forward, and one backward (d value / d y = 2 y)."""
+    n = x.shape[0]
+    y = np.zeros_like(x)
+    for i in range(n):
+        y[i] += v * x[i]
+    value = np.sum(y * y)
+    g_y = 2.0 * y
+    g_x = np.zeros_like(x)
+    g_v = 0.0
+    for i in range(n - 1, -1, -1):
+        g = g_y[i]
+        g_v += g * x[i]
+        g_x[i] += g * v
+    return value, (g_x, float(g_v))
+
+
+def index_loop_inputs(seed=0, n=2000):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal(n), 0.3
+
+
+# ---------------------------------------------------------------------------------------------
+# 7. ode_loop: a long time loop, explicit Euler steps of a 4-dimensional ODE.
+# ---------------------------------------------------------------------------------------------
+
+
+def ode_loop(A, b, h0, dt, steps):
+    h = h0
+    for _ in range(steps):
+        h = h + dt * np.tanh(A @ h + b)
+    return np.sum(h * h)
+
+
+def make_ode_loop(lib):
+    """``ode_loop`` over a NumPy-like namespace (autograd.numpy, torch, numpy in the tests)."""
+
+    def ode(A, b, h0, dt, steps):
+        h = h0
+        for _ in range(steps):
+            h = h + dt * lib.tanh(A @ h + b)
+        return lib.sum(h * h)
+
+    return ode
+
+
+def make_jax_ode_loop(jax):
+    """``ode_loop`` with the time loop a ``lax.fori_loop`` (``steps`` must be static under
+    ``jax.jit`` for reverse mode: the loop is then a scan)."""
+    jnp = jax.numpy
+
+    def ode(A, b, h0, dt, steps):
+        def body(_, h):
+            return h + dt * jnp.tanh(A @ h + b)
+
+        h = jax.lax.fori_loop(0, steps, body, h0)
+        return jnp.sum(h * h)
+
+    return ode
+
+
+def ode_forward(A, b, h0, dt, steps):
+    """The forward sweep of ``ode_loop_value_and_grad``: the value, and what the reverse
+    sweep needs, the states ``H[k] = h_k`` (k = 0..steps) and ``Tn[k] = tanh(A h_k + b)``."""
+    H = np.empty((steps + 1, h0.shape[0]))
+    Tn = np.empty((steps, h0.shape[0]))
+    H[0] = h0
+    h = h0
+    for k in range(steps):
+        t = np.tanh(A @ h + b)
+        Tn[k] = t
+        h = h + dt * t
+        H[k + 1] = h
+    return np.sum(h * h), (A, dt, H, Tn)
+
+
+def ode_backward(saved):
+    """The reverse sweep: the gradient with respect to ``(A, b, h0)`` from the saved states.
+
+    With a_k = A h_k + b and h_{k+1} = h_k + dt tanh(a_k), the loop carries gh = d value /
+    d h_k; d value / d a_k = dt (1 - tanh(a_k)^2) gh_{k+1} is written in place of its
+    factor, and the parameters' gradients are formed after the loop as one matrix product
+    and one sum.
+    """
+    A, dt, H, Tn = saved
+    G = Tn * Tn
+    np.subtract(1.0, G, out=G)
+    G *= dt  # G[k] = dt * tanh'(a_k), then d value / d a_k
+    gh = 2.0 * H[-1]  # d value / d h_steps
+    for k in range(G.shape[0] - 1, -1, -1):
+        ga = G[k]
+        ga *= gh
+        gh = gh + ga @ A
+    return G.T @ H[:-1], G.sum(axis=0), gh
+
+
+def ode_loop_value_and_grad(A, b, h0, dt, steps):
+    """``ode_loop`` and its gradient with respect to ``(A, b, h0)``."""
+    value, saved = ode_forward(A, b, h0, dt, steps)
+    return value, ode_backward(saved)
+
+
+def ode_inputs(seed=0, steps=10_000, dt=1e-3, d=4):
+    """``(A, b, h0, dt, steps)``: a 4x4 matrix, a bias and a start state, Euler steps of dt."""
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((d, d)) / np.sqrt(d)
+    b = 0.1 * rng.standard_normal(d)
+    h0 = rng.standard_normal(d)
+    return A, b, h0, dt, steps
+
+
+# ---------------------------------------------------------------------------------------------
+# 8. closure_step: a gradient step written functionally, the objective a new closure over the
+#    step's batch (least squares).
+# ---------------------------------------------------------------------------------------------
+
+
+def lsq_loss(w, X, y):
+    r = X @ w - y
+    return np.mean(r * r)
+
+
+def lsq_grad(w, X, y):
+    """The gradient of ``lsq_loss`` with respect to w: 2 X^T (X w - y) / n."""
+    r = X @ w
+    r -= y
+    g = r @ X
+    g *= 2.0 / X.shape[0]
+    return g
+
+
+def closure_step(w, X, y, lr, gradient):
+    """One step of gradient descent: ``gradient`` (``s2sgrad.gradient``) of an objective that
+    is a new closure over this step's batch, as functional training code is often written."""
+
+    def objective(w):
+        return lsq_loss(w, X, y)
+
+    g = gradient(objective)(w)
+    return w - lr * g
+
+
+def hand_step(w, X, y, lr):
+    return w - lr * lsq_grad(w, X, y)
+
+
+def lsq_batches(seed=0, count=10, batch=32, d=8):
+    """``count`` batches ``(X, y)`` of a least-squares problem, X of ``batch x d``."""
+    rng = np.random.default_rng(seed)
+    w_true = rng.standard_normal(d)
+    out = []
+    for _ in range(count):
+        X = rng.standard_normal((batch, d))
+        out.append((X, X @ w_true + 0.1 * rng.standard_normal(batch)))
+    return out
+
+
+WRT.update({"horner": (0, 1), "tiny": (0,), "index_loop": (0, 1), "ode_loop": (0, 1, 2)})
+
+
+def argument_step(w, X, y, lr, gradient):
+    """The same step with the batch passed as arguments: ``gradient(lsq_loss)`` is built for
+    the same function every step."""
+    g = gradient(lsq_loss)(w, X, y)
+    return w - lr * g
