@@ -19,6 +19,7 @@ import numpy as np
 from . import higher
 from .analyze import abstract_of
 from .batching import NotBatchable
+from .compiled import state_of
 from .derivatives import Derivative, set_maker
 from .errors import TransformError
 from .function import BoundFunction, Function, specialiser
@@ -99,18 +100,18 @@ def gradient(fn: Callable, wrt: Wrt = 0) -> Derivative:
     return _derivative(fn, wrt, False)
 
 
-# one Derivative per (function, positions, value or not): what it compiles is cached on it,
-# so gradient(f) made again in a loop (hvp in a solver) reuses it
-_derivatives: dict[tuple, Derivative] = {}
-
-
 def _derivative(fn: Callable, wrt: Wrt, with_value: bool) -> Derivative:
-    key = (id(fn), wrt if isinstance(wrt, (int, np.integer)) else tuple(wrt), with_value)
-    found = _derivatives.get(key)
-    if found is not None and found.derivative_of is fn:
-        return found
-    made = _derivatives[key] = _make_derivative(fn, wrt, with_value)
-    return made
+    """One Derivative per (function, positions, value or not), kept in the function's state
+    (``compiled.state_of``: on the function, freed with it): what it compiles is cached on
+    it, so gradient(f) made again in a loop (hvp in a solver) reuses it."""
+    if isinstance(fn, types.MethodType):  # made anew at each read: nothing to keep it on
+        return _make_derivative(fn, wrt, with_value)
+    key = (wrt if isinstance(wrt, (int, np.integer)) else tuple(wrt), with_value)
+    made = state_of(fn).derivatives
+    found = made.get(key)
+    if found is None:
+        found = made[key] = _make_derivative(fn, wrt, with_value)
+    return found
 
 
 def _make_derivative(fn: Callable, wrt: Wrt, with_value: bool) -> Derivative:

@@ -29,7 +29,7 @@ from typing import Any
 import astor
 import gast
 
-from . import statements, syntax
+from . import sourcefile, statements, syntax
 from .errors import register_origins
 from .optimize import Optimized
 from .parse import file_tree
@@ -223,7 +223,11 @@ def _compile(parsed, bindings: dict[str, Any], sources: list[str], functions: li
     maker = f"def __s2sgrad_make__({', '.join(outer_params)}):\n"
     maker += textwrap.indent("\n".join(sources), "    ")
     maker += f"\n    return {', '.join(name for name, _, _ in functions)},\n"
-    filename = _unique(_filename(parsed, kind), maker)
+    label = _filename(parsed, kind)
+    if parsed.filename == sourcefile.FILENAME:  # written at run time, at new lines each
+        # time (a seeded gradient per function): the same text is the same file
+        label = f"<s2sgrad {parsed.fn.__qualname__} {kind}".rstrip() + f" ({parsed.filename})>"
+    filename = _unique(label, maker)
     linecache.cache[filename] = (len(maker), None, maker.splitlines(True), filename)
     if places:
         lines = maker.splitlines()
@@ -243,15 +247,19 @@ def _compile(parsed, bindings: dict[str, Any], sources: list[str], functions: li
     inner = {c.co_name: c for c in make_code.co_consts if isinstance(c, types.CodeType)}
     cells = {k: types.CellType(v) for k, v in bindings.items()}
     cells.update({k: v for k, v in parsed.closure.items() if k not in bindings})
-    built = []
-    for code_name, argdefs, kwdefaults in functions:
-        c = inner[code_name]
-        fn = types.FunctionType(c, parsed.fn.__globals__, code_name, argdefs,
-                                tuple(cells[v] for v in c.co_freevars))
-        if kwdefaults:
-            fn.__kwdefaults__ = dict(kwdefaults)
-        built.append(fn)
-    return built
+    return [made(inner[code_name], parsed.fn.__globals__, argdefs, kwdefaults,
+                 tuple(cells[v] for v in inner[code_name].co_freevars))
+            for code_name, argdefs, kwdefaults in functions]
+
+
+def made(code: types.CodeType, globals_: dict, argdefs: tuple | None, kwdefaults: dict | None,
+         closure: tuple) -> Callable:
+    """A generated function from its code object: what ``_compile`` builds, and what a
+    closure of the same code gets again over its own cells (pipeline's shared compiles)."""
+    fn = types.FunctionType(code, globals_, code.co_name, argdefs, closure)
+    if kwdefaults:
+        fn.__kwdefaults__ = dict(kwdefaults)
+    return fn
 
 
 def _statement_spans(fn: gast.FunctionDef | gast.Module) -> list[tuple]:

@@ -1,12 +1,20 @@
 """What the compiler returns: a ``Compiled`` forward/backward pair (reverse mode) and a
 ``CompiledJvp`` tangent function (forward mode), with what is known of the output and what
-must still hold for the result to stay valid (``valid``).
+must still hold for the result to stay valid (``valid``); and where it is kept: the
+``FunctionState`` of the function it was compiled for (``state_of``), stored on that
+function, so that what was compiled for a function is freed with it.
+
+    state_of(f).vjp[key]     the pair compiled for f and one specialisation
+    state_of(f).spec         f's specialiser (function.py); .derivatives: gradient(f) and co.
 
 Part of the compiler layer.
 """
 
 from __future__ import annotations
 
+import types
+import weakref
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -14,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from .analyze import Abstract
+from .derivatives import Derivative
 from .parse import still_valid
 from .rules import registry
 
@@ -121,3 +130,75 @@ def _own_views(value: Any) -> Any:
     if type(value) is tuple:
         return tuple(_own_views(v) for v in value)
     return value
+
+
+class FunctionState:
+    """What s2sgrad keeps for one function (or Derivative, or ``@grad`` Function): its
+    specialiser, the pairs and tangent functions compiled for it by key, the Derivatives
+    made of it, the Tensor layer's seeded gradients of it, and for a batched tangent
+    function, its transpose (higher.py). ``owner`` is the object it belongs to:
+    ``functools.wraps`` copies a function's attributes onto its wrapper, whose copy of the
+    state is then not its own."""
+
+    __slots__ = ("derivatives", "jvp", "owner", "seeded", "spec", "transposed", "vjp")
+
+    def __init__(self, owner: Any):
+        self.owner = owner
+        self.spec: Any = None
+        self.vjp: dict = {}
+        self.jvp: dict = {}
+        self.derivatives: dict = {}
+        self.seeded: dict = {}
+        self.transposed: Any = None
+
+
+_ATTRIBUTE = "_s2sgrad_state"
+
+# Objects that carry their state as an attribute; function.py adds its Function types.
+_STORED_ON: tuple[type, ...] = (types.FunctionType, Derivative)
+
+# The state of other callables (callable instances, whose attributes are the user's; an
+# lru_cache, a partial): by identity, the least recently used first. A state here holds its
+# owner, so an id is not reused while its entry lasts, and holds what that owner holds (a
+# decorator instance and the function it wraps). What it saves is a Derivative made again
+# (microseconds: the compiled pairs are kept on the function behind the callable), so it is
+# small: 64 covers the callables of this kind a program differentiates over and over.
+_ELSEWHERE = 64
+_elsewhere: OrderedDict[int, FunctionState] = OrderedDict()
+
+
+def store_on(cls: type) -> None:
+    """Keep the state of instances of ``cls`` on them (``_s2sgrad_state``)."""
+    global _STORED_ON
+    _STORED_ON += (cls,)
+
+
+def state_of(owner: Any) -> FunctionState:
+    """The state of ``owner``, made on first use."""
+    if isinstance(owner, _STORED_ON):
+        held = owner.__dict__
+        state = held.get(_ATTRIBUTE)
+        if state is None or state.owner is not owner:
+            state = held[_ATTRIBUTE] = FunctionState(owner)
+        return state
+    state = _elsewhere.get(id(owner))
+    if state is None or state.owner is not owner:
+        state = _elsewhere[id(owner)] = FunctionState(owner)
+        if len(_elsewhere) > _ELSEWHERE:
+            _elsewhere.popitem(last=False)
+    else:
+        _elsewhere.move_to_end(id(owner))
+    return state
+
+
+# Per code object, the templates its compiles left for the other functions of that code
+# (pipeline._Shared, by mode and key): held weakly, an entry lives as long as its code.
+shared: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def cache_sizes() -> dict[str, int]:
+    """The sizes of the tables kept outside the functions (for tests and benchmarks): the
+    states kept by identity (bounded), the code objects with templates (one per live code
+    object compiled) and their templates (bounded per code object)."""
+    return {"elsewhere": len(_elsewhere), "codes": len(shared),
+            "templates": sum(len(v) for table in list(shared.values()) for v in table.values())}

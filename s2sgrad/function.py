@@ -24,6 +24,7 @@ import numpy as np
 from . import codegen
 from . import parse as parse_module
 from .analyze import UNKNOWN_ARRAY, abstract_of
+from .compiled import state_of, store_on
 from .derivatives import Derivative
 from .errors import TransformError
 from .parse import parse, unwrap
@@ -52,6 +53,11 @@ def _fast_key(args: tuple, kwargs: dict, strings: bool = False) -> tuple:
         key.append(tuple((k, (str, v) if strings else str) if type(v) is str else (
             k, abstract_of(v)) for k, v in sorted(kwargs.items())))
     return tuple(key)
+
+
+# What the source of a code object reads (parse.implicit_paths), for the closures made by
+# one def: names only, so an entry lives as long as its code object.
+_paths_read: weakref.WeakKeyDictionary[types.CodeType, list] = weakref.WeakKeyDictionary()
 
 
 # In a _Specialiser's cache under a key with strings by type: the pairs of these arguments
@@ -179,10 +185,13 @@ class _Specialiser:
     def _implicit_paths(self) -> list[tuple[str, ...]]:
         """The paths worth looking at on each call: attribute chains from parameters, and
         outside names that do not hold a module, a class or a function."""
-        try:
-            paths = parse_module.implicit_paths(self.fn)
-        except TransformError:  # no source: nothing to lift (a gradient would say why)
-            return []
+        paths = _paths_read.get(self.fn.__code__)
+        if paths is None:
+            try:
+                paths = parse_module.implicit_paths(self.fn)
+            except TransformError:  # no source: nothing to lift (a gradient would say why)
+                paths = []
+            _paths_read[self.fn.__code__] = paths
         keep = []
         for path in paths:
             if path[0] not in self.params:
@@ -289,18 +298,16 @@ def _check_leaf(fname: str, i: int, param: str, path: str, value: Any) -> None:
                     f"floating-point NumPy arrays can be differentiated here.{hint}")
 
 
-_specialisers: dict[Callable, _Specialiser] = {}
-
-
 def specialiser(fn: Callable) -> _Specialiser:
-    """The one specialiser of ``fn``, shared by the transforms and ``@grad`` Functions of it."""
+    """The one specialiser of ``fn``, shared by the transforms and ``@grad`` Functions of it.
+    It is kept on the function (``compiled.state_of``), and freed with it."""
     if isinstance(fn, Function):
         return fn._spec
     raw = unwrap(fn)
-    spec = _specialisers.get(raw)
-    if spec is None:
-        spec = _specialisers[raw] = _Specialiser(raw)
-    return spec
+    state = state_of(raw)
+    if state.spec is None:
+        state.spec = _Specialiser(raw)
+    return state.spec
 
 
 # Set by the Tensor layer: its Tensor type, and the function that runs a Function on
@@ -412,3 +419,7 @@ class BoundFunction:
     @property
     def forward_source(self) -> str:
         return self.function.forward_source
+
+
+store_on(Function)  # gradient(f) of a @grad Function, or of a @grad method, is kept on it
+store_on(BoundFunction)

@@ -37,14 +37,13 @@ a batch of cotangents (``transposed``): a Jacobian's rows in one call.
 from __future__ import annotations
 
 import dataclasses
-import weakref
 from collections.abc import Callable
 from typing import Any
 
 from . import sourcefile
 from .analyze import Abstract
 from .batching import NotBatchable
-from .compiled import Compiled, CompiledJvp
+from .compiled import Compiled, CompiledJvp, state_of
 from .derivatives import Derivative, make, signature_of
 from .errors import TransformError
 from .parse import own_state, unwrap
@@ -280,9 +279,6 @@ class Transposed:
     refused: str | None = None
 
 
-_transposed: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # rows.jvp -> Transposed
-
-
 def transposed(rows: CompiledJvp, fn: Any) -> Transposed:
     """The adjoint of ``fn`` for a batch of cotangents, as reverse mode over its batched
     tangent function ``rows``. That function is linear in its rows of tangents, so its vjp
@@ -294,7 +290,8 @@ def transposed(rows: CompiledJvp, fn: Any) -> Transposed:
 
     One per batched tangent function; the caller records a refusal of its pair (a rule
     called row by row in the batched code) in ``refused``, so that it is not tried again."""
-    known = _transposed.get(rows.jvp)
+    state = state_of(rows.jvp)  # kept on the function: freed with it
+    known = state.transposed
     if known is None:
         fresh = _Names(fn)
         name = fresh(rows.name)
@@ -306,7 +303,7 @@ def transposed(rows: CompiledJvp, fn: Any) -> Transposed:
                       f"{rows.batch}=np.shape({dots[0]})[0])")
         known = Transposed(sourcefile.define(fresh(f"{rows.name}_transposed"),
                                              dots + params, expression, (), bindings))
-        _transposed[rows.jvp] = known
+        state.transposed = known
     return known
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gast
+import numpy as np
 
 from . import syntax
 from .errors import TransformError, in_package, user_frame
@@ -105,12 +106,30 @@ def _is_library_module(value: Any) -> bool:
 
 def _identity(value: Any) -> tuple[str, Any]:
     """What must stay the same: the object itself for functions and modules (the compile
-    resolved calls to them), the type for data (read live, but specialised on its kind)."""
+    resolved calls to them); for data (read live, but specialised on its kind) its type,
+    and for an array, a tuple, a list or a dict its shape as the compile saw it (see
+    ``shape_key``): a global rebound to a tuple of matrices where it held vectors is
+    compiled again."""
     if isinstance(value, types.MethodType):  # made anew at each read: the same if equal
         return "eq", value
     if callable(value) or isinstance(value, types.ModuleType):
         return "is", value
+    if isinstance(value, (np.ndarray, tuple, list, dict)):
+        return "shape", shape_key(value)
     return "type", type(value)
+
+
+def shape_key(value: Any) -> Any:
+    """What the compile is specialised on in a value read from outside: the type; for an
+    array its dtype's kind and which axes have size 1; for a tuple, list or dict the same
+    of each item, with the keys."""
+    if type(value) is np.ndarray:
+        return np.ndarray, value.dtype.kind, tuple(n == 1 for n in value.shape)
+    if isinstance(value, (tuple, list)):
+        return type(value), tuple(shape_key(v) for v in value)
+    if isinstance(value, dict):
+        return type(value), tuple((k, shape_key(v)) for k, v in value.items())
+    return type(value)
 
 
 def own_state(fn: Callable) -> tuple:
@@ -146,6 +165,9 @@ def still_valid(dependencies: tuple) -> bool:
             now = getattr(where, name, MISSING)
         if kind == "eq":
             if now != value:
+                return False
+        elif kind == "shape":
+            if shape_key(now) != value:
                 return False
         elif (now is not value) if kind in ("is", "static", "item") else (
                 type(now) is not value):

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from .. import derivatives, sourcefile
+from ..compiled import state_of
 from ..function import Function, register_tensor_call
 from . import grad_mode
 from .tensor import Tensor, _make, sync
@@ -636,17 +637,15 @@ def _version_seen(node: Node, tensor: Tensor) -> int | None:
                  if version is tensor._version), None)
 
 
-_seeded_cache: dict[tuple, Any] = {}
-
-
 def _seeded(fn: Any, positions: tuple[int, ...], count: int, outputs: tuple | None,
             lifted: tuple[str, ...] = ()) -> Any:
     """``gradient(q, positions)`` as a Function, for ``q(seed..., *lifted, *args) =
     <fn(*args, **lifted), seed>``: the lifted values (``self.W``, read from keyword-only
     parameters of ``fn``) are positional in ``q``, so that they can be differentiated."""
     kinds = None if outputs is None else tuple(dtype.kind for _, dtype in outputs)
-    key = (fn, positions, count, kinds, lifted)
-    found = _seeded_cache.get(key)
+    key = (positions, count, kinds, lifted)
+    seeded = state_of(fn).seeded  # kept on fn, freed with it
+    found = seeded.get(key)
     if found is not None:
         return found
     signature = inspect.signature(fn, follow_wrapped=False)
@@ -670,7 +669,7 @@ def _seeded(fn: Any, positions: tuple[int, ...], count: int, outputs: tuple | No
                                 if kinds[i] in "fc")
     name = sourcefile.identifier(f"{getattr(fn, '__name__', 'f')}_seeded", "seeded")
     q = sourcefile.define(name, seeds + list(lifted) + params, expression, body, bindings)
-    found = _seeded_cache[key] = Function(derivatives.make(q, positions, False))
+    found = seeded[key] = Function(derivatives.make(q, positions, False))
     return found
 
 
