@@ -12,7 +12,7 @@ table; a package stands for all its modules):
 
     leaf:     errors naming shapes syntax runtime
     compiler: parse fence normalize statements analyze aliasing reverse tangent batching optimize
-              inplace codegen templates rules compiled derivatives higher pipeline sourcefile
+              inplace coalesce codegen templates rules compiled derivatives higher pipeline sourcefile
               function
     tensor:   autograd nn optim
     api:      api testing __main__ __init__

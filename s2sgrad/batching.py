@@ -41,7 +41,7 @@ from .analyze import Op, is_container
 from .rules.products import einsum_rows
 from .rules.shapes import matrix_transposes
 from .runtime.containers import concat, repeat
-from .runtime.indexing import batch_last_index
+from .runtime.indexing import batch_last_index, item_rows
 
 
 class NotBatchable(Exception):
@@ -483,6 +483,13 @@ def _getitem_of(site: Site) -> gast.expr:
     a = site.arg("a")
     if site.is_container(a):  # a list's tangent is a list of batched tangents
         return syntax.subscript(site.dot(a), syntax.clone(site.arg("index")))
+    value = site.value(a)
+    if value is not None and value.kind == "array" and value.dims is None:
+        # of unknown rank: it may be a tuple held in a list that appends built, told apart
+        # when it runs
+        return syntax.call(syntax.name(site.claim("item_rows", item_rows)), [
+            site.dot(a), syntax.index_value(syntax.clone(site.arg("index")),
+                                            site.claim("slice", slice))])
     return _getitem(site)
 
 

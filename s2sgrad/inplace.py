@@ -19,7 +19,7 @@ costs what the indexed entries cost instead of what the whole array costs:
 and a contribution added to an array the adjoint owns added into it (``x_bar = x_bar + c``
 becomes ``x_bar += c``: no new array per contribution). Before a loop whose iterations
 would update a buffer that the adjoint does not own when the loop starts (the cotangent
-arriving from after the loop), one copy of it (``x_bar = np.array(x_bar)``), so that every
+arriving from after the loop), one copy of it (``x_bar = np.copy(x_bar)``), so that every
 iteration updates in place.
 
 Ownership, the data flow this pass computes forward through the adjoint, loops to a
@@ -27,10 +27,10 @@ fixpoint: a name owns its value where no other value that is still read refers t
 same memory and the value is not the caller's or the forward's. A name comes to own a
 value that
 
-- a constructor of new memory returned: ``np.zeros``, ``np.zeros_like``, ``zeros_tree``,
-  ``.copy()`` and the copying updates above (an array, or for ``zeros_tree``, ``add_leaf``
-  and ``add_item`` a list or dict: the two kinds are told apart, an array is never updated
-  as a list or the other way round);
+- a constructor of new memory returned: ``np.zeros``, ``np.zeros_like``, ``.copy()``,
+  ``zeros_tree``, ``[0.0] * n`` and the copying updates above (an array, or for
+  ``zeros_tree``, ``[0.0] * n``, ``add_leaf`` and ``add_item`` a list or dict: the two
+  kinds are told apart, an array is never updated as a list or the other way round);
 - an owner gave it (``m = n`` where ``n`` is not read again: the name changes, the memory
   stays owned);
 - arithmetic gives it, where it is the cotangent of an array of rank 1 or more (a new
@@ -113,6 +113,9 @@ class _Ownership:
                     and found is _UNKNOWN:
                 return _FRESH_METHODS[value.func.attr]
             return False
+        if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Mult) and isinstance(
+                value.left, gast.List):
+            return CONTAINER  # [0.0] * n: a new list
         if isinstance(value, (gast.BinOp, gast.UnaryOp, gast.Compare, gast.Constant)):
             return None  # arithmetic on arrays makes a new array; numbers are immutable
         return False
@@ -274,7 +277,7 @@ class _Rewrite:
         new = syntax.clone(stmt)
         new.body = body
         self.after_loop = _meet([{**owned, **{n: ARRAY for n in copied}}, end])
-        copies = [syntax.located(syntax.assign(n, syntax.call(f"{self.own.np}.array", [
+        copies = [syntax.located(syntax.assign(n, syntax.call(f"{self.own.np}.copy", [
             syntax.name(n)])), stmt) for n in copied]
         return copies + [new]
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from . import statements, syntax
 from .aliasing import returns_new_array
+from .coalesce import coalesce
 from .inplace import update_in_place
 from .parse import MISSING
 from .reverse import POP, PUSH, Reversed
@@ -80,6 +81,8 @@ def optimize(rev: Reversed) -> Optimized:
         forward.insert(0, syntax.assign(stack.name, syntax.list_([])))
         adjoint.insert(0, syntax.assign(stack.name, syntax.call(syntax.name("list"), [
             syntax.name(stack.name)])))
+    lists = {steps for steps, _ in stack.lists.values()}
+    forward, adjoint = coalesce(forward, lists), coalesce(adjoint, set())
     params = rev.analysis.normalized.parsed.params
     written = {n for s in _in_order(adjoint) if isinstance(s, gast.Assign)
                and not stack.is_pop(s) for n in _writes([s])} - {stack.name}
@@ -95,7 +98,10 @@ def optimize(rev: Reversed) -> Optimized:
                    and _is_data(parsed.lookup(n)))
     out = syntax.tuple_([syntax.clone(rev.result), syntax.tuple_(syntax.name(n) for n in saved)])
     forward.append(syntax.ret(out))
-    return Optimized(rev, forward, adjoint, saved, _external(rev, saved, params))
+    pushed = {steps: set(names) for steps, names in stack.lists.values()}
+    if stack.used:
+        pushed[stack.name] = {n for names in stack.needed.values() for n in names}
+    return Optimized(rev, forward, adjoint, saved, _external(rev, saved, params, pushed))
 
 
 def _numpy_name(rev: Reversed) -> str:
@@ -117,31 +123,61 @@ def _is_data(value: Any) -> bool:
         value, types.ModuleType)
 
 
-def _external(rev: Reversed, saved: tuple[str, ...], params: tuple[str, ...]) -> tuple:
+def _external(rev: Reversed, saved: tuple[str, ...], params: tuple[str, ...],
+              pushed: dict[str, set[str]]) -> tuple:
     """The saved values that may share memory with the caller's or the module's arrays,
     as (index in saved, the parameter's name or None): a backward that runs later
     (a Tensor's, a vjp pullback) must not see them changed in place since. Results of
-    operations that return new arrays are the forward's own."""
+    operations that return new arrays are the forward's own, and so are numbers; a stack
+    (``pushed``: its name -> the names pushed onto it) is the forward's own where
+    everything pushed onto it is."""
     made = {op.target: op for op in rev.analysis.ops.values() if op.target is not None}
+    values = rev.analysis.values
+
+    def own(name: str) -> bool:
+        op = made.get(name)
+        value = values.get(name)
+        return name not in params and (
+            (value is not None and value.kind == "scalar") or (
+                op is not None and op.kind == "rule" and returns_new_array(op)))
+
     out = []
     for i, name in enumerate(saved):
         if name in params:
             out.append((i, name))
-            continue
-        op = made.get(name)
-        if op is None or not (op.kind == "rule" and returns_new_array(op)):
+        elif name in pushed:
+            if not all(own(n) for n in pushed[name]):
+                out.append((i, None))
+        elif not own(name):
             out.append((i, None))
     return tuple(out)
 
 
 class _Stack:
-    """Turns the block markers into a stack: each forward block pushes, at its end, the values
-    its reverse block reads; the reverse block pops them first thing."""
+    """Turns the block markers into stacks: each forward block pushes, at its end, the values
+    its reverse block reads; the reverse block takes them first thing.
+
+    A loop that no other loop holds pushes onto a list of its own, which its reverse loop
+    walks backwards; it needs no trip counter (one push per trip) and takes nothing off a
+    stack. Other blocks (branches, nested loops) push onto one shared stack, which their
+    reverse blocks pop:
+
+        _trips = 0                          _steps = []
+        for c in xs:                        for c in xs:
+            ...                  ->             ...
+            _trips = _trips + 1                 _steps.append((c, h))
+            __push__(1)
+
+        for _ in range(_trips):             for c, h in reversed(_steps):
+            __pop__(1)               ->         ...
+            ..."""
 
     def __init__(self, rev: Reversed):
+        self.namer = rev.namer
         self.name = rev.namer.fresh("_stack")
         self.needed: dict[int, list[str]] = {}
         self.used = False
+        self.lists: dict[str, tuple[str, list[str]]] = {}  # trip counter -> its loop's list
 
     def pops(self, adjoint: list[gast.stmt]) -> list[gast.stmt]:
         self.reads: dict[int, set[str]] = {}
@@ -156,26 +192,67 @@ class _Stack:
             for field in _kind(stmt).blocks:
                 self._find_reads(getattr(stmt, field))
 
-    def pushes(self, stmts: list[gast.stmt], given: tuple[str, ...] = ()) -> list[gast.stmt]:
+    def pushes(self, stmts: list[gast.stmt], given: tuple[str, ...] = (),
+               in_loop: bool = False) -> list[gast.stmt]:
         """The forward block ``stmts`` with each push marker replaced by the push of what its
         reverse block reads; ``given``: names bound on entry (a loop's target)."""
         out = []
         for stmt in stmts:
             marker = _marker(stmt, PUSH)
             if marker is not None:
-                assigned = list(given) + _definitely_assigned(stmts)
-                names = [n for n in dict.fromkeys(assigned) if n in self.reads.get(marker, ())]
-                self.needed[marker] = names
+                names = self._pushed(stmts, marker, given)
                 if names:
                     self.used = True
-                    value = syntax.name(names[0]) if len(names) == 1 else syntax.tuple_(
-                        syntax.name(n) for n in names)
-                    out.append(syntax.expr_stmt(syntax.call(syntax.attribute(
-                        syntax.name(self.name), "append"), [value])))
+                    out.append(self._push(self.name, names))
+                continue
+            kind = _kind(stmt)
+            if kind.loop and not in_loop and self._own_list(stmt, out):
                 continue
             loop_target = (stmt.target.id,) if isinstance(stmt, gast.For) else ()
-            out.append(_map_blocks(stmt, functools.partial(self.pushes, given=loop_target)))
+            out.append(_map_blocks(stmt, functools.partial(
+                self.pushes, given=loop_target, in_loop=in_loop or kind.loop)))
         return out
+
+    def _pushed(self, stmts: list[gast.stmt], marker: int, given: tuple[str, ...]
+                ) -> list[str]:
+        # a loop lowered with a list of its own is read through the list, not its count
+        renamed = {trips: steps for trips, (steps, _) in self.lists.items()}
+        assigned = [renamed.get(n, n) for n in list(given) + _definitely_assigned(stmts)]
+        reads = {renamed.get(n, n) for n in self.reads.get(marker, ())}
+        names = [n for n in dict.fromkeys(assigned) if n in reads]
+        self.needed[marker] = names
+        return names
+
+    def _push(self, stack: str, names: list[str]) -> gast.stmt:
+        value = syntax.name(names[0]) if len(names) == 1 else syntax.tuple_(
+            syntax.name(n) for n in names)
+        return syntax.expr_stmt(syntax.call(syntax.attribute(syntax.name(stack), "append"),
+                                            [value]))
+
+    def _own_list(self, loop: gast.stmt, out: list[gast.stmt]) -> bool:
+        """Lower ``loop`` (which ``out`` ends with the start of its trip counter) with a list
+        of its own, if it pushes something: appended to ``out``, True."""
+        body = loop.body
+        marker = _marker(body[-1], PUSH) if body else None
+        count = body[-2] if len(body) > 1 else None
+        start = out[-1] if out else None
+        if marker is None or not (_is_count(count) and isinstance(start, gast.Assign)
+                                  and syntax.is_name(start.targets[0], count.targets[0].id)):
+            return False
+        given = (loop.target.id,) if isinstance(loop, gast.For) else ()
+        names = self._pushed(body, marker, given)
+        if not names:
+            return False
+        trips = count.targets[0].id
+        steps = self.namer.fresh("_steps")
+        self.lists[trips] = (steps, names)
+        inner = self.pushes(body[:-2], given=given, in_loop=True)
+        new = syntax.replace(loop, body=inner + [self._push(steps, names)])
+        if isinstance(loop, gast.While):  # its else block
+            new = syntax.replace(new, orelse=self.pushes(loop.orelse, in_loop=True))
+        out[-1] = syntax.located(syntax.assign(steps, syntax.list_([])), start)
+        out.append(new)
+        return True
 
     def is_pop(self, stmt: gast.stmt) -> bool:
         """``a, b = _stack.pop()``: primal values restored, not adjoint values made."""
@@ -186,7 +263,8 @@ class _Stack:
 
     def reads_outside_pops(self, stmts: list[gast.stmt], popped: frozenset = frozenset()
                            ) -> set[str]:
-        """Names the adjoint reads that no enclosing pop restores: the top-level saves."""
+        """Names the adjoint reads that no enclosing pop (or walk of a loop's list)
+        restores: the top-level saves."""
         names: set[str] = set()
         popped = set(popped)
         for stmt in stmts:
@@ -194,8 +272,10 @@ class _Stack:
                 popped |= syntax.names_written(stmt.targets[0])
                 continue
             names |= _own_reads(stmt) - popped
+            inner = frozenset(popped | (syntax.names_written(stmt.target)
+                                        if isinstance(stmt, gast.For) else set()))
             for field in _kind(stmt).blocks:
-                names |= self.reads_outside_pops(getattr(stmt, field), frozenset(popped))
+                names |= self.reads_outside_pops(getattr(stmt, field), inner)
         return names
 
     def resolve_pops(self, stmts: list[gast.stmt]) -> list[gast.stmt]:
@@ -209,11 +289,34 @@ class _Stack:
                     out.append(syntax.assign(names[0], pop) if len(names) == 1
                                else syntax.unpack(names, pop))
                 continue
-            stmt = _map_blocks(stmt, self.resolve_pops)
+            walked = self._walk(stmt)
+            stmt = _map_blocks(walked or stmt, self.resolve_pops)
             if isinstance(stmt, (gast.If, gast.For)) and _is_empty(stmt):
                 continue  # nothing to do in reverse for this block
             out.append(stmt)
         return out
+
+    def _walk(self, stmt: gast.stmt) -> gast.stmt | None:
+        """``for _ in range(_trips): __pop__(k) ...`` as ``for a, b in reversed(_steps): ...``
+        where the loop pushed onto a list of its own."""
+        if not (isinstance(stmt, gast.For) and isinstance(stmt.iter, gast.Call)
+                and syntax.is_name(stmt.iter.func, "range") and len(stmt.iter.args) == 1
+                and isinstance(stmt.iter.args[0], gast.Name)
+                and stmt.iter.args[0].id in self.lists):
+            return None
+        steps, names = self.lists[stmt.iter.args[0].id]
+        target = syntax.name(names[0], store=True) if len(names) == 1 else syntax.tuple_(
+            (syntax.name(n, store=True) for n in names), store=True)
+        body = [s for s in stmt.body if _marker(s, POP) is None] or [syntax.pass_()]
+        return syntax.replace(stmt, target=target, body=body, iter=syntax.call(
+            syntax.name("reversed"), [syntax.name(steps)]))
+
+
+def _is_count(stmt: gast.stmt | None) -> bool:
+    """``_trips = _trips + 1``: a loop's trip counter counting."""
+    return (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
+            and isinstance(stmt.value, gast.BinOp) and isinstance(stmt.value.op, gast.Add)
+            and syntax.is_name(stmt.value.left, stmt.targets[0].id))
 
 
 def _is_empty(stmt: gast.stmt) -> bool:
@@ -385,10 +488,10 @@ def _after_definition(stmts: list[gast.stmt], name: str, new: gast.stmt,
 
 
 def _array_ranks(rev: Reversed) -> dict[str, int]:
-    """Names certain to hold NumPy arrays, with their ranks: primal arrays, and the
-    cotangents of primal arrays of rank >= 1 (a cotangent of rank 0 may be a Python float)."""
+    """Names certain to hold NumPy arrays, with their ranks: primal arrays and their
+    cotangents, of rank >= 1 (a value of rank 0 may be a Python float on some path)."""
     values = rev.analysis.values
-    ranks = {n: v.ndim for n, v in values.items() if v.kind == "array" and v.ndim is not None}
+    ranks = {n: v.ndim for n, v in values.items() if v.kind == "array" and v.ndim}
     ranks.update({bar: ranks[p] for p, bar in rev.bar_of.items()
                   if ranks.get(p, 0) >= 1 and bar != rev.seed})
     return ranks

@@ -35,8 +35,8 @@ def adjoint_of(f, *args, wrt=0):
 
 
 def loop_body(source: str) -> str:
-    """The adjoint's loop body (the lines after the first ``for _ in``)."""
-    return source.split("for _ in", 1)[1]
+    """The adjoint's loop body (the lines after its first ``for``)."""
+    return source.split("\n    for ", 1)[1]
 
 
 # --- element reads: the cotangent added at the index ------------------------------------------

@@ -26,6 +26,7 @@ import pytest
 from s2sgrad import rules
 from s2sgrad.rules import doc, registry
 from s2sgrad.runtime import containers
+from s2sgrad.runtime.indexing import item_rows, rows_with_item
 from s2sgrad.runtime.unbroadcast import unbroadcast
 from s2sgrad.testing import central_difference
 
@@ -317,6 +318,9 @@ CASES: dict = {
                       case(normal(), (2,))],
     unbroadcast: [case(normal(4, 3), (3,)), case(normal(3, 4), (3, 1)), case(normal(3), (2, 3)),
                   case(normal(2, 3), (2, 3))],
+    # the batched tangent of an item (rows: the batch axis first)
+    item_rows: [case(normal(2, 4, 3), 1), case(normal(2, 4, 3), (slice(None), 0)),
+                case(normal(2, 4), [0, 2, 0])],
     np.stack: [case([normal(3), normal(3)]), case([normal(2, 3), normal(2, 3)], axis=1)],
     np.concatenate: [case([normal(3), normal(2)]), case([normal(2, 3), normal(2, 1)], axis=1),
                      case([normal(2, 2), normal(3)], axis=None)],
@@ -1087,7 +1091,7 @@ ALLOWED_GLOBALS = {"np": np, "math": math, "split_points": _containers.split_poi
                    "flat_pieces": _containers.flat_pieces,
                    "item_cotangent": _containers.item_cotangent,
                    "default_cotangent": _containers.default_cotangent,
-                   "unbroadcast": unbroadcast,
+                   "unbroadcast": unbroadcast, "rows_with_item": rows_with_item,
                    "select_choices": rules.signal.select_choices,
                    "select_default": rules.signal.select_default}
 # einsum's and the decompositions' helpers read subscripts and sizes (nondifferentiable)

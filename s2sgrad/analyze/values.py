@@ -92,8 +92,10 @@ def join(a: Abstract, b: Abstract) -> Abstract:
         return Abstract(joined.kind, joined.dims, joined.float, joined.type, joined.items,
                         None, True)
     if {a.kind, b.kind} <= {"scalar", "array"}:
-        if a.kind != b.kind:  # a Python number on one path, an array on another
-            return Abstract("array", None, a.float or b.float)
+        if a.kind != b.kind:  # a Python number on one path, an array on another: of
+            array = a if a.kind == "array" else b  # rank 0 where the array is (y = 0.0
+            return Abstract("array", () if array.dims == () else None,  # before a loop
+                            a.float or b.float)  # that adds an element of an array to it)
         kind = a.kind
     elif a.kind == b.kind == "object" and a.type is b.type:
         if a.type in (tuple, list, dict):  # a container: items joined where they match

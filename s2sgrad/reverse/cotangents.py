@@ -84,7 +84,13 @@ class Cotangents:
     def zeros_shaped(self, name: str, like: gast.expr) -> gast.expr:
         """Zeros shaped like ``like`` (``name``'s value or cotangent): zeros per item for
         a structure (see ``_structured``), else an array."""
-        if _structured(self.ctx.analysis.values.get(name)):
+        value = self.ctx.analysis.values.get(name)
+        if _structured(value):
+            if value.type in (list, tuple) and value.items and all(
+                    v.kind == "scalar" and v.float for _, v in value.items):
+                # a list or tuple of floats: a list of zeros as long
+                return syntax.binop(syntax.list_([syntax.const(0.0)]), "Mult",
+                                    syntax.call(syntax.name("len"), [like]))
             return syntax.call(syntax.name(self.ctx.bindings.claim("zeros_tree", zeros_tree)),
                                [like])
         return syntax.call(f"{self.ctx.np}.zeros_like", [like])

@@ -10,6 +10,7 @@ import operator
 
 import numpy as np
 
+from ..runtime.indexing import item_rows, rows_with_item
 from ..runtime.unbroadcast import unbroadcast
 from .registry import linear, vjp_rule
 
@@ -23,6 +24,12 @@ def getitem(g, ans, a, index):
     g_flat = np.bincount(np.ravel(source), np.ravel(g), np.size(a))
     # bincount sums in float64: give the gradient the cotangent's dtype back
     return np.reshape(np.asarray(g_flat, dtype=np.result_type(g)), np.shape(a))
+
+
+@vjp_rule(item_rows, shape=None)
+def item_rows_(g, ans, rows, index):
+    # the batched tangent's item: the rows get g back where it came from
+    return (rows_with_item(rows, index, g),)
 
 
 @vjp_rule(np.transpose, shape="transpose")
@@ -180,7 +187,7 @@ def unbroadcast_vjp(g, ans, a, shape):
 
 # Forward mode: each of these moves or copies entries, so its tangent is the same move of the
 # tangent (``x_dot[i]``, ``x_dot.T``, ``np.reshape(x_dot, s)``).
-linear(operator.getitem, np.transpose, np.ndarray.transpose, np.ndarray.T, np.ndarray.real,
+linear(operator.getitem, item_rows, np.transpose, np.ndarray.transpose, np.ndarray.T, np.ndarray.real,
        np.ndarray.imag, np.swapaxes,
        np.ndarray.swapaxes, np.moveaxis, np.flip, np.reshape, np.ndarray.reshape, np.ravel,
        np.ndarray.ravel, np.ndarray.flatten, np.squeeze, np.ndarray.squeeze, np.expand_dims,

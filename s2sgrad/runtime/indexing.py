@@ -30,6 +30,32 @@ def batch_last_index(index: Any) -> Any:
     return index
 
 
+def item_rows(rows: Any, index: Any) -> Any:
+    """The batched tangent of ``x[index]`` where the rank of ``x`` was not known when
+    compiling and ``x`` may be a list or tuple (an item of a list built by appends): a
+    container's rows hold one batched tangent per item; an array's are indexed with the
+    batch axis moved last."""
+    if isinstance(rows, (list, tuple, dict)):
+        return rows[index]
+    return np.moveaxis(np.moveaxis(rows, 0, -1)[batch_last_index(index)], -1, 0)
+
+
+def rows_with_item(rows: Any, index: Any, g: Any) -> Any:
+    """Zeros shaped like ``rows`` with ``g`` at ``index``: the cotangent of ``rows`` that
+    ``item_rows(rows, index)`` gives (each repeated position adds its part)."""
+    if isinstance(rows, dict):
+        out = {k: np.zeros_like(v) for k, v in rows.items()}
+        out[index] = g
+        return out
+    if isinstance(rows, (list, tuple)):
+        out = [np.zeros_like(v) for v in rows]
+        out[index] = g
+        return out
+    out = np.zeros_like(rows)
+    np.add.at(np.moveaxis(out, 0, -1), batch_last_index(index), np.moveaxis(g, 0, -1))
+    return out
+
+
 def add_at(a: Any, index: Any, g: Any) -> np.ndarray:
     """A copy of the array ``a`` with ``g`` added to ``a[index]``, for an index that names
     no position twice (integers, slices, None, ...). Where the adjoint owns ``a`` it is
