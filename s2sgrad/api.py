@@ -68,6 +68,17 @@ def _seed(out: Any, fname: str) -> Any:
                     f"but it returned {type(out).__name__}")
 
 
+def _plan(x: Any) -> Any:
+    """How the cotangent of ``x`` becomes its gradient, the same for every call of one
+    specialisation: None for a float (as it is), ``list`` for a list of floats (a list of
+    its own), else ``_as_gradient``."""
+    if type(x) is float:
+        return None
+    if type(x) is list and x and set(map(type, x)) == {float}:
+        return list
+    return _as_gradient
+
+
 def _as_gradient(g: Any, x: Any, seed: Any) -> Any:
     """The cotangent as a gradient for ``x``: an array of x's dtype that owns its memory
     (a rule may return a read-only broadcast view, or the seed itself); for a dict, list
@@ -135,11 +146,11 @@ def _make_derivative(fn: Callable, wrt: Wrt, with_value: bool) -> Derivative:
             grads = spec.by_position(grads, positions, len(args))
         known = plain.get(id(compiled))
         if known is None or known[0] is not compiled:
-            known = plain[id(compiled)] = (compiled, all(type(args[i]) is float
-                                                         for i in positions))
-        if not known[1]:  # arrays: owned, writable, in the argument's dtype
-            grads = tuple(_as_gradient(g, args[i], seed) for g, i in zip(grads, positions,
-                                                                          strict=True))
+            known = plain[id(compiled)] = (compiled, tuple(_plan(args[i]) for i in positions))
+        if any(known[1]):  # arrays: owned, writable, in the argument's dtype
+            grads = tuple(g if plan is None else list(g) if plan is list else
+                          _as_gradient(g, args[i], seed)
+                          for g, i, plan in zip(grads, positions, known[1], strict=True))
         return out, (grads[0] if single else grads)
 
     def gradient_fn(*args, **kwargs):

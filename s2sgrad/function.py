@@ -47,6 +47,14 @@ def _fast_key(args: tuple, kwargs: dict, strings: bool = False) -> tuple:
             key.append(t)
         elif t is str:
             key.append((str, a) if strings else str)
+        elif (t is list or t is tuple) and a:
+            kinds = set(map(type, a))  # a list of floats, or of arrays: without abstract_of
+            if kinds == {float}:
+                key.append((t, len(a)))
+            elif kinds == {np.ndarray}:
+                key.append((t, *((v.shape, v.dtype.char) for v in a)))
+            else:
+                key.append(abstract_of(a))
         else:
             key.append(abstract_of(a))
     if kwargs:
