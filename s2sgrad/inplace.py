@@ -145,6 +145,10 @@ class _Ownership:
 
 _UNKNOWN = object()
 
+# the most buffers a loop tries, one by one, to copy before it (each try runs the loop's
+# data flow again, and a nested loop's within it)
+_CANDIDATES = 6
+
 
 def update_in_place(adjoint: list[gast.stmt], bindings: dict[str, Any], numpy: str,
                     zero_dim: set[str], arrays: set[str]) -> list[gast.stmt]:
@@ -249,10 +253,11 @@ class _Rewrite:
     def loop(self, stmt: gast.stmt, kind: statements.Kind, owned: dict[str, str]
              ) -> list[gast.stmt]:
         if any(isinstance(s, (gast.Break, gast.Continue)) for s in _own_level(stmt.body)):
-            # the state at a break or continue is not followed: nothing owned inside
+            # the state at a break or continue is not followed: nothing owned inside, and
+            # nothing the body assigns or reads (it may hold it elsewhere) owned after
             body, _ = self.block(stmt.body, {})
-            written = _written(stmt.body)
-            self.after_loop = {n: k for n, k in owned.items() if n not in written}
+            touched = _written(stmt.body) | {n for s in stmt.body for n in syntax.names_read(s)}
+            self.after_loop = {n: k for n, k in owned.items() if n not in touched}
             new = syntax.clone(stmt)
             new.body = body
             return [new]
@@ -262,6 +267,8 @@ class _Rewrite:
         # copied once before the loop where that makes the iterations update in place
         candidates = {n for n in _updated_or_moved(stmt.body, self.own)
                       if n in live_in and n not in owned and n not in targets}
+        if len(candidates) > _CANDIDATES:  # too many to try one by one: none copied
+            candidates = set()
         state, count = self.fixpoint(stmt, owned, candidates)
         if candidates:
             _, fewest = self.fixpoint(stmt, owned, set())
