@@ -17,7 +17,9 @@ costs what the indexed entries cost instead of what the whole array costs:
     c_bar[k] = c_bar[k] + g              (the list's slot rebound, its items never changed)
 
 and a contribution added to an array the adjoint owns added into it (``x_bar = x_bar + c``
-becomes ``x_bar += c``: no new array per contribution). Before a loop whose iterations
+becomes ``x_bar += c``: no new array per contribution). An element zeroed and then given
+back the value read from it before (``g = a[i]; a[i] = 0.0; ...; a[i] += g``, the adjoint
+of ``y[i] += e``) is left as it was. Before a loop whose iterations
 would update a buffer that the adjoint does not own when the loop starts (the cotangent
 arriving from after the loop), one copy of it (``x_bar = np.copy(x_bar)``), so that every
 iteration updates in place.
@@ -160,6 +162,78 @@ def update_in_place(adjoint: list[gast.stmt], bindings: dict[str, Any], numpy: s
     live.block(adjoint, set())
     out, _ = _Rewrite(own, live).block(adjoint, {})
     return out
+
+
+def without_restores(stmts: list[gast.stmt]) -> list[gast.stmt]:
+    """Each block without the pairs of element writes that give an element back the value
+    it had: ``g = a[i]; a[i] = 0.0; ...; a[i] += g`` (the adjoint of ``y[i] += e``, which
+    reads the element it writes) keeps ``g = a[i]`` and drops the other two, where nothing
+    between reads or writes ``a``, and ``i`` and ``g`` keep their values. Run once the
+    copies between are gone (coalesce), on statements of its own (changed in place)."""
+    out = []
+    for stmt in stmts:
+        kind = _kind(stmt)
+        for field in kind.blocks:
+            setattr(stmt, field, without_restores(getattr(stmt, field)))
+        out.append(stmt)
+    k = 0
+    while k < len(out):
+        pair = _restore_of(out, k)
+        if pair is not None:
+            del out[pair[1]]
+            del out[pair[0]]
+            continue
+        k += 1
+    return out
+
+
+def _restore_of(block: list[gast.stmt], k: int) -> tuple[int, int] | None:
+    """(k, m) where ``block[k]`` zeroes ``a[i]`` and ``block[m]`` adds back what was read
+    from it before (see ``without_restores``), or None."""
+    zero = block[k]
+    if not (isinstance(zero, gast.Assign) and len(zero.targets) == 1
+            and isinstance(zero.targets[0], gast.Subscript)
+            and isinstance(zero.targets[0].value, gast.Name)
+            and syntax.is_const(zero.value) and zero.value.value == 0.0):
+        return None
+    a, index = zero.targets[0].value.id, gast.dump(zero.targets[0].slice)
+    kept = syntax.names_read(zero.targets[0].slice)
+    read = None  # g = a[i], the last statement before k that touches a
+    for j in range(k - 1, -1, -1):
+        s = block[j]
+        if isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(
+                s.targets[0], gast.Name) and isinstance(s.value, gast.Subscript) \
+                and syntax.is_name(s.value.value, a) and gast.dump(s.value.slice) == index:
+            read = s.targets[0].id
+            break
+        if a in _touched([s]) or kept & _touched([s]):
+            return None
+    if read is None:
+        return None
+    for m in range(k + 1, len(block)):
+        s = block[m]
+        if (isinstance(s, gast.AugAssign) and isinstance(s.op, gast.Add)
+                and isinstance(s.target, gast.Subscript) and syntax.is_name(s.target.value, a)
+                and gast.dump(s.target.slice) == index and syntax.is_name(s.value, read)):
+            return k, m
+        if (a in _touched([s]) | syntax.names_read(s)) or (kept | {read}) & _touched([s]):
+            return None
+    return None
+
+
+def _touched(stmts: list[gast.stmt]) -> set[str]:
+    """Names assigned or updated in place, in ``stmts`` and their blocks."""
+    names = set()
+    for s in statements.in_order(stmts, "optimize", generated=True):
+        targets = s.targets if isinstance(s, gast.Assign) else [s.target] if isinstance(
+            s, (gast.AugAssign, gast.For)) else []
+        for t in targets:
+            names |= syntax.names_written(t)
+            while isinstance(t, (gast.Subscript, gast.Attribute)):
+                t = t.value
+            if isinstance(t, gast.Name):
+                names.add(t.id)
+    return names
 
 
 class _Liveness:

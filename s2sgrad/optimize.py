@@ -25,7 +25,7 @@ import numpy as np
 from . import statements, syntax
 from .aliasing import returns_new_array
 from .coalesce import coalesce
-from .inplace import update_in_place
+from .inplace import update_in_place, without_restores
 from .parse import MISSING
 from .reverse import POP, PUSH, Reversed
 
@@ -82,7 +82,7 @@ def optimize(rev: Reversed) -> Optimized:
         adjoint.insert(0, syntax.assign(stack.name, syntax.call(syntax.name("list"), [
             syntax.name(stack.name)])))
     lists = {steps for steps, _ in stack.lists.values()}
-    forward, adjoint = coalesce(forward, lists), coalesce(adjoint, set())
+    forward, adjoint = coalesce(forward, lists), without_restores(coalesce(adjoint, set()))
     params = rev.analysis.normalized.parsed.params
     written = {n for s in _in_order(adjoint) if isinstance(s, gast.Assign)
                and not stack.is_pop(s) for n in _writes([s])} - {stack.name}

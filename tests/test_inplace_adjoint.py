@@ -114,6 +114,89 @@ def test_a_loop_of_element_reads_updates_in_place():
     assert "x_bar[i] +=" in body
     for whole_array in ("add_at(", "zeroed_at(", "bincount", ".copy()", "np.arange"):
         assert whole_array not in body, body
+    # y[i] += e reads the element it writes: its cotangent is left as it was, not zeroed
+    # and given back
+    assert "] = 0.0" not in body and "y_1_bar[i] +=" not in body, body
+
+
+# --- an element read and written: y[i] += e and its neighbours --------------------------------
+
+def add_into(x, v):
+    y = np.sin(x)  # the values written over carry a gradient too
+    for i in range(x.shape[0]):
+        y[i] += v * x[i]
+    return np.sum(y ** 3)
+
+
+def scale_and_add(x, v):
+    y = np.sin(x)  # the values written over carry a gradient too
+    for i in range(x.shape[0]):
+        y[i] = 2.0 * y[i] + v * x[i]
+    return np.sum(y ** 3)
+
+
+def add_the_previous(x, v):
+    y = np.sin(x)  # the values written over carry a gradient too
+    for i in range(1, x.shape[0]):
+        y[i] += y[i - 1] * v * x[i]
+    return np.sum(y ** 3)
+
+
+def subtract_from(x, v):
+    y = np.sin(x)  # the values written over carry a gradient too
+    for i in range(x.shape[0]):
+        y[i] -= v * x[i]
+    return np.sum(y ** 3)
+
+
+def add_twice(x, v):
+    y = np.sin(x)  # the values written over carry a gradient too
+    for i in range(x.shape[0]):
+        y[i] += v * x[i]
+        y[i] += x[i] * x[i]
+    return np.sum(y ** 3)
+
+
+def write_then_add(x, v):
+    y = np.sin(x)
+    for i in range(x.shape[0]):
+        y[i] = x[i] * x[i]
+        y[i] += v * y[i - 1]
+    return np.sum(y ** 3)
+
+
+def add_then_scale(x, v):
+    y = np.sin(x)
+    for i in range(x.shape[0]):
+        y[i] += v * x[i]
+        y[i] = y[i] * y[(i + 1) % x.shape[0]]
+    return np.sum(y ** 3)
+
+
+def add_into_a_matrix(m, v):
+    y = np.sin(m)  # the values written over carry a gradient too
+    for i in range(m.shape[0]):
+        for j in range(m.shape[1]):
+            y[i, j] += v * m[i, j] * m[i, 0]
+    return np.sum(y ** 3)
+
+
+def add_into_a_row(m, v):
+    y = np.sin(m)  # the values written over carry a gradient too
+    for i in range(m.shape[0]):
+        y[i] += v * np.tanh(m[i])
+    return np.sum(y ** 3)
+
+
+@pytest.mark.parametrize("f, args", [
+    (add_into, (X, 0.7)), (scale_and_add, (X, 0.7)), (add_the_previous, (X, 0.7)),
+    (subtract_from, (X, 0.7)), (add_twice, (X, 0.7)), (write_then_add, (X, 0.7)),
+    (add_then_scale, (X, 0.7)), (add_into_a_matrix, (M, 0.7)),
+    (add_into_a_row, (M, 0.7)),
+], ids=lambda a: getattr(a, "__name__", ""))
+def test_an_element_read_and_written(f, args):
+    check(f, *args)
+    check(f, *args, order=2)
 
 
 def test_repeated_positions_add_each_occurrence():
