@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import operator
 import types
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -614,6 +615,7 @@ def _propagate_copies(adjoint: list[gast.stmt]) -> list[gast.stmt]:
         changed = True
         while changed:
             changed = False
+            counts = None  # reads and writes of each name in everything, counted once a round
             for k, stmt in enumerate(out):
                 if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
                         and isinstance(stmt.value, gast.Name)):
@@ -621,14 +623,17 @@ def _propagate_copies(adjoint: list[gast.stmt]) -> list[gast.stmt]:
                 a, b = stmt.targets[0].id, stmt.value.id
                 before, after = out[:k], out[k + 1:]
                 defs_after = [j for j, s in enumerate(after) if a in _writes([s])]
-                if _is_temp_read_once(b, before, everything):
+                if counts is None:
+                    counts = _name_counts(everything)
+                reads, writes = counts
+                if _is_temp_read_once(b, before, reads, writes):
                     for s in before:
                         _rename_all(s, {b: a})
                 elif defs_after and _is_accumulation(after[defs_after[0]], a) and not any(
                         a in syntax.names_read(s) for s in after[:defs_after[0]]):
                     after[defs_after[0]].value.left = syntax.name(b)  # a = a + e -> a = b + e
-                elif (_count_writes(everything, a) == 1 and b not in _writes(after)
-                      and _count_reads(everything, a) == _count_reads(after, a)):
+                elif (writes[a] == 1 and b not in _writes(after)
+                      and reads[a] == _count_reads(after, a)):
                     for s in after:
                         syntax.rename(s, {a: b})
                 else:
@@ -645,8 +650,12 @@ def _propagate_copies(adjoint: list[gast.stmt]) -> list[gast.stmt]:
     return block(list(adjoint))
 
 
-def _count_writes(stmts: list[gast.stmt], name: str) -> int:
-    return sum(1 for s in _in_order(stmts) if not _kind(s).blocks and name in _writes([s]))
+def _name_counts(stmts: list[gast.stmt]) -> tuple[Counter, Counter]:
+    """How many times each name is read, and how many statements (not blocks) write it."""
+    reads = Counter(n.id for s in stmts for n in gast.walk(s)
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
+    writes = Counter(n for s in _in_order(stmts) if not _kind(s).blocks for n in _writes([s]))
+    return reads, writes
 
 
 def _count_reads(stmts: list[gast.stmt], name: str) -> int:
@@ -654,15 +663,14 @@ def _count_reads(stmts: list[gast.stmt], name: str) -> int:
                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id == name)
 
 
-def _is_temp_read_once(name: str, before: list[gast.stmt], everything: list[gast.stmt]
+def _is_temp_read_once(name: str, before: list[gast.stmt], reads: Counter, writes: Counter
                        ) -> bool:
     """A temporary assigned by one statement earlier in this block and read only once."""
     if not name.startswith("_"):
         return False
     defs = [s for s in before if isinstance(s, gast.Assign) and isinstance(
         s.targets[0], gast.Name) and s.targets[0].id == name]
-    return (len(defs) == 1 and _count_writes(everything, name) == 1
-            and _count_reads(everything, name) == 1)
+    return len(defs) == 1 and writes[name] == 1 and reads[name] == 1
 
 
 def _is_accumulation(stmt: gast.stmt, name: str) -> bool:

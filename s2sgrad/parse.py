@@ -144,6 +144,23 @@ def own_state(fn: Callable) -> tuple:
     return tuple(state)
 
 
+def source_lines(code: types.CodeType, module_globals: dict | None = None
+                 ) -> tuple[list[str], int]:
+    """The lines of the function (or lambda) whose code is ``code``, and the number of the
+    first: what ``inspect.getsourcelines`` gives, read through ``linecache`` without its
+    search of every loaded module for the file's module (most of a first compile's time).
+    A file changed on disk since it was read is read again."""
+    filename = code.co_filename
+    linecache.checkcache(filename)
+    lines = linecache.getlines(filename, module_globals)
+    if not lines:
+        raise OSError("could not get source code")
+    first = code.co_firstlineno
+    if not 1 <= first <= len(lines):
+        raise OSError("lineno is out of bounds")
+    return inspect.getblock(lines[first - 1:]), first
+
+
 def still_valid(dependencies: tuple) -> bool:
     """Do the names a compile resolved still refer to what they did?"""
     for where, name, kind, value in dependencies:
@@ -483,7 +500,7 @@ def parse(fn: Callable, lifted: dict[str, str] | None = None,
             hint="Wrap it in a Python function, or register a derivative rule for it with "
                  "@s2sgrad.vjp_rule.")
     try:  # the source of the code that runs (never that of a __wrapped__ function)
-        lines, first = inspect.getsourcelines(fn.__code__)
+        lines, first = source_lines(fn.__code__, fn.__globals__)
     except (OSError, TypeError) as exc:
         raise TransformError(
             f"cannot read the source of {what}: {exc}",

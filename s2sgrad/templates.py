@@ -35,6 +35,7 @@ import numpy as np
 
 from . import syntax
 from .naming import Namer
+from .parse import source_lines
 from .rules.check import RuleError, check_rule, location
 from .rules.registry import Rule
 
@@ -61,7 +62,7 @@ def _parse_template(fn: Callable, each: str | None = None
         # what inlining would misread is refused (rules/check.py); the library's own rules
         # are checked by the test suite, which keeps a first compile cheap
         check_rule(fn, each)
-    source = textwrap.dedent(inspect.getsource(fn))
+    source = textwrap.dedent("".join(source_lines(fn.__code__, fn.__globals__)[0]))
     node = gast.parse(source).body[0]
     node.decorator_list = []
     width = 0
