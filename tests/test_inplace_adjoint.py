@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import s2sgrad
-from s2sgrad.testing import check_grads
+from s2sgrad.testing import central_difference, check_grads
 
 rng = np.random.default_rng(5)
 X = rng.standard_normal(6)
@@ -351,7 +351,25 @@ def test_list_items_in_a_loop():
 def test_dict_items_in_a_loop():
     p = {"a": 0.3, "b": -1.2}
     g = s2sgrad.gradient(dict_items)(p)
-    assert g == pytest.approx({"a": 4 * 0.3, "b": 2 * -1.2})
+    for _ in range(2):  # along random directions, against central differences
+        d = {k: float(v) for k, v in zip(p, rng.standard_normal(2))}
+        assert sum(g[k] * d[k] for k in p) == pytest.approx(
+            central_difference(dict_items, [p], 0, d), rel=1e-6)
+
+
+def pairs_built_by_appends(x):
+    pairs = []
+    for k in range(x.shape[0]):
+        pairs.append((x[k], x[k] * 2.0))
+    total = 0.0
+    for a, b in reversed(pairs):  # items of unknown rank: tuples, added item by item
+        total = total * 0.5 + a * b
+    return total
+
+
+def test_tuples_held_in_a_list_built_by_appends():
+    check(pairs_built_by_appends, X)
+    check(pairs_built_by_appends, X, order=2)
 
 
 # --- the Tensor path --------------------------------------------------------------------------

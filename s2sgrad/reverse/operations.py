@@ -86,8 +86,11 @@ class Operations:
         container, key = op.bindings["c"], op.bindings["key"]
         if container.id not in cot.defined:
             cot.zero(container.id, stmt)
+        # a number, or an array of known rank (one of unknown rank may be a tuple held in a
+        # list that appends built): added as a leaf
         item = self.ctx.analysis.values.get(op.target)
-        if item is not None and item.kind in ("scalar", "array"):  # a number or an array
+        if item is not None and (item.kind == "scalar" or (
+                item.kind == "array" and item.dims is not None)):
             helper = self.ctx.bindings.claim("add_leaf", add_leaf)
         else:
             helper = self.ctx.bindings.claim("add_item", add_item)
