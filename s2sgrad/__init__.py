@@ -47,6 +47,7 @@ from .autograd.grad_mode import (  # noqa: F401
 from .autograd.tensor import Tensor, ones, ones_like, randn, tensor, zeros, zeros_like  # noqa: F401
 from .analyze.values import differentiate_through  # noqa: F401
 from .batching import NotBatchable  # noqa: F401
+from .derivatives import checkpoint  # noqa: F401
 from .errors import TransformError  # noqa: F401
 from .function import Function  # noqa: F401
 from .rules import jvp_rule, linear, nondifferentiable, vjp_rule  # noqa: F401

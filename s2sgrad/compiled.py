@@ -59,6 +59,9 @@ class Compiled:
     external: tuple = ()
     # for a Derivative's pair (higher.py): the compiled tangent function and pair it calls
     calls: tuple = ()
+    # the random-number function it (or a callee) calls, if any: a checkpoint of it would
+    # draw other numbers when its forward runs again
+    draws: str = ""
 
     def own_saved(self, saved: tuple, protected: set | frozenset = frozenset()) -> tuple:
         """``saved`` with the arrays it may share with the outside copied, so that a

@@ -1,6 +1,8 @@
 """What ``gradient(f)`` and ``value_and_grad(f)`` return: a ``Derivative``, a callable the
 compiler recognises, so that differentiating code that calls one (or a transform of one) is
-higher order rather than a refusal (see ``higher.py``).
+higher order rather than a refusal (see ``higher.py``). And what ``checkpoint(f)`` returns:
+a ``Checkpointed``, which the compiler recognises too (its calls save their arguments
+rather than what the adjoint of ``f`` reads, and the adjoint runs ``f``'s forward again).
 
 A Derivative is called like the function it differentiates and returns what the transform
 returns; how it runs is given by the public API (``set_maker``), which sits above the
@@ -9,6 +11,7 @@ compiler. Part of the compiler layer; imports nothing of s2sgrad.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
 from typing import Any
@@ -78,3 +81,48 @@ def signature_of(fn: Any) -> inspect.Signature:
         return inspect.signature(target, follow_wrapped=False)
     except (TypeError, ValueError):  # a cache (functools.lru_cache) has none of its own
         return inspect.signature(target)
+
+
+class Checkpointed:
+    """``checkpoint(f)``: called, it is ``f``. A call of it in differentiated code runs
+    ``f`` itself in the forward and keeps only its arguments; the adjoint runs the forward
+    of ``f`` again, with its saves, right before the backward of ``f``. What ``f``'s
+    adjoint would have read is then alive for one call at a time, not for the whole
+    forward: memory for computation (one more forward of ``f``)."""
+
+    checkpoint_of: Any = None  # the function (marks the class for the analysis)
+
+    def __init__(self, fn: Callable):
+        if not callable(fn) or isinstance(fn, type):
+            raise TypeError(f"checkpoint() takes a function, not {type(fn).__name__}")
+        self.fn = self.checkpoint_of = fn
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<s2sgrad.checkpoint({getattr(self.fn, '__qualname__', self.fn)!r})>"
+
+
+def checkpoint(fn: Callable) -> Checkpointed:
+    """``f`` whose calls in differentiated code are recomputed in the adjoint instead of
+    saved: the forward keeps ``f``'s arguments, the adjoint runs ``f``'s forward again right
+    before its backward. Use it on a block of a deep model, or on a chunk of a long loop::
+
+        @s2sgrad.checkpoint
+        def chunk(h, params):          # 100 steps: their saves live only in the adjoint
+            for _ in range(100):
+                h = step(h, params)
+            return h
+
+        def loss(h, params):
+            for _ in range(100):       # 10,000 steps, 100 states kept
+                h = chunk(h, params)
+            return np.sum(h * h)
+
+    Called outside differentiated code it is ``f``. The derivatives are the same as
+    without it."""
+    if isinstance(fn, Checkpointed):
+        return fn
+    return Checkpointed(fn)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import os
+import random
 import sys
 import threading
 import types
@@ -35,6 +36,7 @@ from collections.abc import Callable
 from typing import Any
 
 import gast
+import numpy as np
 
 from . import codegen as codegen_module
 from . import compiled as compiled_module
@@ -177,7 +179,7 @@ def _run_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
                     generated.filename, reversed_.result_aliases,
                     dependencies, version, _by_string_value(analysis),
                     own[0][3], own[1][3], own, len(own) > 2 or bool(dependencies),
-                    optimized.external)
+                    optimized.external, draws=_draws(analysis))
 
 
 def compile_jvp(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstract],
@@ -576,6 +578,26 @@ def _by_string_value(analysis: Analysis) -> bool:
     callee's)."""
     return analysis.by_string_value or any(getattr(op.callee, "by_string_value", False)
                                            for op in analysis.ops.values() if op.kind == "call")
+
+
+def _draws(analysis: Analysis) -> str:
+    """The first random-number function the code or its callees call ("" if none)."""
+    for op in analysis.ops.values():
+        if op.kind == "call" and getattr(op.callee, "draws", ""):
+            return op.callee.draws
+        if op.primitive is not None and _is_random(op.primitive):
+            return op.what or getattr(op.primitive, "__qualname__", repr(op.primitive))
+    return ""
+
+
+def _is_random(fn: Any) -> bool:
+    """A function of numpy.random or random, or a method of a generator of either."""
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, (np.random.Generator, np.random.RandomState, random.Random,
+                          np.random.BitGenerator)):
+        return True
+    module = getattr(fn, "__module__", None) or ""
+    return module.startswith("numpy.random") or module == "random"
 
 
 def _spread_of(fn: Callable, signature: dict[str, Abstract]) -> tuple:

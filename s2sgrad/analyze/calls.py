@@ -17,6 +17,7 @@ compiled pair is specialised on it.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import operator
@@ -28,7 +29,7 @@ import gast
 import numpy as np
 
 from .. import derivatives, syntax
-from ..derivatives import Derivative
+from ..derivatives import Checkpointed, Derivative, checkpoint
 from ..errors import TransformError
 from ..parse import MISSING, unwrap
 from ..rules import registry
@@ -138,6 +139,20 @@ class Calls:
                                     "Write the code out directly.")
         if isinstance(resolved, Derivative):  # higher order: see higher.py
             return self.user_call(resolved, args, keywords, target, node)
+        if isinstance(resolved, Checkpointed):  # recomputed in the adjoint, if differentiated
+            op = self.call_resolved(resolved.fn, func, args, keywords, target, node)
+            if op.kind != "call":
+                return op
+            if getattr(op.callee, "draws", ""):
+                raise self.parsed.error(
+                    f"checkpoint({op.what}): {op.what}() draws random numbers "
+                    f"({op.callee.draws}); its forward runs again in the adjoint, where it "
+                    "would draw others, and the gradient would be of another function", node,
+                    "Draw the numbers outside and pass them in as an argument, or call "
+                    f"{op.what} without checkpoint().")
+            return dataclasses.replace(op, recompute=True)
+        if resolved is checkpoint:
+            return self.checkpointed(args, keywords, target, node)
         maker = derivatives.maker_of(resolved)
         if maker is not None:
             return self.derivative(resolved, maker, args, keywords, target, node)
@@ -194,6 +209,19 @@ class Calls:
         made = resolved(fn, syntax.const_value(wrt))
         self.set_value(target, abstract_of(made))
         return Op("nondiff", target, what=resolved.__name__)
+
+    def checkpointed(self, args: list, keywords: dict, target: str | None,
+                     node: gast.AST) -> Op:
+        """``checkpoint(f)`` of a function known here: made now, so that calls of it are
+        calls of one known Checkpointed (the statement still runs, making an equal one)."""
+        fn = self.callee_of(args[0]) if len(args) == 1 and not keywords else MISSING
+        if fn is MISSING:
+            raise self.parsed.error(
+                "checkpoint() of a function not known when the code is compiled", node,
+                "Name the function directly: `checkpoint(block)(h, w)`, or decorate its "
+                "definition with @s2sgrad.checkpoint.")
+        self.set_value(target, abstract_of(checkpoint(fn)))
+        return Op("nondiff", target, what="checkpoint")
 
     def callee_of(self, func: gast.expr) -> Any:
         """The object a call's function atom refers to: a non-local name, or a local name

@@ -38,6 +38,9 @@ class Op:
     primitive: Any = None  # for 'rule', 'nondiff' and 'unknown' calls: the function called
     refusal: tuple[str, str] | None = None  # for 'unknown': why, and what to write instead
     always: bool = False  # refused even where the result is not used (it may mutate)
+    # for 'call': a checkpointed callee (derivatives.Checkpointed): the forward calls the
+    # function itself, the adjoint runs its forward again before its backward
+    recompute: bool = False
 
 
 # The operations that change a value in place, as NumPy and Python do them: an element

@@ -124,7 +124,8 @@ def identified(value: Any) -> bool:
     return isinstance(value, (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
                               np.ufunc, functools.partial, type, np.dtype, str,
                               types.ModuleType)) or hasattr(value, "compiled_for") or \
-        hasattr(value, "derivative_of")  # a Derivative: gradient(f)
+        hasattr(value, "derivative_of") or \
+        hasattr(value, "checkpoint_of")  # a Derivative (gradient(f)), a checkpoint(f)
 
 
 _FUNCTION_TYPES = frozenset({types.FunctionType, types.BuiltinFunctionType, types.MethodType,
@@ -143,7 +144,7 @@ def _held_functions(value: Any) -> tuple | None:
         t = type(v)
         if t in _DATA_TYPES:
             continue
-        if t in _FUNCTION_TYPES or hasattr(t, "compiled_for"):
+        if t in _FUNCTION_TYPES or hasattr(t, "compiled_for") or hasattr(t, "checkpoint_of"):
             found = (found or []) + [(k, abstract_of(v))]
     return tuple(sorted(found)) if found else None
 

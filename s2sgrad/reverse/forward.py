@@ -151,7 +151,8 @@ class Forward:
     def callee(self, stmt: gast.stmt, op: Op) -> list[gast.stmt]:
         """The callee's forward, which also returns what its adjoint needs (for an active
         result; otherwise the call itself)."""
-        if op.target not in self.ctx.analysis.active or self.ctx.aliases.is_in_place(stmt):
+        if op.target not in self.ctx.analysis.active or self.ctx.aliases.is_in_place(stmt) \
+                or op.recompute:  # a checkpointed callee: its forward runs in the adjoint
             return self.computed(stmt, op)
         compiled = op.callee
         fname = self.ctx.bindings.claim(f"{compiled.name}_forward", compiled.forward)

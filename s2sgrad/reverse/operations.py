@@ -134,6 +134,18 @@ class Operations:
             syntax.clone(g), syntax.clone(key), syntax.name(self.forward.snapshot(
                 stmt, item.id))]))
 
+    def recompute(self, stmt: gast.stmt, op: Op, saved: str) -> None:
+        """``saved = f_forward(h, w)[1]``: what a checkpointed callee's backward reads, made
+        again from its arguments as the forward's call received them."""
+        compiled = op.callee
+        fname = self.ctx.bindings.claim(f"{compiled.name}_forward", compiled.forward)
+        forward = self.forward
+        args = [forward.snapshot_atom(stmt, syntax.clone(a)) for a in op.callee_args]
+        keywords = [(k.arg, forward.snapshot_atom(stmt, syntax.clone(k.value)))
+                    for k in getattr(stmt.value, "keywords", ())]
+        again = syntax.call(syntax.name(fname), args, keywords)
+        self.cotangents.emit(syntax.assign(saved, syntax.subscript(again, syntax.const(1))))
+
     def setitem(self, stmt: gast.stmt, op: Op, g: gast.expr) -> None:
         """``y_1 = y with y[idx] = v``: v gets the region of the cotangent (where it landed),
         y the cotangent with the region zeroed."""
@@ -297,6 +309,8 @@ class Operations:
         compiled = op.callee
         fname = self.ctx.bindings.claim(f"{compiled.name}_backward", compiled.backward)
         saved = self.forward.callee_saved_name(stmt, compiled)
+        if op.recompute:  # checkpointed: the callee's forward again, on what the call saw
+            self.recompute(stmt, op, saved)
         call = syntax.call(syntax.name(fname), [syntax.name(saved), g])
         names, direct, pending, packed = [], [], [], []
         for p in op.diff_params:
