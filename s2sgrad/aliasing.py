@@ -566,6 +566,11 @@ class Aliasing:
                     return True
         return False
 
+    def known(self, stmt: gast.stmt) -> bool:
+        """Whether ``stmt`` is a statement of the analysed body (``at_risk`` answers for
+        those only)."""
+        return not self.writes or id(stmt) in self.position
+
     def at_risk(self, name: str, stmt: gast.stmt) -> bool:
         if not self.writes:
             return False

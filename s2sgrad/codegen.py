@@ -157,12 +157,15 @@ class _Comments:
     def commented(self, stmts: list[gast.stmt], prefix: str) -> list[gast.stmt]:
         out, last = [], None
         for stmt in stmts:
+            # a forward statement the adjoint makes again (optimize: a loop that pushes
+            # nothing) is labelled as such
+            label = AGAIN if getattr(stmt, "made_again", False) else prefix
             origin = self.text_of(getattr(stmt, "lineno", 0) or 0)
-            if origin and origin != last and not isinstance(stmt, gast.Return):
-                self.comments.append(prefix + origin)
+            if origin and (label, origin) != last and not isinstance(stmt, gast.Return):
+                self.comments.append(label + origin)
                 self.origins.append(self.place_of(stmt.lineno))
                 out.append(syntax.expr_stmt(syntax.name(_MARK.format(len(self.comments) - 1))))
-            last = origin if not isinstance(stmt, gast.Return) else last
+            last = (label, origin) if not isinstance(stmt, gast.Return) else last
             out.append(statements.map_blocks(stmt, lambda block: self.commented(block, prefix),
                                              "codegen", generated=True))
         return out
@@ -190,6 +193,8 @@ class _Comments:
             out.append(current)
         return out
 
+
+AGAIN = "# computed again: "
 
 _sources: dict[str, str] = {}  # generated file name -> its text
 

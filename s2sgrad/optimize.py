@@ -161,7 +161,10 @@ class _Stack:
     A loop that no other loop holds pushes onto a list of its own, which its reverse loop
     walks backwards; it needs no trip counter (one push per trip) and takes nothing off a
     stack. Other blocks (branches, nested loops) push onto one shared stack, which their
-    reverse blocks pop:
+    reverse blocks pop. A top-level loop over a range whose pushed values can be made
+    again from its index and from values the loop does not change (a loop that only adds
+    into a sum) pushes nothing: its reverse loop walks the range backwards and makes them
+    again (``_again``). The loops:
 
         _trips = 0                          _steps = []
         for c in xs:                        for c in xs:
@@ -174,14 +177,18 @@ class _Stack:
             ..."""
 
     def __init__(self, rev: Reversed):
+        self.rev = rev
         self.namer = rev.namer
         self.name = rev.namer.fresh("_stack")
         self.needed: dict[int, list[str]] = {}
         self.used = False
         self.lists: dict[str, tuple[str, list[str]]] = {}  # trip counter -> its loop's list
+        # trip counter -> (the range, the loop's target, the statements made again)
+        self.again: dict[str, tuple[str, str, list[gast.stmt]]] = {}
 
     def pops(self, adjoint: list[gast.stmt]) -> list[gast.stmt]:
         self.reads: dict[int, set[str]] = {}
+        self.adjoint = adjoint
         self._find_reads(adjoint)
         return adjoint
 
@@ -245,6 +252,13 @@ class _Stack:
         if not names:
             return False
         trips = count.targets[0].id
+        again = self._again(loop, body[:-2], names, out[:-1], trips)
+        if again is not None:  # nothing pushed: the reverse loop makes the values again
+            self.again[trips] = again
+            out.pop()  # the trip counter's start
+            out.append(syntax.replace(loop, body=self.pushes(body[:-2], given=given,
+                                                             in_loop=True)))
+            return True
         steps = self.namer.fresh("_steps")
         self.lists[trips] = (steps, names)
         inner = self.pushes(body[:-2], given=given, in_loop=True)
@@ -254,6 +268,64 @@ class _Stack:
         out[-1] = syntax.located(syntax.assign(steps, syntax.list_([])), start)
         out.append(new)
         return True
+
+    def _again(self, loop: gast.stmt, body: list[gast.stmt], names: list[str],
+               before: list[gast.stmt], trips: str) -> tuple | None:
+        """(range, target, statements) when the values ``names`` that the reverse of
+        ``loop`` reads can be made again there: the loop runs over a range made once, its
+        body is straight-line, and the statements that make the values read only the
+        index, each other and values nothing changes while the adjoint may still read
+        them (no name assigned again, no element written later, no random draw)."""
+        if not (isinstance(loop, gast.For) and isinstance(loop.target, gast.Name)
+                and isinstance(loop.iter, gast.Name) and not loop.orelse
+                and self.rev.bindings.get("range", range) is range):
+            return None
+        index, seq = loop.target.id, loop.iter.id
+        made = [s for s in before if isinstance(s, gast.Assign) and seq in _targets(s)]
+        if len(made) != 1 or not (isinstance(made[0].value, gast.Call)
+                                  and syntax.is_name(made[0].value.func, "range")):
+            return None
+        if any(_kind(s).blocks for s in body):
+            return None
+        assigned = Counter(n for s in body for n in _changed(s))
+        wanted = set(names) - {index}
+        chosen: list[gast.stmt] = []
+        for stmt in reversed(body):  # the statements the values depend on, in the body
+            targets = set(_targets(stmt))
+            if targets & wanted:
+                chosen.insert(0, stmt)
+                wanted = (wanted - targets) | (syntax.names_read(stmt) & set(assigned))
+        if wanted or self._read_elsewhere(trips) & {n for s in chosen for n in _targets(s)}:
+            return None  # a value carried from the step before, or read after the loop
+        everywhere = Counter(n for s in _in_order(self.rev.forward) for n in _targets(s))
+        aliases, ops = self.rev.aliases, self.rev.analysis.ops
+        made_here: set[str] = set()
+        for stmt in chosen:
+            op = ops.get(stmt)
+            if op is None or not _pure(op) or any(assigned[n] != 1 for n in _targets(stmt)):
+                return None
+            if op.rule is not None and op.rule.shape in _COSTLY:
+                return None  # a product of arrays is kept rather than computed twice
+            for name in syntax.names_read(stmt) - {index} - made_here:
+                if name in assigned or everywhere[name] > 1 or aliases is None or \
+                        not aliases.known(stmt) or aliases.at_risk(name, stmt):
+                    return None
+            made_here |= set(_targets(stmt))
+        return seq, index, chosen
+
+    def _read_elsewhere(self, trips: str) -> set[str]:
+        """Names the adjoint reads outside the reverse of the loop counted by ``trips``."""
+        def reads(stmts: list[gast.stmt]) -> set[str]:
+            found: set[str] = set()
+            for stmt in stmts:
+                if isinstance(stmt, gast.For) and isinstance(stmt.iter, gast.Call) and \
+                        stmt.iter.args and syntax.is_name(stmt.iter.args[0], trips):
+                    continue
+                found |= _own_reads(stmt)
+                for field in _kind(stmt).blocks:
+                    found |= reads(getattr(stmt, field))
+            return found
+        return reads(self.adjoint)
 
     def is_pop(self, stmt: gast.stmt) -> bool:
         """``a, b = _stack.pop()``: primal values restored, not adjoint values made."""
@@ -297,6 +369,21 @@ class _Stack:
             out.append(stmt)
         return out
 
+    def _walk_again(self, stmt: gast.stmt) -> gast.stmt | None:
+        """``for _ in range(_trips): ...`` as ``for i in reversed(_t2): <the values made
+        again> ...`` where the loop pushed nothing."""
+        if not (isinstance(stmt, gast.For) and isinstance(stmt.iter, gast.Call)
+                and stmt.iter.args and isinstance(stmt.iter.args[0], gast.Name)
+                and stmt.iter.args[0].id in self.again):
+            return None
+        seq, index, chosen = self.again[stmt.iter.args[0].id]
+        body = [s for s in stmt.body if _marker(s, POP) is None]
+        again = [syntax.clone(s) for s in chosen]
+        for s in again:
+            s.made_again = True  # codegen labels it: "# computed again: ..."
+        return syntax.replace(stmt, target=syntax.name(index, store=True), body=again + body,
+                              iter=syntax.call(syntax.name("reversed"), [syntax.name(seq)]))
+
     def _walk(self, stmt: gast.stmt) -> gast.stmt | None:
         """``for _ in range(_trips): __pop__(k) ...`` as ``for a, b in reversed(_steps): ...``
         where the loop pushed onto a list of its own."""
@@ -304,13 +391,54 @@ class _Stack:
                 and syntax.is_name(stmt.iter.func, "range") and len(stmt.iter.args) == 1
                 and isinstance(stmt.iter.args[0], gast.Name)
                 and stmt.iter.args[0].id in self.lists):
-            return None
+            return self._walk_again(stmt)
         steps, names = self.lists[stmt.iter.args[0].id]
         target = syntax.name(names[0], store=True) if len(names) == 1 else syntax.tuple_(
             (syntax.name(n, store=True) for n in names), store=True)
         body = [s for s in stmt.body if _marker(s, POP) is None] or [syntax.pass_()]
         return syntax.replace(stmt, target=target, body=body, iter=syntax.call(
             syntax.name("reversed"), [syntax.name(steps)]))
+
+
+def _changed(stmt: gast.stmt) -> list[str]:
+    """Names a statement without blocks assigns or updates (``x += y``, ``x[i] = v``)."""
+    if isinstance(stmt, (gast.Assign, gast.AugAssign)):
+        targets = stmt.targets if isinstance(stmt, gast.Assign) else [stmt.target]
+        found = set()
+        for target in targets:
+            while isinstance(target, (gast.Subscript, gast.Attribute)):
+                target = target.value
+            found |= syntax.names_written(target) if not isinstance(target, gast.Name) \
+                else {target.id}
+        return sorted(found)
+    return []
+
+
+# The operations whose results a loop keeps even where they could be made again: each
+# costs more than keeping its result
+_COSTLY = ("matmul", "dot", "outer")
+
+# Modules whose functions give the same result for the same arguments, every time
+_PURE_MODULES = ("numpy", "math", "_operator", "operator", "builtins", "cmath")
+
+
+def _pure(op: Any) -> bool:
+    """An operation that can run again with the same result: a NumPy, math or operator
+    function or an ndarray method (not numpy.random), a copy, or an item read."""
+    if op.kind in ("copy", "item"):
+        return True
+    if op.kind not in ("rule", "nondiff") or op.primitive is None:
+        return False
+    fn = op.primitive
+    if getattr(fn, "__objclass__", None) is np.ndarray or isinstance(fn, np.ufunc):
+        return True
+    if isinstance(fn, type):
+        return fn in (range, float, int, bool, tuple, slice)
+    module = getattr(fn, "__module__", None) or ""
+    owner = getattr(fn, "__self__", None)  # a builtin's module, or a bound method's object
+    return (owner is None or isinstance(owner, types.ModuleType)) and (
+        module in _PURE_MODULES or (module.startswith("numpy.") and not module.startswith(
+            ("numpy.random", "numpy.linalg", "numpy.fft"))))
 
 
 def _is_count(stmt: gast.stmt | None) -> bool:

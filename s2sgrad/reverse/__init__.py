@@ -67,6 +67,7 @@ class Reversed:
     bar_of: dict[str, str]  # primal name -> the name of its cotangent
     result_aliases: frozenset[str]  # parameters whose memory the result may share
     snapshot_of: dict[str, str]  # a copy taken for the adjoint -> the name it copies
+    aliases: Aliasing | None = None  # what shares memory, and which writes change what
 
 
 def reverse(analysis: Analysis, aliases: Aliasing | None = None) -> Reversed:
@@ -84,4 +85,4 @@ def reverse(analysis: Analysis, aliases: Aliasing | None = None) -> Reversed:
     return Reversed(analysis, lowered, adjoint, ctx.bindings.names, result,
                     ctx.namer, forward.only_for_the_adjoint(), seed, saved,
                     dict(cotangents.bar_of), ctx.aliases.result_aliases(result),
-                    forward.snapshot_of())
+                    forward.snapshot_of(), ctx.aliases)
