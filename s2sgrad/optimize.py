@@ -741,29 +741,35 @@ def _propagate_copies(adjoint: list[gast.stmt]) -> list[gast.stmt]:
 
     def block(out: list[gast.stmt]) -> list[gast.stmt]:
         changed = True
+        counts = None  # reads and writes of each name in everything, kept up to date below
         while changed:
             changed = False
-            counts = None  # reads and writes of each name in everything, counted once a round
             for k, stmt in enumerate(out):
                 if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
                         and isinstance(stmt.value, gast.Name)):
                     continue
                 a, b = stmt.targets[0].id, stmt.value.id
                 before, after = out[:k], out[k + 1:]
-                defs_after = [j for j, s in enumerate(after) if a in _writes([s])]
                 if counts is None:
                     counts = _name_counts(everything)
                 reads, writes = counts
+                first = next((j for j, s in enumerate(after) if a in _writes([s])), None)
                 if _is_temp_read_once(b, before, reads, writes):
-                    for s in before:
+                    for s in before:  # b's one write becomes a's; the copy's read of b goes
                         _rename_all(s, {b: a})
-                elif defs_after and _is_accumulation(after[defs_after[0]], a) and not any(
-                        a in syntax.names_read(s) for s in after[:defs_after[0]]):
-                    after[defs_after[0]].value.left = syntax.name(b)  # a = a + e -> a = b + e
+                    reads[b] -= 1
+                    writes[b] -= 1
+                elif first is not None and _is_accumulation(after[first], a) and not any(
+                        a in syntax.names_read(s) for s in after[:first]):
+                    after[first].value.left = syntax.name(b)  # a = a + e -> a = b + e
+                    reads[a] -= 1
+                    writes[a] -= 1
                 elif (writes[a] == 1 and b not in _writes(after)
                       and reads[a] == _count_reads(after, a)):
                     for s in after:
                         syntax.rename(s, {a: b})
+                    reads[b] += reads[a] - 1
+                    reads[a] = writes[a] = 0
                 else:
                     continue
                 del out[k]
