@@ -4,6 +4,7 @@
     python benchmarks/run.py              # full run
     python benchmarks/run.py --quick      # smoke run: short timings, one cold-start sample
     python benchmarks/run.py --only mlp   # one workload (scalar, logistic, mlp, first-call)
+    python benchmarks/run.py --only mixture   # elementwise, 10^6 floats; with torch.compile
     python benchmarks/run.py --only mlp-jvp,mlp-hvp,rnn-jvp,rnn-hvp,second-order-first-call
     python benchmarks/run.py --only jacobian-field,jacobian-logits,hessian-potential
     python benchmarks/run.py --only horner,scalar-tensor,index-loop,ode-loop,closure-per-step
@@ -123,6 +124,7 @@ class Workload:
     first_call: str | None = None
     first_call_warm: int = 20  # calls per warm batch there
     size: str = ""  # the size, for workloads run at several sizes ("n=2,000")
+    torch_compile: bool = False  # a torch.compile row after PyTorch's eager one
 
 
 def vg_first_call(fn: str, inputs: str, wrt: tuple[int, ...], hand: str) -> str:
@@ -161,6 +163,13 @@ def build_workloads() -> list[Workload]:
                  W.mlp_inputs(), W.WRT["mlp"], 1.2,
                  first_call=vg_first_call("mlp_loss", "W.mlp_inputs()", W.WRT["mlp"],
                                           "mlp_value_and_grad"), first_call_warm=5),
+        Workload("mixture", "mixture: sum(where(x > 0, a, b) + 0.5 a b), a = exp(-x^2) sin(3 y), "
+                 "b = log1p(x^2 + y^2), x and y of 10^6, grad wrt (x, y)",
+                 W.mixture_loss, W.mixture_value_and_grad, W.make_mixture_loss,
+                 W.make_mixture_loss, W.mixture_inputs(), W.WRT["mixture"], 1.1,
+                 first_call=vg_first_call("mixture_loss", "W.mixture_inputs()",
+                                          W.WRT["mixture"], "mixture_value_and_grad"),
+                 first_call_warm=2, torch_compile=True),
         Workload("horner", "horner: Horner's rule over 100 coefficients, a Python loop over a "
                  "list of floats, grad wrt (x, coeffs)",
                  W.horner, W.horner_value_and_grad, W.make_horner, W.make_horner,
@@ -377,6 +386,9 @@ def make_impl(lib: Library | None, wl: Workload) -> Impl:
 
         return Impl(forward, value_and_grad, to_numpy)
 
+    if name == "torch-compile":
+        return torch_compile_impl(lib.module, wl)
+
     if name == "jax":
         jax = lib.module
         jnp = lib.extra["np"]
@@ -401,6 +413,62 @@ def make_impl(lib: Library | None, wl: Workload) -> Impl:
         return Impl(lambda: fn(*args), lambda: df(*args), to_numpy)
 
     raise Unavailable(f"no adapter for {name}")
+
+
+TORCH_COMPILE_QUICK = "not run with --quick (compiling takes seconds; see a full run)"
+
+
+def table_libraries(wl: Workload, libs: list[Library], compile_torch: bool = True
+                    ) -> list[Library]:
+    """The rows of ``wl``'s table: ``libs``, and for a workload with ``torch_compile`` a
+    ``torch-compile`` row after PyTorch's (unavailable when PyTorch is, or when
+    ``compile_torch`` is False)."""
+    out = []
+    for lib in libs:
+        out.append(lib)
+        if lib.name == "torch" and wl.torch_compile:
+            label = lib.label.replace(" (eager)", "") + " (compile)"
+            reason = lib.reason if lib.module is None else ""
+            if not reason and not compile_torch:
+                reason = TORCH_COMPILE_QUICK
+            out.append(Library("torch-compile", label, None if reason else lib.module, reason))
+    return out
+
+
+def torch_compile_impl(torch: Any, wl: Workload) -> Impl:
+    """``torch.compile`` (inductor, which writes C++ for the CPU and compiles it) of the
+    forward and of ``torch.func.grad_and_value``: one graph for the value and the gradient,
+    as ``jax.jit(jax.value_and_grad)``. Both are compiled here by a first call each; a
+    missing C++ compiler or a failing compile makes the row unavailable (one line, the
+    reason), and the compile time is the row's note."""
+    try:
+        from torch._inductor.cpp_builder import get_cpp_compiler
+
+        get_cpp_compiler()
+    except Exception as exc:  # noqa: BLE001 - reported in the row
+        raise Unavailable(f"not available: inductor finds no C++ compiler "
+                          f"({type(exc).__name__}: {_first_line(exc)})") from None
+    f = wl.make_torch(torch)
+    targs = [a if isinstance(a, int) else torch.tensor(a, dtype=torch.float64)
+             for a in wl.inputs]
+    try:
+        t0 = time.perf_counter()
+        forward = torch.compile(f)
+        forward(*targs)
+        t1 = time.perf_counter()
+        vg = torch.compile(torch.func.grad_and_value(f, argnums=wl.wrt))
+        vg(*targs)
+        t2 = time.perf_counter()
+    except Exception as exc:  # noqa: BLE001 - reported in the row
+        raise Unavailable(f"not available: torch.compile failed: {type(exc).__name__}: "
+                          f"{_first_line(exc)}") from None
+
+    def to_numpy(out):
+        grads, value = out
+        return float(value.item()), tuple(g.detach().numpy() for g in grads)
+
+    return Impl(lambda: forward(*targs), lambda: vg(*targs), to_numpy,
+                note=f"(compile: forward {t1 - t0:.1f} s, value+grad {t2 - t1:.1f} s)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1155,13 +1223,15 @@ def run_second_order_first_call(lib: Library, samples: int, status: dict) -> Non
 
 def run_workload(wl: Workload, libs: list[Library], min_time: float, batches: int,
                  status: dict, first_call_samples: int = 0, skip: dict | None = None,
-                 budget: float = BUDGET, grows: float | None = None) -> list[Row]:
+                 budget: float = BUDGET, grows: float | None = None,
+                 compile_torch: bool = True) -> list[Row]:
     """One value+grad table: the hand-written baseline, then every library's row; returns
     the rows. A library listed in ``skip`` (label -> reason) is not run. When the workload
     is run next at a size ``grows`` times larger, a library whose call would then take more
     than ``budget`` s even if its time grew only in proportion is added to ``skip``. With
     ``first_call_samples``, s2sgrad's first call is then measured in as many fresh processes
-    (``wl.first_call``)."""
+    (``wl.first_call``). ``compile_torch`` False leaves the torch.compile row out
+    (``table_libraries``)."""
     out = sys.stdout
     skip = {} if skip is None else skip
     base_impl = make_impl(None, wl)
@@ -1175,7 +1245,7 @@ def run_workload(wl: Workload, libs: list[Library], min_time: float, batches: in
                            compiles=False)[0])
     rows = [base]
     s2s_row = None
-    for lib in libs:
+    for lib in table_libraries(wl, libs, compile_torch):
         row = Row(lib.label)
         if lib.name == "s2sgrad":
             s2s_row = row
@@ -1215,6 +1285,7 @@ def run_workload(wl: Workload, libs: list[Library], min_time: float, batches: in
             continue
         paired_with = base_impl.value_and_grad if lib.name == "s2sgrad" else None
         # s2sgrad and JAX transform or compile on the first call; autograd and PyTorch do not
+        # (torch.compile's rows were compiled when they were built)
         compiles = lib.name in ("s2sgrad", "jax", "tangent")
         row.vg, row.paired, calls = measure_any(impl.value_and_grad, min_time, batches, budget,
                                                 first=first, base=paired_with,
@@ -1979,7 +2050,7 @@ def header(args, libs: list[Library], min_time: float, batches: int) -> None:
 
 
 def main(argv=None) -> int:
-    names = ["scalar", "logistic", "mlp", "horner", "scalar-tensor", "index-loop", "ode-loop",
+    names = ["scalar", "logistic", "mlp", "mixture", "horner", "scalar-tensor", "index-loop", "ode-loop",
              "closure-per-step", *SECOND_ORDER_NAMES, *JACOBIAN_NAMES, "first-call",
              "second-order-first-call"]
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -2010,7 +2081,7 @@ def main(argv=None) -> int:
     for wl in build_workloads():
         if wl.name in only:
             run_workload(wl, libs, min_time, batches, status, first_call_samples=samples,
-                         budget=budget)
+                         budget=budget, compile_torch=not args.quick)
     if "scalar-tensor" in only:
         run_scalar_tensor(libs, min_time, batches, status, first_call_samples=samples)
     if "index-loop" in only:

@@ -112,7 +112,31 @@ def test_mlp_hand_gradient_does_not_modify_inputs():
         np.testing.assert_array_equal(a, c)
 
 
-@pytest.mark.parametrize("name", ["logistic", "mlp"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_mixture_gradient_matches_finite_differences(seed):
+    args = W.mixture_inputs(seed=seed, n=40)
+    # where(x > 0, a, b) jumps at x = 0: no x within reach of the differences' steps
+    assert np.min(np.abs(args[0])) > 1e-3
+    check_array_gradient(W.mixture_loss, W.mixture_value_and_grad, args, W.WRT["mixture"], seed)
+
+
+def test_mixture_gradient_on_both_sides_of_the_switch():
+    # x spans both branches and y the sign changes of sin(3y) and cos(3y)
+    x = np.linspace(-2.0, 2.0, 9) + 0.05
+    y = np.linspace(-1.5, 1.5, 9)
+    check_array_gradient(W.mixture_loss, W.mixture_value_and_grad, (x, y), W.WRT["mixture"], 3)
+
+
+def test_mixture_hand_gradient_does_not_modify_inputs():
+    args = W.mixture_inputs(n=50)
+    copies = [np.copy(a) for a in args]
+    _, (gx, gy) = W.mixture_value_and_grad(*args)
+    for a, c in zip(args, copies):
+        np.testing.assert_array_equal(a, c)
+    assert not np.shares_memory(gx, gy)
+
+
+@pytest.mark.parametrize("name", ["logistic", "mlp", "mixture"])
 def test_array_factories_are_the_same_function(name):
     fn = getattr(W, f"{name}_loss")
     made = getattr(W, f"make_{name}_loss")(np)
@@ -266,6 +290,8 @@ def test_autograd_versions_agree_with_hand_written():
          W.WRT["logistic"]),
         (W.make_mlp_loss, W.mlp_value_and_grad, W.mlp_inputs(batch=8, d_in=6, d_hidden=4,
                                                             d_out=3), W.WRT["mlp"]),
+        (W.make_mixture_loss, W.mixture_value_and_grad, W.mixture_inputs(n=30),
+         W.WRT["mixture"]),
     ]
     for make, hand, args, wrt in cases:
         value, grads = autograd.value_and_grad(make(anp), argnum=wrt)(*args)
@@ -273,6 +299,24 @@ def test_autograd_versions_agree_with_hand_written():
         assert value == pytest.approx(ref_value, rel=1e-12)
         for g, r in zip(grads, ref_grads):
             np.testing.assert_allclose(g, r, rtol=1e-9, atol=1e-12)
+
+
+def test_torch_and_jax_mixtures_agree_with_hand_written():
+    # the factory serves PyTorch and JAX as it is (no make_torch_ version)
+    args = W.mixture_inputs(n=30)
+    ref_value, ref_grads = W.mixture_value_and_grad(*args)
+    torch = pytest.importorskip("torch")
+    leaves = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in args]
+    out = W.make_mixture_loss(torch)(*leaves)
+    assert out.item() == pytest.approx(ref_value, rel=1e-12)
+    for g, r in zip(torch.autograd.grad(out, leaves), ref_grads):
+        np.testing.assert_allclose(g.numpy(), r, rtol=1e-9, atol=1e-12)
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    value, grads = jax.value_and_grad(W.make_mixture_loss(jax.numpy), argnums=(0, 1))(*args)
+    assert float(value) == pytest.approx(ref_value, rel=1e-12)
+    for g, r in zip(grads, ref_grads):
+        np.testing.assert_allclose(np.asarray(g), r, rtol=1e-9, atol=1e-12)
 
 
 # --- the harness --------------------------------------------------------------------------------
@@ -297,7 +341,8 @@ def fake_s2sgrad(harness, scale=1.0, fail=False):
     """A stand-in s2sgrad whose value_and_grad is the hand-written gradient (times scale)."""
     hands = {W.scalar_fn: W.scalar_value_and_grad, W.logistic_loss: W.logistic_value_and_grad,
              W.mlp_loss: W.mlp_value_and_grad, W.horner: W.horner_value_and_grad,
-             W.index_loop: W.index_loop_value_and_grad, W.ode_loop: W.ode_loop_value_and_grad}
+             W.index_loop: W.index_loop_value_and_grad, W.ode_loop: W.ode_loop_value_and_grad,
+             W.mixture_loss: W.mixture_value_and_grad}
 
     def value_and_grad(fn, wrt=0):
         def run(*args):
@@ -342,6 +387,78 @@ def test_harness_shows_unavailable_libraries(harness, capsys):
     status, out = run_scalar(harness, lib, capsys)
     assert status == {}
     assert "unavailable: no value_and_grad yet" in out
+
+
+def small_mixture(harness, n=1000):
+    wl = next(w for w in harness.build_workloads() if w.name == "mixture")
+    wl.inputs = W.mixture_inputs(n=n)
+    return wl
+
+
+def test_harness_mixture_table_with_a_stand_in(harness, capsys):
+    torch = harness.Library("torch", "PyTorch", None, "not installed")
+    status = {}
+    rows = harness.run_workload(small_mixture(harness), [fake_s2sgrad(harness), torch],
+                                min_time=0.002, batches=2, status=status)
+    out = capsys.readouterr().out
+    assert status == {}, out
+    assert [r.label for r in rows] == ["NumPy, hand-written gradient", "s2sgrad test", "PyTorch",
+                                       "PyTorch (compile)"]
+    assert rows[1].vg is not None and rows[3].note == "not installed"
+    assert "verdict mixture: s2sgrad value+grad =" in out and "(target <= 1.1x)" in out
+
+
+def test_harness_flags_a_wrong_mixture_gradient(harness, capsys):
+    status = {}
+    harness.run_workload(small_mixture(harness), [fake_s2sgrad(harness, scale=1.001)],
+                         min_time=0.002, batches=2, status=status)
+    assert status.get("s2sgrad_mismatch")
+    assert "GRADIENT MISMATCH" in capsys.readouterr().out
+
+
+def test_torch_compile_row_is_left_out_of_quick_runs(harness):
+    torch = pytest.importorskip("torch")
+    lib = harness.Library("torch", "PyTorch (eager)", torch)
+    wl = small_mixture(harness)
+    compiled = harness.table_libraries(wl, [lib], compile_torch=False)[1]
+    assert compiled.name == "torch-compile" and compiled.module is None
+    assert compiled.reason == harness.TORCH_COMPILE_QUICK
+    with pytest.raises(harness.Unavailable, match="not run with --quick"):
+        harness.make_impl(compiled, wl)
+    others = next(w for w in harness.build_workloads() if w.name == "logistic")
+    assert harness.table_libraries(others, [lib]) == [lib]
+
+
+def test_torch_compile_without_a_compiler_is_unavailable(harness):
+    pytest.importorskip("torch")
+    from torch._inductor import config
+    from torch._inductor.cpp_builder import cpp_compiler_search
+
+    lib = harness.Library("torch-compile", "PyTorch (compile)", sys.modules["torch"])
+    cpp_compiler_search.cache_clear()
+    try:
+        with (config.patch({"cpp.cxx": ("no-such-c++-compiler",)}),
+              pytest.raises(harness.Unavailable) as caught):
+            harness.make_impl(lib, small_mixture(harness, n=10))
+    finally:
+        cpp_compiler_search.cache_clear()
+    message = str(caught.value)
+    assert message.startswith("not available: inductor finds no C++ compiler")
+    assert "\n" not in message
+
+
+def test_torch_compile_row_gives_the_hand_written_gradient(harness):
+    # compiles two small graphs with inductor: seconds, more on a cold cache
+    torch = pytest.importorskip("torch")
+    wl = small_mixture(harness, n=200)
+    try:
+        impl = harness.torch_compile_impl(torch, wl)
+    except harness.Unavailable as exc:
+        pytest.skip(str(exc))
+    ref = harness._plain(wl.hand(*wl.inputs))
+    assert harness.compare(ref, impl.to_numpy(impl.value_and_grad())) == ""
+    assert float(impl.forward()) == pytest.approx(ref[0], rel=1e-12)
+    assert impl.note.startswith("(compile: ")
 
 
 def test_compare_reports_shape_and_value_differences(harness):
@@ -448,7 +565,7 @@ def test_only_lists_the_second_order_names(harness, capsys):
         harness.main(["--only", "no-such-table"])
     err = capsys.readouterr().err
     for name in ("mlp-jvp", "mlp-hvp", "rnn-jvp", "rnn-hvp", "second-order-first-call", "horner",
-                 "scalar-tensor", "index-loop", "ode-loop", "closure-per-step"):
+                 "scalar-tensor", "index-loop", "ode-loop", "closure-per-step", "mixture"):
         assert name in err
 
 

@@ -21,6 +21,9 @@ The loop workloads (``horner``, ``index_loop``, ``ode_loop``) keep the algorithm
 their hand-written gradients loop in Python too, forward and back. ``closure_step`` is one
 training step that differentiates a new closure, next to ``hand_step`` and ``argument_step``.
 
+``mixture_loss`` is elementwise work on 10^6 floats (exp, sin, log1p, where, a sum): no
+matrix product hides the cost of the array operations a gradient adds.
+
 Everything is float64. Labels and data are inputs; gradients are taken with respect to the
 leading arguments only (``WRT`` below).
 """
@@ -1038,3 +1041,82 @@ def argument_step(w, X, y, lr, gradient):
     the same function every step."""
     g = gradient(lsq_loss)(w, X, y)
     return w - lr * g
+
+
+# ---------------------------------------------------------------------------------------------
+# 9. mixture: an elementwise mixture over 10^6 elements (exp, sin, log1p, where), summed.
+# ---------------------------------------------------------------------------------------------
+
+
+def mixture_loss(x, y):
+    a = np.exp(-x * x) * np.sin(3.0 * y)
+    b = np.log1p(x * x + y * y)
+    return np.sum(np.where(x > 0.0, a, b) + 0.5 * a * b)
+
+
+def make_mixture_loss(lib):
+    """``mixture_loss`` over a NumPy-like namespace (autograd.numpy, jax.numpy, torch: the
+    names and the semantics of ``where`` and ``sum`` are the same in all of them)."""
+
+    def mixture(x, y):
+        a = lib.exp(-x * x) * lib.sin(3.0 * y)
+        b = lib.log1p(x * x + y * y)
+        return lib.sum(lib.where(x > 0.0, a, b) + 0.5 * a * b)
+
+    return mixture
+
+
+def mixture_value_and_grad(x, y):
+    """``mixture_loss`` and its gradient with respect to (x, y).
+
+    With m = [x > 0], a = exp(-x²) sin(3y), b = log1p(r), r = x² + y², the summand is
+    m a + (1 - m) b + a b / 2, so d value / d a = m + b / 2 =: ga and d value / d b =
+    (1 - m) + a / 2 =: gb, and
+
+        gx = x (gb 2 / (1 + r) - 2 ga a),    gy = y gb 2 / (1 + r) + 3 ga exp(-x²) cos(3y).
+
+    The mask enters as arithmetic (a bool array added to a float one): ``np.where`` on a
+    random mask costs several times an arithmetic pass. Five arrays of n floats are
+    allocated, two of which are returned; each transcendental is computed once; the value
+    is three dot products of arrays the gradient needs anyway.
+    """
+    A = np.multiply(x, x)
+    B = np.multiply(y, y)
+    B += A  # r = x² + y²
+    np.negative(A, out=A)
+    np.exp(A, out=A)  # e = exp(-x²)
+    C = np.multiply(y, 3.0)
+    D = np.sin(C)
+    np.cos(C, out=C)
+    D *= A  # a = e sin(3y)
+    C *= A  # e cos(3y)
+    np.log1p(B, out=A)  # b
+    G = np.multiply(D, 0.5)
+    G += x <= 0.0  # gb
+    # value = sum(m a + (1 - m) b + a b / 2) = <gb, b> + <ga, a> - <a, b> / 2
+    gb_b = np.vdot(G, A)
+    ab = np.vdot(D, A)
+    A *= 0.5
+    A += x > 0.0  # ga
+    value = gb_b + np.vdot(A, D) - 0.5 * ab
+    B += 1.0
+    np.divide(2.0, B, out=B)
+    B *= G  # p = gb 2 / (1 + r)
+    gy = np.multiply(y, B, out=G)
+    C *= A
+    C *= 3.0
+    gy += C  # y p + 3 ga e cos(3y)
+    D *= A
+    D += D
+    np.subtract(B, D, out=D)
+    gx = np.multiply(D, x, out=D)  # x (p - 2 ga a)
+    return value, (gx, gy)
+
+
+def mixture_inputs(seed=0, n=1_000_000):
+    """``(x, y)``: two standard normal arrays of n elements."""
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal(n), rng.standard_normal(n)
+
+
+WRT["mixture"] = (0, 1)
