@@ -1780,6 +1780,56 @@ def saved_per_step(wl: Workload, libs: list[Library], status: dict
     return out
 
 
+def peak_bytes(run: Callable[[], Any]) -> int:
+    """The most ``run()`` has allocated at once, above what was allocated when it started
+    (tracemalloc: Python objects and NumPy's array data)."""
+    gc.collect()
+    tracing = tracemalloc.is_tracing()
+    if not tracing:
+        tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        run()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        if not tracing:
+            tracemalloc.stop()
+    return peak - before
+
+
+def checkpoint_rows(wl: Workload, s2sgrad: Any, min_time: float, batches: int,
+                    status: dict, chunk: int = 100) -> list[tuple[str, str]]:
+    """For ``ode-loop``: s2sgrad's value+grad of the loop written as chunks of ``chunk``
+    steps, without and with ``s2sgrad.checkpoint`` on the chunk: (row, figures), the time
+    (median of batches), the bytes held after the forward per step, and the peak during a
+    whole value+grad, next to the plain loop's."""
+    A, b, h0, dt, steps = wl.inputs
+    ref = wl.hand(*wl.inputs)
+    ckpt = s2sgrad.checkpoint(W.ode_chunk)
+    variants = [("ode_loop as written", wl.fn, ()),
+                (f"chunks of {chunk}, no checkpoint", W.ode_loop_chunked, (W.ode_chunk, chunk)),
+                (f"chunks of {chunk}, checkpoint(ode_chunk)", W.ode_loop_chunked,
+                 (ckpt, chunk))]
+    out = []
+    for label, fn, extra in variants:
+        args = (*wl.inputs, *extra)
+        vg = s2sgrad.value_and_grad(fn, wl.wrt)
+        got = vg(*args)
+        if compare(ref, (got[0], got[1])):
+            status["s2sgrad_mismatch"] = True
+            out.append((label, "GRADIENT MISMATCH"))
+            continue
+        seconds = measure(lambda vg=vg, args=args: vg(*args), min_time, batches).median
+        vjp = s2sgrad.vjp
+        vjp(fn, *args)
+        held, _ = retained_bytes(lambda fn=fn, args=args: vjp(fn, *args))
+        peak = peak_bytes(lambda vg=vg, args=args: vg(*args))
+        out.append((label, f"{seconds * 1e3:8.1f} ms {held / steps:8.1f} B/step held "
+                           f"{peak / 1e3:9.1f} kB peak"))
+    return out
+
+
 def run_ode_loop(wl: Workload, libs: list[Library], min_time: float, batches: int,
                  status: dict, first_call_samples: int = 0, budget: float = BUDGET) -> None:
     run_workload(wl, libs, min_time, batches, status, first_call_samples=first_call_samples,
@@ -1790,6 +1840,12 @@ def run_ode_loop(wl: Workload, libs: list[Library], min_time: float, batches: in
     for label, per_step, note in saved_per_step(wl, libs, status):
         figure = f"{per_step:10,.1f} B/step" if per_step is not None else f"{'':>17}"
         print(f"  {label:<44}{figure}   {note}")
+    s2s = next((lib for lib in libs if lib.name == "s2sgrad" and lib.module is not None), None)
+    if s2s is not None:
+        print("s2sgrad, memory for computation: value+grad time, bytes held after the "
+              "forward per step, peak bytes during value+grad (tracemalloc)")
+        for label, figures in checkpoint_rows(wl, s2s.module, min_time, batches, status):
+            print(f"  {label:<44}{figures}")
     sys.stdout.flush()
 
 

@@ -666,6 +666,20 @@ def test_ode_loop_gradient_matches_finite_differences(seed):
     check_array_gradient(W.ode_loop, W.ode_loop_value_and_grad, args, W.WRT["ode_loop"], seed)
 
 
+def test_ode_loop_in_chunks_is_ode_loop_with_and_without_checkpoint():
+    import s2sgrad
+
+    args = W.ode_inputs(steps=40, dt=0.05)
+    value, grads = W.ode_loop_value_and_grad(*args)
+    for chunk_fn in (W.ode_chunk, s2sgrad.checkpoint(W.ode_chunk)):
+        assert W.ode_loop_chunked(*args, chunk_fn, 10) == pytest.approx(value, rel=1e-13)
+        got_value, got = s2sgrad.value_and_grad(W.ode_loop_chunked, W.WRT["ode_loop"])(
+            *args, chunk_fn, 10)
+        assert got_value == pytest.approx(value, rel=1e-13)
+        for g, r in zip(got, grads, strict=True):
+            np.testing.assert_allclose(g, r, rtol=1e-10, atol=1e-13)
+
+
 def test_ode_sweeps_leave_their_inputs_and_saved_values_alone():
     args = W.ode_inputs(steps=20, dt=0.05)
     copies = [np.copy(a) for a in args]

@@ -910,6 +910,23 @@ def ode_loop(A, b, h0, dt, steps):
     return np.sum(h * h)
 
 
+def ode_chunk(A, b, h, dt, n):
+    """``n`` steps of ``ode_loop``: the unit ``ode_loop_chunked`` checkpoints."""
+    for _ in range(n):
+        h = h + dt * np.tanh(A @ h + b)
+    return h
+
+
+def ode_loop_chunked(A, b, h0, dt, steps, chunk_fn, chunk=100):
+    """``ode_loop`` as ``steps // chunk`` calls of ``chunk_fn`` (``ode_chunk``, or
+    ``s2sgrad.checkpoint(ode_chunk)``: then the forward keeps one state per chunk, and the
+    adjoint runs each chunk's forward again before its backward)."""
+    h = h0
+    for _ in range(steps // chunk):
+        h = chunk_fn(A, b, h, dt, chunk)
+    return np.sum(h * h)
+
+
 def make_ode_loop(lib):
     """``ode_loop`` over a NumPy-like namespace (autograd.numpy, torch, numpy in the tests)."""
 
