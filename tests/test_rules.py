@@ -208,6 +208,12 @@ def getter(descriptor):
     return lambda a: descriptor.__get__(a)
 
 
+# scipy.linalg (the SciPy part of rules/decompositions.py), where scipy is installed
+try:
+    import scipy.linalg as _linalg
+except ImportError:
+    _linalg = None
+
 # The table: every primitive with a registered rule, and inputs to check its rule on.
 CASES: dict = {
     # operators
@@ -491,13 +497,12 @@ CASES: dict = {
                              case(spd(3), -2), case(spd(3, 2), 2), case(spd(2), n=5),
                              case(spd(3, 2), -1)],
     # tuple outputs and variadic operands (anchor: contract)
-    **({} if rules.decompositions.scipy is None else {
-        rules.decompositions.scipy.linalg.cho_factor: [
+    **({} if _linalg is None else {
+        _linalg.cho_factor: [
             case(spd(3)), case(spd(3), lower=True), case(spd(1)), case(spd(4), True, False)],
-        rules.decompositions.scipy.linalg.cho_solve: [
-            case(rules.decompositions.scipy.linalg.cho_factor(spd(3)), normal(3)),
-            case(rules.decompositions.scipy.linalg.cho_factor(spd(3), lower=True),
-                 normal(3, 2)),
+        _linalg.cho_solve: [
+            case(_linalg.cho_factor(spd(3)), normal(3)),
+            case(_linalg.cho_factor(spd(3), lower=True), normal(3, 2)),
             case((np.triu(spd(3)), False), normal(3, 1)),
             case((np.tril(spd(2)), True), b=normal(2))],
     }),
@@ -548,18 +553,18 @@ CASES: dict = {
                         case(normal(3, 3) + 3.0 * np.eye(3))],
     np.linalg.eig: [case(distinct(3)), case(distinct(4)), case(distinct(3, 2)),
                     case(np.array([[2.0, 1.0], [0.5, -1.0]]))],
-    **({} if rules.decompositions.scipy is None else {
-        rules.decompositions.scipy.linalg.solve_triangular: [
+    **({} if _linalg is None else {
+        _linalg.solve_triangular: [
             case(spd(3), normal(3)), case(spd(3), normal(3, 2), lower=True),
             case(spd(3), normal(3), trans=1, lower=True), case(spd(3), normal(3, 2), "T"),
             case(spd(3), normal(3), 2, True), case(spd(3), normal(3), unit_diagonal=True),
             case(spd(3), normal(3, 2), "N", True, True), case(spd(3, 2), normal(3), lower=True),
             case(spd(3, 2), normal(2, 3, 2), trans=1), case(spd(3), normal(2, 3, 2))],
-        rules.decompositions.scipy.linalg.expm: [case(normal(3, 3) * 0.5), case(normal(1, 1)),
-                                                 case(normal(2, 3, 3) * 0.5)],
-        rules.decompositions.scipy.linalg.sqrtm: [case(spd(3)), case(spd(2, 2)),
-                                                  case(np.array([[4.0, 1.0], [0.5, 3.0]]))],
-        rules.decompositions.scipy.linalg.solve_sylvester: [
+        _linalg.expm: [case(normal(3, 3) * 0.5), case(normal(1, 1)),
+                       case(normal(2, 3, 3) * 0.5)],
+        _linalg.sqrtm: [case(spd(3)), case(spd(2, 2)),
+                        case(np.array([[4.0, 1.0], [0.5, 3.0]]))],
+        _linalg.solve_sylvester: [
             case(spd(3), spd(2), normal(3, 2)), case(spd(2), spd(2), normal(2, 2)),
             case(spd(3, 2), spd(3), normal(2, 3, 3)), case(spd(2), spd(3, 2), normal(2, 3))],
     }),

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import inspect
 import operator
+import sys
 from typing import Any
 
 import gast
@@ -142,7 +143,7 @@ def check_array_operands(facts: Facts, rule: Rule, bindings: dict, diff_params: 
     the rule is one of those that take a sequence (np.stack, np.array, sum, ...) or reads
     an item of a container (its operands are containers and items: d.get)."""
     module = getattr(rule.template, "__module__", "") or ""
-    if not module.startswith("s2sgrad.") or rule.primitive in _TAKES_SEQUENCES or \
+    if not module.startswith("s2sgrad.") or _takes_sequences(rule.primitive) or \
             rule.shape == "item":
         return
     every = [a for value in bindings.values()
@@ -255,13 +256,21 @@ _TAKES_SEQUENCES = frozenset({np.stack, np.concatenate, sum, containers.concat,
                               np.ascontiguousarray, np.hstack, np.vstack, np.dstack,
                               np.column_stack, np.select,
                               *filter(None, [getattr(np, "row_stack", None)])})
-try:  # cho_solve((c, lower), b): the factor and its flag, as cho_factor returns them;
-    # odeint(func, y0, t, args=(k, w)): the parameters of func
-    import scipy.integrate as _scipy_integrate
-    import scipy.linalg as _scipy_linalg
-    _TAKES_SEQUENCES |= {_scipy_linalg.cho_solve, _scipy_integrate.odeint}
-except ImportError:
-    pass
+# The same among scipy's, by module and name, read once the module is imported (a program
+# holds one only then): cho_solve((c, lower), b), the factor and its flag as cho_factor
+# returns them; odeint(func, y0, t, args=(k, w)), the parameters of func.
+_SCIPY_TAKES_SEQUENCES = (("scipy.linalg", "cho_solve"), ("scipy.integrate", "odeint"))
+
+
+def _takes_sequences(prim: Any) -> bool:
+    if prim in _TAKES_SEQUENCES:
+        return True
+    for module, name in _SCIPY_TAKES_SEQUENCES:
+        found = sys.modules.get(module)
+        if found is not None and getattr(found, name, None) is prim:
+            return True
+    return False
+
 
 # Functions without a rule known not to change their arguments: a call of one on a
 # differentiated value is refused only where its result is used.

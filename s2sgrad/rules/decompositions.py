@@ -37,12 +37,9 @@ reads the factor's triangle only.
 import numpy as np
 
 from ..runtime.unbroadcast import unbroadcast
-from .registry import One, jvp_rule, nondifferentiable, vjp_rule
+from .registry import One, jvp_rule, nondifferentiable, vjp_rule, when_imported
 
-try:
-    import scipy.linalg
-except ImportError:  # the SciPy rules are registered only where SciPy is installed
-    scipy = None
+scipy = None  # the package, once register_scipy has imported scipy.linalg
 
 
 @vjp_rule(np.linalg.solve, shape="matmul")
@@ -734,7 +731,15 @@ def cho_solve_jvp(g, ans, c_and_lower, b, overwrite_b=False, check_finite=True):
             scipy.linalg.cho_solve(c_and_lower, g))
 
 
-if scipy is not None:
+def register_scipy() -> None:
+    """Register the rules of ``scipy.linalg``'s functions (nothing where SciPy is not
+    installed). The templates above read the module through the global ``scipy``."""
+    global scipy
+    try:
+        import scipy.linalg
+    except ImportError:
+        scipy = None
+        return
     vjp_rule(scipy.linalg.cho_factor, shape="tuple", requires=_cho_factor_supported,
              items=lambda static, ndim: (ndim("a"), bool))(cho_factor)
     jvp_rule(scipy.linalg.cho_factor)(cho_factor_jvp)
@@ -749,3 +754,6 @@ if scipy is not None:
     jvp_rule(scipy.linalg.sqrtm)(sqrtm_jvp)
     vjp_rule(scipy.linalg.solve_sylvester, shape=None)(solve_sylvester)
     jvp_rule(scipy.linalg.solve_sylvester)(solve_sylvester_jvp)
+
+
+when_imported("scipy.linalg", register_scipy)

@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import LIBRARY_RULES, nondiff
+from . import nondiff, registry
 from .registry import Rule, primitive_name
 
 BEGIN = "<!-- begin generated tables: python -m s2sgrad.rules.doc -->"
@@ -104,7 +104,7 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
 
 
 def library_rules() -> list[Rule]:
-    return list(LIBRARY_RULES)
+    return list(registry.library_rules())
 
 
 def name(primitive) -> str:
@@ -130,9 +130,10 @@ def _signature(template) -> str:
 
 def tables() -> str:
     out = []
+    every = library_rules()
     for module in MODULES:
         by_template: dict = {}
-        for rule in LIBRARY_RULES:
+        for rule in every:
             if rule.template.__module__ == f"{__package__}.{module}":
                 by_template.setdefault(rule.template, []).append(rule)
         if not by_template:

@@ -103,7 +103,14 @@ Python the template gives one operand's contribution per call (``einsum(g, ans, 
 k=1)``).
 
 Users register their own rules with the same decorator; a later registration for the same
-primitive replaces the earlier one. Registration checks the template (``check.py``): a rule
+primitive replaces the earlier one.
+
+Rules for the functions of a module that is costly to import (scipy's) are registered the
+first time they can matter: ``when_imported(module, register)`` keeps ``register`` pending
+until ``module`` is imported, and every read or write of the tables first runs the pending
+registrations of the modules imported by then. A program holds one of their functions only
+once the module is imported, so the tables answer as if everything had been registered at
+import, and a user's registration, which comes after the library's, replaces it. Registration checks the template (``check.py``): a rule
 the compiler would misread, such as ``return helper(g, x, y)`` in a rule of two inputs, or
 contributions for a ``*args`` parameter without ``each=``, is refused with a ``RuleError``
 naming its file:line.
@@ -112,6 +119,8 @@ naming its file:line.
 from __future__ import annotations
 
 import inspect
+import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -191,6 +200,8 @@ class JvpRule:
 _RULES: dict[Any, Rule] = {}
 _NONDIFF: dict[Any, str] = {}
 _JVP: dict[Any, JvpRule] = {}
+# The library's own rules, as it registered them (library_rules)
+_LIBRARY: dict[Any, Rule] = {}
 # elementwise and scalar vjp templates of the library that are their own jvp templates
 _POINTWISE = ("elementwise", "scalar")
 
@@ -225,6 +236,8 @@ def vjp_rule(*primitives: Any, shape: str | None = None, requires: Callable | No
                              f"shape={shape!r}")
 
     def register(template: Callable) -> Callable:
+        if _watched:
+            _load_imported()
         sig = inspect.signature(template)
         names = list(sig.parameters)
         if names[:2] != ["g", "ans"]:
@@ -272,6 +285,8 @@ def jvp_rule(*primitives: Any) -> Callable[[Callable], Callable]:
     """
 
     def register(template: Callable) -> Callable:
+        if _watched:
+            _load_imported()
         sig = inspect.signature(template)
         names = list(sig.parameters)
         each = None
@@ -319,6 +334,8 @@ def linear(*primitives: Any) -> None:
     """Declare primitives linear in their differentiable parameters (those their vjp rule
     gives a contribution to), jointly: ``np.sum``, ``x[i]``, ``np.stack``. Forward mode
     applies the primitive itself to the tangents."""
+    if _watched:
+        _load_imported()
     for primitive in primitives:
         if _key(primitive) not in _RULES:
             raise TypeError(f"linear({primitive_name(primitive)}): register its vjp_rule first")
@@ -328,6 +345,8 @@ def linear(*primitives: Any) -> None:
 
 def jvp_lookup(primitive: Any) -> JvpRule | None:
     """The forward-mode rule of ``primitive``, or None."""
+    if _watched:
+        _load_imported()
     found = _JVP.get(_key(primitive))
     if found is not None:
         return found
@@ -343,6 +362,8 @@ def nondifferentiable(*primitives: Any, why: str = "") -> None:
 
     Their results are treated as constants by the reverse pass.
     """
+    if _watched:
+        _load_imported()
     for primitive in primitives:
         _RULES.pop(_key(primitive), None)
         _JVP.pop(_key(primitive), None)
@@ -357,25 +378,150 @@ version = object()
 
 def _changed() -> None:
     global version
-    version = object()
+    # A pending registration that only adds rules adds what no compiled pair could have
+    # looked up (_as_library): it keeps the version.
+    if _loader != threading.get_ident():
+        version = object()
+
+
+# module -> the registrations pending until it is imported (when_imported), each with the
+# key of the rule registered last before it was declared (_FIRST before any)
+_PENDING: dict[str, list[tuple[Callable[[], None], Any]]] = {}
+_FIRST = object()
+# (top-level package, its modules in _PENDING): what every read of the tables tests
+_watched: tuple[tuple[str, tuple[str, ...]], ...] = ()
+_lock = threading.RLock()
+_loader: int | None = None  # the thread running pending registrations (set under _lock)
+_sealed = False  # the library's own tables are registered: pending ones may run
+# The library's rules that pending registrations added, by the key they were declared after:
+# library_rules lists them there, where importing scipy at once would have registered them.
+_LATER: dict[Any, dict[Any, Rule]] = {}
+
+
+def when_imported(module: str, register: Callable[[], None]) -> None:
+    """Call ``register``, which registers the rules of functions of ``module``, before the
+    tables are next read or written once ``module`` is imported (before they are read in
+    full, by ``all_rules``, ``all_nondifferentiable`` or ``library_rules``, in any case).
+    It handles a missing ``module`` itself (by registering nothing)."""
+    with _lock:
+        after = next(reversed(_RULES), _FIRST)
+        _PENDING.setdefault(module, []).append((register, after))
+        _watch()
+
+
+def _watch() -> None:
+    global _watched
+    roots: dict[str, list[str]] = {}
+    for module in _PENDING:
+        roots.setdefault(module.partition(".")[0], []).append(module)
+    _watched = tuple((root, tuple(modules)) for root, modules in roots.items())
+
+
+def _load_imported() -> None:
+    """Run the pending registrations of the modules imported by now."""
+    for root, modules in _watched:
+        if root in sys.modules:
+            for module in modules:
+                if module in sys.modules:
+                    _load()
+                    return
+
+
+def _load(everything: bool = False) -> None:
+    """Run the pending registrations of the modules imported by now, or all of them."""
+    global _loader
+    with _lock:
+        if _loader is not None or not _sealed:
+            return  # a registration made by one of them, or by the library's own tables
+        _loader = threading.get_ident()
+        try:
+            while True:  # importing one module can import another
+                ready = [m for m in _PENDING if everything or m in sys.modules]
+                if not ready:
+                    return
+                for module in ready:
+                    registers = _PENDING.pop(module)
+                    _watch()
+                    for i, (register, after) in enumerate(registers):
+                        try:
+                            _as_library(register, after)
+                        except BaseException:
+                            _PENDING[module] = registers[i:]  # tried again on the next read
+                            _watch()
+                            raise
+        finally:
+            _loader = None
+
+
+def _as_library(register: Callable[[], None], after: Any) -> None:
+    """Run ``register`` and record what it registers as the library's."""
+    global version
+    tables = (_RULES, _NONDIFF, _JVP)
+    old = [dict(table) for table in tables]
+    register()
+    if any(key not in table or table[key] is not entry
+           for table, was in zip(tables, old, strict=True) for key, entry in was.items()):
+        version = object()  # it replaced what a compiled pair may have used
+    before = old[0]
+    groups = [_LIBRARY, *_LATER.values()]
+    for key in before.keys() - _RULES.keys():
+        for group in groups:
+            group.pop(key, None)
+    for key, rule in _RULES.items():
+        if before.get(key) is not rule:
+            # in place where the library had a rule (as a dict keeps a replaced key's place)
+            group = next((g for g in groups if key in g), None)
+            if group is None:
+                group = _LATER.setdefault(after, {})
+            group[key] = rule
+
+
+def seal_library() -> None:
+    """Record the rules registered so far as the library's own (``library_rules``), and let
+    pending registrations run from now on."""
+    global _sealed
+    _LIBRARY.update(_RULES)
+    _sealed = True
 
 
 def lookup(primitive: Any) -> Rule | None:
     """The rule of ``primitive``, or None."""
+    if _watched:
+        _load_imported()
     return _RULES.get(_key(primitive))
 
 
 def is_nondifferentiable(primitive: Any) -> bool:
+    if _watched:
+        _load_imported()
     return _key(primitive) in _NONDIFF
 
 
 def all_rules() -> list[Rule]:
-    """Every registered rule, in registration order (one entry per primitive)."""
+    """Every registered rule, in registration order (one entry per primitive), the pending
+    ones registered first."""
+    if _watched:
+        _load(everything=True)
     return list(_RULES.values())
 
 
 def all_nondifferentiable() -> list[Any]:
+    if _watched:
+        _load(everything=True)
     return [k for k in _NONDIFF]
+
+
+def library_rules() -> tuple[Rule, ...]:
+    """The library's own rules, all of them (the pending ones registered first), as it
+    registered them: what a user's registration replaced is still here."""
+    if _watched:
+        _load(everything=True)
+    found = list(_LATER.get(_FIRST, {}).values())
+    for key, rule in _LIBRARY.items():
+        found += [rule, *_LATER.get(key, {}).values()]
+    found += [rule for after, group in _LATER.items() if after is not _FIRST and
+              after not in _LIBRARY for rule in group.values()]
+    return tuple(found)
 
 
 def primitive_name(primitive: Any) -> str:

@@ -21,12 +21,9 @@ that holds there, and to ``default`` where none does.
 import numpy as np
 
 from ..runtime.unbroadcast import unbroadcast
-from .registry import jvp_rule, linear, vjp_rule
+from .registry import jvp_rule, linear, vjp_rule, when_imported
 
-try:
-    import scipy.signal
-except ImportError:  # the SciPy rule is registered only where SciPy is installed
-    scipy = None
+scipy = None  # the package, once register_scipy has imported scipy.signal
 
 
 # --- scipy.signal.convolve ------------------------------------------------------------------
@@ -51,9 +48,20 @@ def convolve_jvp(g, ans, in1, in2, mode="full", method="auto"):
             scipy.signal.convolve(in1, g, mode, method))
 
 
-if scipy is not None:
+def register_scipy() -> None:
+    """Register the rule of ``scipy.signal.convolve`` (nothing where SciPy is not installed).
+    The templates above read the module through the global ``scipy``."""
+    global scipy
+    try:
+        import scipy.signal
+    except ImportError:
+        scipy = None
+        return
     vjp_rule(scipy.signal.convolve, shape=None)(convolve)
     jvp_rule(scipy.signal.convolve)(convolve_jvp)
+
+
+when_imported("scipy.signal", register_scipy)
 
 
 # --- np.gradient ----------------------------------------------------------------------------
