@@ -63,6 +63,7 @@ def optimize(rev: Reversed) -> Optimized:
     adjoint = [_Simplify().visit(s) for s in syntax.clone(rev.adjoint)]
     adjoint = _propagate_copies(adjoint)
     adjoint, _ = _eliminate_dead(adjoint, set())
+    adjoint = _map_blocks_all(adjoint, _doubled)
     adjoint = update_in_place(adjoint, rev.bindings, _numpy_name(rev), *_ranks(rev))
     adjoint, forward = _hoist_shapes(adjoint, rev.forward, rev)
     methods = _MethodForms(_array_ranks(rev), rev.bindings)
@@ -201,9 +202,10 @@ class _Stack:
                 self._find_reads(getattr(stmt, field))
 
     def pushes(self, stmts: list[gast.stmt], given: tuple[str, ...] = (),
-               in_loop: bool = False) -> list[gast.stmt]:
+               in_loop: bool = False, top: bool = True) -> list[gast.stmt]:
         """The forward block ``stmts`` with each push marker replaced by the push of what its
-        reverse block reads; ``given``: names bound on entry (a loop's target)."""
+        reverse block reads; ``given``: names bound on entry (a loop's target); ``top``:
+        the function's own body (not a block of a branch or a loop)."""
         out = []
         for stmt in stmts:
             marker = _marker(stmt, PUSH)
@@ -214,11 +216,11 @@ class _Stack:
                     out.append(self._push(self.name, names))
                 continue
             kind = _kind(stmt)
-            if kind.loop and not in_loop and self._own_list(stmt, out):
+            if kind.loop and not in_loop and self._own_list(stmt, out, top):
                 continue
             loop_target = (stmt.target.id,) if isinstance(stmt, gast.For) else ()
             out.append(_map_blocks(stmt, functools.partial(
-                self.pushes, given=loop_target, in_loop=in_loop or kind.loop)))
+                self.pushes, given=loop_target, in_loop=in_loop or kind.loop, top=False)))
         return out
 
     def _pushed(self, stmts: list[gast.stmt], marker: int, given: tuple[str, ...]
@@ -237,9 +239,11 @@ class _Stack:
         return syntax.expr_stmt(syntax.call(syntax.attribute(syntax.name(stack), "append"),
                                             [value]))
 
-    def _own_list(self, loop: gast.stmt, out: list[gast.stmt]) -> bool:
+    def _own_list(self, loop: gast.stmt, out: list[gast.stmt], top: bool) -> bool:
         """Lower ``loop`` (which ``out`` ends with the start of its trip counter) with a list
-        of its own, if it pushes something: appended to ``out``, True."""
+        of its own, if it pushes something: appended to ``out``, True. At the top level
+        (``top``: what its reverse reads is then saved, not pushed by an enclosing block),
+        with no list where the values can be made again (``_again``)."""
         body = loop.body
         marker = _marker(body[-1], PUSH) if body else None
         count = body[-2] if len(body) > 1 else None
@@ -252,19 +256,19 @@ class _Stack:
         if not names:
             return False
         trips = count.targets[0].id
-        again = self._again(loop, body[:-2], names, out[:-1], trips)
+        again = self._again(loop, body[:-2], names, out[:-1], trips) if top else None
         if again is not None:  # nothing pushed: the reverse loop makes the values again
             self.again[trips] = again
             out.pop()  # the trip counter's start
             out.append(syntax.replace(loop, body=self.pushes(body[:-2], given=given,
-                                                             in_loop=True)))
+                                                             in_loop=True, top=False)))
             return True
         steps = self.namer.fresh("_steps")
         self.lists[trips] = (steps, names)
-        inner = self.pushes(body[:-2], given=given, in_loop=True)
+        inner = self.pushes(body[:-2], given=given, in_loop=True, top=False)
         new = syntax.replace(loop, body=inner + [self._push(steps, names)])
         if isinstance(loop, gast.While):  # its else block
-            new = syntax.replace(new, orelse=self.pushes(loop.orelse, in_loop=True))
+            new = syntax.replace(new, orelse=self.pushes(loop.orelse, in_loop=True, top=False))
         out[-1] = syntax.located(syntax.assign(steps, syntax.list_([])), start)
         out.append(new)
         return True
@@ -805,6 +809,37 @@ def _is_temp_read_once(name: str, before: list[gast.stmt], reads: Counter, write
     defs = [s for s in before if isinstance(s, gast.Assign) and isinstance(
         s.targets[0], gast.Name) and s.targets[0].id == name]
     return len(defs) == 1 and writes[name] == 1 and reads[name] == 1
+
+
+def _map_blocks_all(stmts: list[gast.stmt], rewrite: Any) -> list[gast.stmt]:
+    """``rewrite`` applied to ``stmts`` and to every block nested in them."""
+    return rewrite([_map_blocks(s, lambda b: _map_blocks_all(b, rewrite)) for s in stmts])
+
+
+def _doubled(stmts: list[gast.stmt]) -> list[gast.stmt]:
+    """``a = e; a = a + e`` as ``a = 2.0 * e``: the two equal contributions of a product of
+    a value with itself (``h * h``), one pass over memory instead of three. Exact: doubling
+    rounds nothing. ``e`` is arithmetic on names and constants (no call), not reading ``a``."""
+    out: list[gast.stmt] = []
+    for stmt in stmts:
+        last = out[-1] if out else None
+        if (last is not None and isinstance(last, gast.Assign)
+                and isinstance(last.targets[0], gast.Name)
+                and _is_accumulation(stmt, last.targets[0].id)
+                and _is_arithmetic(last.value)
+                and last.targets[0].id not in syntax.names_read(last.value)
+                and gast.dump(last.value) == gast.dump(stmt.value.right)):
+            out[-1] = syntax.located(syntax.assign(last.targets[0].id, syntax.binop(
+                syntax.const(2.0), "Mult", last.value)), last)
+            continue
+        out.append(stmt)
+    return out
+
+
+def _is_arithmetic(node: gast.expr) -> bool:
+    return all(isinstance(n, (gast.Name, gast.Constant, gast.BinOp, gast.UnaryOp,
+                              gast.operator, gast.unaryop, gast.expr_context))
+               for n in gast.walk(node))
 
 
 def _is_accumulation(stmt: gast.stmt, name: str) -> bool:

@@ -244,3 +244,30 @@ def test_a_step_with_a_product_of_arrays_keeps_it():
     check_grads(products_sum, w, M)
     forward, _ = pair(products_sum, w, M, wrt=(0, 1))
     assert "append" in forward, forward
+
+
+def in_a_branch(w, x, flag):
+    """A sum loop in a branch: what its reverse reads is pushed by the branch."""
+    total = 0.0
+    if flag > 0.0:
+        y = x * 2.0
+        for i in range(len(y)):
+            total = total + np.tanh(w * y[i])
+    else:
+        for i in range(2):
+            total = total + w * x[i]
+    return total
+
+
+def after_a_branch(w, x, flag):
+    y = x * 2.0 if flag > 0.0 else x * 3.0
+    total = 0.0
+    for i in range(len(y)):
+        total = total + np.tanh(w * y[i])
+    return total
+
+
+@pytest.mark.parametrize("f", [in_a_branch, after_a_branch])
+@pytest.mark.parametrize("flag", [1.0, -1.0])
+def test_in_and_after_a_branch(f, flag):
+    check_grads(f, 0.7, X, flag, wrt=(0, 1))
