@@ -428,9 +428,12 @@ _PURE_MODULES = ("numpy", "math", "_operator", "operator", "builtins", "cmath")
 
 def _pure(op: Any) -> bool:
     """An operation that can run again with the same result: a NumPy, math or operator
-    function or an ndarray method (not numpy.random), a copy, or an item read."""
+    function or an ndarray method (not numpy.random), a copy, an item read (of a container
+    differentiated or not), an entry of a shape."""
     if op.kind in ("copy", "item"):
         return True
+    if op.kind == "nondiff" and op.primitive is None:
+        return op.what in ("an item", "shape")  # of a container, of a shape
     if op.kind not in ("rule", "nondiff") or op.primitive is None:
         return False
     fn = op.primitive

@@ -271,3 +271,47 @@ def after_a_branch(w, x, flag):
 @pytest.mark.parametrize("flag", [1.0, -1.0])
 def test_in_and_after_a_branch(f, flag):
     check_grads(f, 0.7, X, flag, wrt=(0, 1))
+
+
+def poisson_nll(theta, xs, counts):
+    """Items of lists that are not differentiated (the data) read in the step."""
+    total = 0.0
+    for i in range(len(counts)):
+        rate = math.exp(theta[0] + theta[1] * xs[i])
+        total += rate - counts[i] * math.log(rate)
+    return total
+
+
+def test_items_of_data_lists_are_read_again():
+    theta = np.array([0.3, -0.1])
+    counts = [1.0, 0.0, 3.0, 2.0, 1.0, 4.0]
+    check_grads(poisson_nll, theta, XS, counts, wrt=0)
+    check_grads(poisson_nll, theta, XS, counts, wrt=0, order=2)
+    forward, adjoint = pair(poisson_nll, theta, XS, counts, wrt=0)
+    assert "append" not in forward and "counts[i]" in adjoint, forward
+
+
+def list_changed_after(w, x):
+    xs = [x[0] * 1.0, x[1] * 2.0, x[2] * 3.0]
+    total = 0.0
+    for i in range(len(xs)):
+        total = total + math.sin(w * xs[i])
+    xs.insert(0, 5.0)
+    xs[1] = 7.0
+    return total + xs[2] * w
+
+
+def list_item_written_after(w, x):
+    xs = [x[0] * 1.0, x[1] * 2.0, x[2] * 3.0]
+    total = 0.0
+    for i in range(len(xs)):
+        total = total + math.sin(w * xs[i])
+    xs[0] = 9.0
+    return total + xs[1] * w
+
+
+@pytest.mark.parametrize("f", [list_changed_after, list_item_written_after])
+def test_a_list_changed_after_the_loop(f):
+    check_grads(f, 0.7, X[:3])
+    forward, _ = pair(f, 0.7, X[:3], wrt=(0, 1))
+    assert "append" in forward

@@ -299,7 +299,7 @@ class Operations:
             self.facts.varied.add(target)
             return Op("item", target, bindings={"c": node.value, "key": node.slice},
                       diff_params=("c",), what="an item")
-        return Op("nondiff", target)
+        return Op("nondiff", target, what="an item")
 
     def field(self, node: gast.Attribute, target: str | None) -> Op:
         """``res.Q`` of a named tuple (an argument's, or one a rule returned, ``fields=``):
