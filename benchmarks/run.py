@@ -153,14 +153,14 @@ def build_workloads() -> list[Workload]:
                                           "scalar_value_and_grad"), first_call_warm=2000),
         Workload("logistic", "logistic: mean binary cross-entropy, X 1000x100, grad wrt (w, b)",
                  W.logistic_loss, W.logistic_value_and_grad, W.make_logistic_loss,
-                 W.make_torch_logistic_loss, W.logistic_inputs(), W.WRT["logistic"], 1.2,
+                 W.make_torch_logistic_loss, W.logistic_inputs(), W.WRT["logistic"], 1.1,
                  first_call=vg_first_call("logistic_loss", "W.logistic_inputs()",
                                           W.WRT["logistic"], "logistic_value_and_grad"),
                  first_call_warm=200),
         Workload("mlp", "mlp: batch 128, 784 -> 256 tanh -> 10, softmax cross-entropy, "
                  "grad wrt (W1, b1, W2, b2)",
                  W.mlp_loss, W.mlp_value_and_grad, W.make_mlp_loss, W.make_torch_mlp_loss,
-                 W.mlp_inputs(), W.WRT["mlp"], 1.2,
+                 W.mlp_inputs(), W.WRT["mlp"], 1.02,
                  first_call=vg_first_call("mlp_loss", "W.mlp_inputs()", W.WRT["mlp"],
                                           "mlp_value_and_grad"), first_call_warm=5),
         Workload("mixture", "mixture: sum(where(x > 0, a, b) + 0.5 a b), a = exp(-x^2) sin(3 y), "
@@ -173,7 +173,7 @@ def build_workloads() -> list[Workload]:
         Workload("horner", "horner: Horner's rule over 100 coefficients, a Python loop over a "
                  "list of floats, grad wrt (x, coeffs)",
                  W.horner, W.horner_value_and_grad, W.make_horner, W.make_horner,
-                 W.horner_inputs(), W.WRT["horner"], None,
+                 W.horner_inputs(), W.WRT["horner"], 1.5,
                  first_call=vg_first_call("horner", "W.horner_inputs()", W.WRT["horner"],
                                           "horner_value_and_grad"), first_call_warm=50),
     ]
