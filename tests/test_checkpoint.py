@@ -313,3 +313,41 @@ def test_a_checkpointed_function_that_draws_random_numbers_is_refused(callee, ex
     assert "pass" in message.lower()
     assert s2sgrad.gradient(lambda h, a, *r: np.sum(callee(h, a, *r) ** 2))(H0, A, *extra) \
         is not None  # without the checkpoint: one draw, differentiated
+
+
+SCALE = 0.5
+OFFSET = np.array([0.1, -0.2, 0.3, 0.0])
+
+
+def reads_a_global_number(h, a, b):
+    return np.tanh(SCALE * (a @ h) + b)
+
+
+def reads_a_global_array(h, a, b):
+    return np.tanh(a @ h + b + OFFSET)
+
+
+def make_closure(scale):
+    def closure_block(h, a, b):
+        return np.tanh(scale * (a @ h) + b)
+    return closure_block
+
+
+@pytest.mark.parametrize("callee, name", [
+    (reads_a_global_number, "SCALE"),
+    (reads_a_global_array, "OFFSET"),
+    (make_closure(0.3), "scale"),
+])
+def test_a_checkpointed_function_that_reads_data_from_outside_is_refused(callee, name):
+    """The adjoint would run it on the data as it is when the backward runs (a vjp's
+    pullback, a Tensor's backward may run after the global is rebound)."""
+    wrapped = s2sgrad.checkpoint(callee)
+
+    def loss(h, a, b):
+        return np.sum(wrapped(h, a, b) ** 2)
+
+    with pytest.raises(s2sgrad.TransformError) as info:
+        s2sgrad.gradient(loss)(H0, A, B)
+    message = str(info.value)
+    assert f"'{name}'" in message and "test_checkpoint.py" in message
+    assert "argument" in message

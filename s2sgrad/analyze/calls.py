@@ -150,6 +150,15 @@ class Calls:
                     "would draw others, and the gradient would be of another function", node,
                     "Draw the numbers outside and pass them in as an argument, or call "
                     f"{op.what} without checkpoint().")
+            data = next((dep[1] for dep in op.callee.dependencies
+                         if dep[2] in ("shape", "type")), None)
+            if data is not None:
+                raise self.parsed.error(
+                    f"checkpoint({op.what}): {op.what}() reads '{data}' from outside (a "
+                    "global or a closure's variable); its forward runs again in the "
+                    f"adjoint, which would read '{data}' as it is then, not as the forward "
+                    "saw it", node, f"Pass '{data}' to {op.what}() as an argument, or call "
+                    f"{op.what} without checkpoint().")
             return dataclasses.replace(op, recompute=True)
         if resolved is checkpoint:
             return self.checkpointed(args, keywords, target, node)
