@@ -23,6 +23,7 @@ A lower layer that calls a higher one offers a registration point instead of imp
 """
 
 from . import autograd, nn, optim, rules, testing  # noqa: F401  (importing rules registers them)
+from .analyze.values import differentiate_through  # noqa: F401
 from .api import (  # noqa: F401
     batched_jvp,
     batched_vjp,
@@ -45,7 +46,6 @@ from .autograd.grad_mode import (  # noqa: F401
     set_grad_enabled,
 )
 from .autograd.tensor import Tensor, ones, ones_like, randn, tensor, zeros, zeros_like  # noqa: F401
-from .analyze.values import differentiate_through  # noqa: F401
 from .batching import NotBatchable  # noqa: F401
 from .derivatives import checkpoint  # noqa: F401
 from .errors import TransformError  # noqa: F401

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -100,6 +101,10 @@ class Checkpointed:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        """Read through an instance (a decorated method): the method bound to it."""
+        return self if obj is None else Checkpointed(types.MethodType(self.fn, obj))
 
     def __repr__(self) -> str:
         return f"<s2sgrad.checkpoint({getattr(self.fn, '__qualname__', self.fn)!r})>"

@@ -351,3 +351,46 @@ def test_a_checkpointed_function_that_reads_data_from_outside_is_refused(callee,
     message = str(info.value)
     assert f"'{name}'" in message and "test_checkpoint.py" in message
     assert "argument" in message
+
+
+class Net:
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+    @s2sgrad.checkpoint
+    def block(self, h):
+        return np.tanh(self.a @ h + self.b)
+
+    def loss(self, h):
+        return np.sum(self.block(self.block(h)) ** 2)
+
+
+def with_a_net(h, net):
+    return net.loss(h)
+
+
+def given_an_object(h, net):
+    return np.sum(block_of_net(h, net) ** 2)
+
+
+@s2sgrad.checkpoint
+def block_of_net(h, net):
+    return np.tanh(net.a @ h + net.b)
+
+
+def test_a_checkpointed_method_runs_as_the_method():
+    net = Net(A, B)
+    expected = np.tanh(A @ np.tanh(A @ H0 + B) + B)
+    np.testing.assert_allclose(net.block(net.block(H0)), expected, rtol=1e-15)
+    assert Net.block.__wrapped__ is Net.__dict__["block"].fn
+
+
+@pytest.mark.parametrize("f", [with_a_net, given_an_object])
+def test_a_checkpointed_function_given_an_object_is_refused(f):
+    """It may read the object's attributes, which may change before the adjoint runs it
+    again (an optimizer's step between a forward and a later backward)."""
+    with pytest.raises(s2sgrad.TransformError) as info:
+        s2sgrad.gradient(f)(H0, Net(A, B))
+    message = str(info.value)
+    assert "object" in message and "test_checkpoint.py" in message
+    assert "argument" in message

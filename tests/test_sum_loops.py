@@ -185,7 +185,7 @@ def test_what_is_saved_does_not_grow_with_the_steps(f, args):
 
 
 def test_the_adjoint_computes_the_step_again():
-    forward, adjoint = pair(indexed_sum, 0.7, X, wrt=(0, 1))
+    _, adjoint = pair(indexed_sum, 0.7, X, wrt=(0, 1))
     loop = adjoint[adjoint.index("for i in reversed("):]
     assert "np.tanh(" in loop and "x[i]" in loop
 
@@ -224,7 +224,7 @@ def test_on_tensors():
 
 
 def test_a_backward_run_twice():
-    out, pullback = s2sgrad.vjp(indexed_sum, 0.7, X)
+    _, pullback = s2sgrad.vjp(indexed_sum, 0.7, X)
     first = pullback(1.0)
     second = pullback(1.0)
     assert first[0] == second[0]

@@ -141,25 +141,7 @@ class Calls:
             return self.user_call(resolved, args, keywords, target, node)
         if isinstance(resolved, Checkpointed):  # recomputed in the adjoint, if differentiated
             op = self.call_resolved(resolved.fn, func, args, keywords, target, node)
-            if op.kind != "call":
-                return op
-            if getattr(op.callee, "draws", ""):
-                raise self.parsed.error(
-                    f"checkpoint({op.what}): {op.what}() draws random numbers "
-                    f"({op.callee.draws}); its forward runs again in the adjoint, where it "
-                    "would draw others, and the gradient would be of another function", node,
-                    "Draw the numbers outside and pass them in as an argument, or call "
-                    f"{op.what} without checkpoint().")
-            data = next((dep[1] for dep in op.callee.dependencies
-                         if dep[2] in ("shape", "type")), None)
-            if data is not None:
-                raise self.parsed.error(
-                    f"checkpoint({op.what}): {op.what}() reads '{data}' from outside (a "
-                    "global or a closure's variable); its forward runs again in the "
-                    f"adjoint, which would read '{data}' as it is then, not as the forward "
-                    "saw it", node, f"Pass '{data}' to {op.what}() as an argument, or call "
-                    f"{op.what} without checkpoint().")
-            return dataclasses.replace(op, recompute=True)
+            return self.recomputed(op, node)
         if resolved is checkpoint:
             return self.checkpointed(args, keywords, target, node)
         maker = derivatives.maker_of(resolved)
@@ -219,6 +201,44 @@ class Calls:
         self.set_value(target, abstract_of(made))
         return Op("nondiff", target, what=resolved.__name__)
 
+    def recomputed(self, op: Op, node: gast.AST) -> Op:
+        """The call ``op`` of a checkpointed function (if differentiated through, a user
+        call) marked to run again in the adjoint; refused where that run could compute
+        something else than the forward's: it draws random numbers, it reads data from
+        outside (a global, a closure's variable), or it is given an object whose
+        attributes it may read (they may change before the adjoint runs)."""
+        if op.kind != "call":
+            return op
+        what = op.what
+        if getattr(op.callee, "draws", ""):
+            raise self.parsed.error(
+                f"checkpoint({what}): {what}() draws random numbers ({op.callee.draws}); its "
+                "forward runs again in the adjoint, where it would draw others, and the "
+                "gradient would be of another function", node,
+                "Draw the numbers outside and pass them in as an argument, or call "
+                f"{what} without checkpoint().")
+        data = next((dep[1] for dep in op.callee.dependencies if dep[2] in ("shape", "type")),
+                    None)
+        if data is not None:
+            raise self.parsed.error(
+                f"checkpoint({what}): {what}() reads '{data}' from outside (a global or a "
+                "closure's variable); its forward runs again in the adjoint, which would read "
+                f"'{data}' as it is then, not as the forward saw it", node,
+                f"Pass '{data}' to {what}() as an argument, or call {what} without "
+                "checkpoint().")
+        for atom in op.callee_args:
+            value = self.value(atom) if isinstance(atom, gast.Name) else None
+            if value is not None and value.kind == "object" and value.value is None and \
+                    not is_container(value):
+                raise self.parsed.error(
+                    f"checkpoint({what}): {what}() is given '{atom.id}', an object whose "
+                    "attributes it may read; its forward runs again in the adjoint, which "
+                    f"would read them as they are then, not as the forward saw them", node,
+                    f"Pass the arrays {what}() reads to it as arguments (a function of "
+                    f"`h, W` rather than a method reading `self.W`), or call {what} without "
+                    "checkpoint().")
+        return dataclasses.replace(op, recompute=True)
+
     def checkpointed(self, args: list, keywords: dict, target: str | None,
                      node: gast.AST) -> Op:
         """``checkpoint(f)`` of a function known here: made now, so that calls of it are
@@ -272,6 +292,10 @@ class Calls:
             return self.user_call(method.__func__, args, keywords, target, node)
         if owner.kind == "object" and isinstance(method, types.FunctionType):
             return self.user_call(method, [func.value] + args, keywords, target, node)
+        if owner.kind == "object" and isinstance(method, Checkpointed) and isinstance(
+                method.fn, types.FunctionType):  # a checkpointed method: refused above
+            return self.recomputed(self.user_call(method.fn, [func.value] + args, keywords,
+                                                  target, node), node)
         if owner.kind == "object" and isinstance(method, classmethod) and any(
                 self.is_varied(a) for a in args + list(keywords.values())):
             raise self.parsed.error(
