@@ -98,6 +98,7 @@ def test_factories() -> None:
 def test_shape_dtype_ndim_size_len() -> None:
     t = tensor(np.zeros((2, 3)))
     assert t.shape == (2, 3) and isinstance(t.shape, tuple)
+    assert repr(t.shape) == str(t.size()) == "torch.Size([2, 3])"
     assert t.ndim == 2 and t.dim() == 2
     assert t.size() == (2, 3) and t.size(1) == 3
     assert t.numel() == 6
@@ -283,3 +284,18 @@ def test_data_can_be_replaced_without_tracking() -> None:
     assert isinstance(w.data, np.ndarray) and w.tolist() == [0.0, 1.0]
     w.data = [3.0, 4.0]
     assert isinstance(w.data, np.ndarray) and w._version.value == 0  # as PyTorch's .data
+
+
+def test_size_is_a_tuple_that_prints_like_torch() -> None:
+    size = tensor(np.zeros((5, 3, 2))).shape
+    assert size == (5, 3, 2) and hash(size) == hash((5, 3, 2))
+    assert size[1] == 3 and type(size[1]) is int
+    assert size[1:] == (3, 2) and repr(size[1:]) == "torch.Size([3, 2])"
+    assert repr(size + (4,)) == "torch.Size([5, 3, 2, 4])"
+    assert size.numel() == 30
+    n, c, w = size
+    assert (n, c, w) == (5, 3, 2)
+    assert np.zeros(size).shape == (5, 3, 2)
+    assert repr(tensor(1.5).shape) == "torch.Size([])"
+    assert repr(tensor(np.zeros(4)).shape) == "torch.Size([4])"
+    assert f"{size}" == "torch.Size([5, 3, 2])"

@@ -23,6 +23,7 @@ graph.py; ops.py hands them to it with ``bind_ops`` when it is imported.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -127,6 +128,29 @@ def _refusal(data: Any, array: np.ndarray) -> Exception:
             return RuntimeError(f"Could not infer dtype of {type(item).__name__}")
     return TypeError(f"can't convert np.ndarray of type numpy.{array.dtype.type.__name__}. "
                      f"The only supported types are: {_SUPPORTED}.")
+
+
+class Size(tuple):
+    """A Tensor's shape, as PyTorch gives it: a tuple of ints (equal to the tuple, indexed,
+    unpacked, passed to NumPy as a shape) that prints as PyTorch prints it,
+    ``torch.Size([5, 3])``."""
+
+    def __repr__(self) -> str:
+        return f"torch.Size([{', '.join(map(str, self))}])"
+
+    __str__ = __repr__
+
+    def __getitem__(self, key: Any) -> Any:
+        part = super().__getitem__(key)
+        return Size(part) if isinstance(key, slice) else part
+
+    def __add__(self, other: Any) -> Any:
+        joined = super().__add__(other)
+        return Size(joined) if isinstance(other, tuple) else joined
+
+    def numel(self) -> int:
+        """The number of elements a Tensor of this shape holds."""
+        return math.prod(self)
 
 
 class Tensor:
@@ -273,8 +297,8 @@ class Tensor:
     # -- conversions ------------------------------------------------------------------------
 
     @property
-    def shape(self) -> tuple[int, ...]:
-        return self._data.shape
+    def shape(self) -> Size:
+        return Size(self._data.shape)
 
     @property
     def dtype(self) -> np.dtype:
@@ -287,9 +311,9 @@ class Tensor:
     def dim(self) -> int:
         return self._data.ndim
 
-    def size(self, dim: int | None = None) -> tuple[int, ...] | int:
+    def size(self, dim: int | None = None) -> Size | int:
         """The shape (PyTorch's ``size()``), or the length of dimension ``dim``."""
-        return self._data.shape if dim is None else self._data.shape[dim]
+        return Size(self._data.shape) if dim is None else self._data.shape[dim]
 
     def numel(self) -> int:
         """The number of elements."""
