@@ -14,7 +14,7 @@ table; a package stands for all its modules):
     compiler: parse fence normalize statements analyze aliasing reverse tangent batching optimize
               inplace coalesce codegen templates rules compiled derivatives higher pipeline sourcefile
               function
-    tensor:   autograd nn optim
+    tensor:   autograd nn nn_utils optim lr_scheduler
     api:      api testing __main__ __init__
 
 A lower layer that calls a higher one offers a registration point instead of importing it:

@@ -24,11 +24,17 @@ that an optimizer built while it is frozen still holds it (optimizers skip a par
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from typing import Any
 
+from . import nn_utils as utils
 from .autograd.printing import format_tensor
 from .autograd.tensor import Tensor
+
+# ``nn.utils.clip_grad_norm_``, and ``from s2sgrad.nn.utils import clip_grad_norm_`` as with
+# ``torch.nn.utils``, though nn is a module and not a package.
+sys.modules[f"{__name__}.utils"] = utils
 
 
 class Parameter(Tensor):

@@ -1,4 +1,5 @@
-"""Optimizers over Tensors: ``SGD`` and ``Adam``, with PyTorch's update formulas.
+"""Optimizers over Tensors: ``SGD``, ``Adam``, ``AdamW`` and ``RMSprop``, with PyTorch's update
+formulas; learning-rate schedulers in ``optim.lr_scheduler``.
 
     opt = optim.Adam(model.parameters(), lr=1e-3)
     for x, y in batches:
@@ -10,18 +11,30 @@ Updates change the parameters' data in place and bump their version counters, so
 that saved a parameter before the step refuses to run backward afterwards instead of
 computing a wrong gradient. Hyperparameters live in ``param_groups`` (a list of dicts, one
 per group of parameters) and can be changed between steps.
+
+``state_dict()`` has PyTorch's layout: ``{"state": {index: {...}}, "param_groups": [{...,
+"params": [indices]}]}``, parameters numbered in order across the groups, the state's values
+NumPy arrays and numbers. ``load_state_dict`` puts such a dict into an optimizer over the same
+parameters (matched by position), which then continues exactly as the saved one would have.
 """
 
 from __future__ import annotations
 
+import copy
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 
+from . import lr_scheduler
 from .autograd import grad_mode
 from .autograd.tensor import Tensor
+
+# ``import s2sgrad.optim.lr_scheduler`` and ``from s2sgrad.optim.lr_scheduler import StepLR``
+# work as with ``torch.optim.lr_scheduler``, though optim is a module and not a package.
+sys.modules[f"{__name__}.lr_scheduler"] = lr_scheduler
 
 
 class Optimizer(ABC):
@@ -83,10 +96,51 @@ class Optimizer(ABC):
                         p._version.value += 1
         return loss
 
+    def state_dict(self) -> dict[str, Any]:
+        """The state and the groups' options, parameters replaced by their index: a copy, which
+        later steps leave unchanged."""
+        index: dict[int, int] = {}
+        groups = []
+        for group in self.param_groups:
+            packed = {k: copy.deepcopy(v) for k, v in group.items() if k != "params"}
+            packed["params"] = [index.setdefault(id(p), len(index)) for p in group["params"]]
+            groups.append(packed)
+        state = {index[key]: copy.deepcopy(value) for key, value in self.state.items()
+                 if key in index}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Take the state and the options from ``state_dict`` (as made by ``state_dict()``),
+        matching parameters by position. The dict is copied, not shared."""
+        saved_groups = copy.deepcopy(state_dict["param_groups"])
+        if len(saved_groups) != len(self.param_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"])
+               for g, s in zip(self.param_groups, saved_groups, strict=True)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match "
+                             "the size of optimizer's group")
+        params = {i: p for saved, group in zip(saved_groups, self.param_groups, strict=True)
+                  for i, p in zip(saved["params"], group["params"], strict=True)}
+        state: dict[int, dict[str, Any]] = {}
+        for i, saved in state_dict["state"].items():
+            if i in params:
+                p = params[i]
+                state[id(p)] = {k: _cast(v, p.data.dtype) for k, v in saved.items()}
+        self.state = state
+        self.param_groups = [{**saved, "params": group["params"]}
+                             for saved, group in zip(saved_groups, self.param_groups, strict=True)]
+
     @abstractmethod
     def update(self, p: Tensor, grad: np.ndarray, state: dict[str, Any],
                group: dict[str, Any]) -> None:
         """Change ``p``'s data in place from its gradient (each optimizer's own rule)."""
+
+
+def _cast(value: Any, dtype: np.dtype) -> Any:
+    """A copy of a saved state value, floating arrays in the parameter's dtype."""
+    if isinstance(value, np.ndarray):
+        return value.astype(dtype) if np.issubdtype(value.dtype, np.floating) else value.copy()
+    return copy.deepcopy(value)
 
 
 def _check(name: str, value: float, low: float = 0.0) -> None:
@@ -129,12 +183,13 @@ class SGD(Optimizer):
 
 class Adam(Optimizer):
     """Adam (Kingma & Ba), with PyTorch's bias correction, L2 ``weight_decay`` added to the
-    gradient, and optional AMSGrad."""
+    gradient (or, with ``decoupled_weight_decay``, applied to the parameter as AdamW does), and
+    optional AMSGrad."""
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0.0, amsgrad: bool = False,
-                 maximize: bool = False) -> None:
+                 maximize: bool = False, decoupled_weight_decay: bool = False) -> None:
         _check("learning rate", lr)
         _check("epsilon value", eps)
         _check("weight_decay value", weight_decay)
@@ -143,14 +198,18 @@ class Adam(Optimizer):
                 raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
         super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps,
                                   "weight_decay": weight_decay, "amsgrad": amsgrad,
-                                  "maximize": maximize})
+                                  "maximize": maximize,
+                                  "decoupled_weight_decay": decoupled_weight_decay})
 
     def update(self, p: Tensor, grad: np.ndarray, state: dict[str, Any],
                group: dict[str, Any]) -> None:
         beta1, beta2 = group["betas"]
         g = -grad if group["maximize"] else grad
         if group["weight_decay"]:
-            g = g + group["weight_decay"] * p.data
+            if group.get("decoupled_weight_decay"):
+                p.data *= 1 - group["lr"] * group["weight_decay"]
+            else:
+                g = g + group["weight_decay"] * p.data
         if not state:
             state["step"] = 0
             state["exp_avg"] = np.zeros_like(p.data)
@@ -170,3 +229,65 @@ class Adam(Optimizer):
         bias2_sqrt = (1 - beta2 ** step) ** 0.5
         denom = np.sqrt(v) / bias2_sqrt + group["eps"]
         p.data -= (group["lr"] / bias1) * (m / denom)
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov & Hutter): each step first shrinks the
+    parameter by ``lr * weight_decay``, and the gradient is left as it is."""
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 1e-2, amsgrad: bool = False,
+                 maximize: bool = False) -> None:
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                         amsgrad=amsgrad, maximize=maximize, decoupled_weight_decay=True)
+
+
+class RMSprop(Optimizer):
+    """RMSprop (Hinton), PyTorch's formulation: ``eps`` is added to the root of the running
+    mean square, ``centered`` subtracts the squared running mean of the gradient first, and
+    ``momentum`` keeps a buffer of the scaled steps."""
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-2, alpha: float = 0.99,
+                 eps: float = 1e-8, weight_decay: float = 0.0, momentum: float = 0.0,
+                 centered: bool = False, maximize: bool = False) -> None:
+        _check("learning rate", lr)
+        _check("epsilon value", eps)
+        _check("momentum value", momentum)
+        _check("weight_decay value", weight_decay)
+        _check("alpha value", alpha)
+        super().__init__(params, {"lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps,
+                                  "centered": centered, "weight_decay": weight_decay,
+                                  "maximize": maximize})
+
+    def update(self, p: Tensor, grad: np.ndarray, state: dict[str, Any],
+               group: dict[str, Any]) -> None:
+        alpha = group["alpha"]
+        if not state:
+            state["step"] = 0
+            state["square_avg"] = np.zeros_like(p.data)
+            if group["momentum"] > 0:
+                state["momentum_buffer"] = np.zeros_like(p.data)
+            if group["centered"]:
+                state["grad_avg"] = np.zeros_like(p.data)
+        state["step"] += 1
+        g = -grad if group["maximize"] else grad
+        if group["weight_decay"]:
+            g = g + group["weight_decay"] * p.data
+        square_avg = state["square_avg"]
+        square_avg *= alpha
+        square_avg += (1 - alpha) * g * g
+        if group["centered"]:
+            grad_avg = state["grad_avg"]
+            grad_avg += (g - grad_avg) * (1 - alpha)  # PyTorch's lerp
+            avg = np.sqrt(square_avg - grad_avg * grad_avg)
+        else:
+            avg = np.sqrt(square_avg)
+        avg += group["eps"]
+        if group["momentum"] > 0:
+            buf = state["momentum_buffer"]
+            buf *= group["momentum"]
+            buf += g / avg
+            p.data -= group["lr"] * buf
+        else:
+            p.data -= group["lr"] * (g / avg)
