@@ -23,8 +23,8 @@ A lower layer that calls a higher one offers a registration point instead of imp
 """
 
 from . import autograd, nn, optim, rules, testing  # noqa: F401  (importing rules registers them)
-from .analyze.values import differentiate_through  # noqa: F401
-from .api import (  # noqa: F401
+from .analyze.values import differentiate_through
+from .api import (
     batched_jvp,
     batched_vjp,
     grad,
@@ -39,17 +39,57 @@ from .api import (  # noqa: F401
     value_and_grad,
     vjp,
 )
-from .autograd.grad_mode import (  # noqa: F401
+from .autograd.grad_mode import (
     enable_grad,
     is_grad_enabled,
     no_grad,
     set_grad_enabled,
 )
-from .autograd.tensor import Tensor, ones, ones_like, randn, tensor, zeros, zeros_like  # noqa: F401
-from .batching import NotBatchable  # noqa: F401
-from .derivatives import checkpoint  # noqa: F401
-from .errors import TransformError  # noqa: F401
-from .function import Function  # noqa: F401
-from .rules import jvp_rule, linear, nondifferentiable, vjp_rule  # noqa: F401
+from .autograd.tensor import Tensor, ones, ones_like, randn, tensor, zeros, zeros_like
+from .batching import NotBatchable
+from .derivatives import checkpoint
+from .errors import TransformError
+from .function import Function
+from .rules import jvp_rule, linear, nondifferentiable, vjp_rule
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the one place the version is written (pyproject.toml reads it)
+
+__all__ = [
+    "Function",
+    "NotBatchable",
+    "Tensor",
+    "TransformError",
+    "autograd",
+    "batched_jvp",
+    "batched_vjp",
+    "checkpoint",
+    "differentiate_through",
+    "enable_grad",
+    "grad",
+    "gradient",
+    "hessian",
+    "hvp",
+    "is_grad_enabled",
+    "jacfwd",
+    "jacobian",
+    "jacrev",
+    "jvp",
+    "jvp_rule",
+    "linear",
+    "nn",
+    "no_grad",
+    "nondifferentiable",
+    "ones",
+    "ones_like",
+    "optim",
+    "randn",
+    "set_grad_enabled",
+    "show",
+    "tensor",
+    "testing",
+    "value_and_grad",
+    "vjp",
+    "vjp_rule",
+    "zeros",
+    "zeros_like",
+]
