@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -629,6 +629,247 @@ class Tensor:
     def clone(self) -> Tensor:
         """A copy with its own memory that stays in the graph (gradients flow through)."""
         return _ops.numpy_call(np.copy, (self,), {})
+
+    # -- comparisons, tests, conversions -----------------------------------------------------
+
+    def eq(self, other: Any) -> Tensor:
+        return self == other
+
+    def ne(self, other: Any) -> Tensor:
+        return self != other
+
+    def lt(self, other: Any) -> Tensor:
+        return self < other
+
+    def le(self, other: Any) -> Tensor:
+        return self <= other
+
+    def gt(self, other: Any) -> Tensor:
+        return self > other
+
+    def ge(self, other: Any) -> Tensor:
+        return self >= other
+
+    def all(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+        """Whether every element (along ``dim``) is nonzero: a bool Tensor, no gradient."""
+        return _make(np.asarray(np.all(self._data, axis=_axis(dim), keepdims=keepdim)))
+
+    def any(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+        """Whether some element (along ``dim``) is nonzero: a bool Tensor, no gradient."""
+        return _make(np.asarray(np.any(self._data, axis=_axis(dim), keepdims=keepdim)))
+
+    def to(self, *args: Any, **kwargs: Any) -> Tensor:
+        """A Tensor of another dtype: ``t.to(np.float32)``, ``t.to("float64")``,
+        ``t.to(other)`` (other's dtype). A device (``"cpu"``) changes nothing. The result is
+        ``self`` when the dtype is already right, else a copy that stays in the graph (when
+        the new dtype is floating)."""
+        dtype = kwargs.pop("dtype", None)
+        for arg in args:
+            if isinstance(arg, Tensor):
+                dtype = arg._data.dtype
+            elif not (isinstance(arg, str) and arg.split(":")[0] in ("cpu", "device")):
+                dtype = arg
+        if dtype is None:
+            return self
+        dtype = _dtype(dtype)
+        if dtype == self._data.dtype:
+            return self
+        if dtype.kind not in "fc":
+            return _make(self._data.astype(dtype))
+        return _ops.numpy_call(np.ndarray.astype, (self, dtype), {})
+
+    def float(self) -> Tensor:
+        """float32 (``self`` if it already is)."""
+        return self.to(np.float32)
+
+    def double(self) -> Tensor:
+        """float64 (``self`` if it already is)."""
+        return self.to(np.float64)
+
+    # -- extrema ---------------------------------------------------------------------------
+
+    def argmax(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
+        """The index of the (first) largest element, of the flattened Tensor without ``dim``:
+        int64, no gradient."""
+        return _make(np.asarray(np.argmax(self._data, axis=dim, keepdims=keepdim),
+                                dtype=np.int64))
+
+    def argmin(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
+        """The index of the (first) smallest element; as ``argmax``."""
+        return _make(np.asarray(np.argmin(self._data, axis=dim, keepdims=keepdim),
+                                dtype=np.int64))
+
+    def max(self, dim: Any = None, keepdim: bool = False) -> Any:
+        """Without ``dim``, the largest element (its gradient shared evenly by ties); with
+        ``dim``, ``(values, indices)`` along it (the gradient to the index returned); with a
+        Tensor, the elementwise maximum."""
+        return _extremum(self, dim, keepdim, np.max, np.argmax, np.maximum, ReturnMax)
+
+    def min(self, dim: Any = None, keepdim: bool = False) -> Any:
+        """As ``max``, for the smallest."""
+        return _extremum(self, dim, keepdim, np.min, np.argmin, np.minimum, ReturnMin)
+
+    # -- normalisations, statistics ----------------------------------------------------------
+
+    def softmax(self, dim: int, dtype: Any = None) -> Tensor:
+        """``exp(t) / exp(t).sum(dim)``, computed after subtracting the maximum along ``dim``
+        (a constant: softmax does not change when a constant is added along ``dim``)."""
+        x = self if dtype is None else self.to(dtype)
+        e = (x - np.max(x._data, axis=dim, keepdims=True)).exp()
+        return e / e.sum(dim, keepdim=True)
+
+    def log_softmax(self, dim: int, dtype: Any = None) -> Tensor:
+        """``t - log(exp(t).sum(dim))``, computed after subtracting the maximum along
+        ``dim``."""
+        x = self if dtype is None else self.to(dtype)
+        shifted = x - np.max(x._data, axis=dim, keepdims=True)
+        return shifted - shifted.exp().sum(dim, keepdim=True).log()
+
+    def var(self, dim: Any = None, unbiased: bool = True, keepdim: bool = False, *,
+            correction: Any = None) -> Tensor:
+        """The variance along ``dim`` (all elements by default), divided by ``N - correction``;
+        ``unbiased=False`` is ``correction=0``. ``t.var(False)`` is ``t.var(unbiased=False)``."""
+        return _spread(np.var, self, dim, unbiased, keepdim, correction)
+
+    def std(self, dim: Any = None, unbiased: bool = True, keepdim: bool = False, *,
+            correction: Any = None) -> Tensor:
+        """The square root of ``var`` with the same arguments."""
+        return _spread(np.std, self, dim, unbiased, keepdim, correction)
+
+    def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
+        """The ``p``-norm of the elements along ``dim`` (an int or a tuple; all by default),
+        as one vector: ``"fro"`` is 2, ``inf`` the largest magnitude."""
+        order = 2.0 if p in ("fro", None) else float(p)
+        n = self._data.ndim
+        dims = tuple(range(n)) if dim is None else (
+            (dim,) if isinstance(dim, int) else tuple(dim))
+        dims = tuple(sorted({d % n for d in dims})) if n else ()
+        rest = [d for d in range(n) if d not in dims]
+        kept = [self._data.shape[d] for d in rest]
+        x = self.permute(*rest, *dims) if n else self
+        result = _ops.numpy_call(np.linalg.norm, (x.reshape(*kept, -1),),
+                                 {"ord": order, "axis": -1})
+        if keepdim:
+            result = result.reshape(*[1 if d in dims else self._data.shape[d]
+                                      for d in range(n)])
+        return result
+
+    # -- shapes, selections ------------------------------------------------------------------
+
+    def expand(self, *sizes: Any) -> Tensor:
+        """A view repeating dimensions of size 1 (and adding leading ones) up to ``sizes``;
+        -1 keeps a dimension's size."""
+        if len(sizes) == 1 and not isinstance(sizes[0], int):
+            sizes = tuple(sizes[0])
+        lead = len(sizes) - self._data.ndim
+        if lead < 0:
+            raise RuntimeError(
+                f"expand: the number of sizes provided ({len(sizes)}) must be greater or "
+                f"equal to the number of dimensions in the tensor ({self._data.ndim})")
+        shape = tuple(self._data.shape[i - lead] if s == -1 and i >= lead else s
+                      for i, s in enumerate(sizes))
+        if any(s < 0 for s in shape):
+            raise RuntimeError(f"expand: -1 is not allowed for a new leading dimension: {sizes}")
+        return _ops.numpy_call(np.broadcast_to, (self, shape), {})
+
+    def masked_fill(self, mask: Any, value: Any) -> Tensor:
+        """A copy with ``value`` where ``mask`` (broadcast to this shape) is True; a Tensor
+        ``value`` (0-d) gets the gradient of the filled elements."""
+        mask = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
+        if mask.dtype != np.bool_:
+            raise RuntimeError(f"masked_fill only supports boolean masks, but got mask with "
+                               f"dtype {mask.dtype}")
+        if isinstance(value, Tensor):
+            value = value.to(self._data.dtype)
+        else:
+            value = np.asarray(value, dtype=self._data.dtype)
+        result = _ops.numpy_call(np.where, (mask, value, self), {})
+        if result.shape != self.shape:
+            raise RuntimeError(f"masked_fill: the mask of shape {tuple(mask.shape)} does not "
+                               f"broadcast to the tensor's shape {tuple(self.shape)}")
+        return result
+
+    def where(self, condition: Any, other: Any) -> Tensor:
+        """``self`` where ``condition`` is True, else ``other`` (broadcast together)."""
+        condition = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
+        return _ops.numpy_call(np.where, (condition.astype(bool), self, other), {})
+
+    def gather(self, dim: int, index: Any) -> Tensor:
+        """``out[i][j] = t[index[i][j]][j]`` for ``dim=0`` (and likewise for other dims);
+        ``index`` may be smaller than ``t`` along every dimension."""
+        index = index._data if isinstance(index, Tensor) else np.asarray(index)
+        if index.dtype.kind not in "iu":
+            raise RuntimeError(f"gather(): Expected dtype int64 for index, got {index.dtype}")
+        if index.ndim != self._data.ndim:
+            raise RuntimeError("Index tensor must have the same number of dimensions as "
+                               "input tensor")
+        dim = dim % max(self._data.ndim, 1)
+        if self._data.ndim:
+            window = tuple(slice(None) if d == dim else slice(0, index.shape[d])
+                           for d in range(self._data.ndim))
+            source = self[window] if any(
+                index.shape[d] != self._data.shape[d] for d in range(self._data.ndim)
+                if d != dim) else self
+        else:
+            source = self
+        return _ops.numpy_call(np.take_along_axis, (source, index, dim), {})
+
+
+class ReturnMax(NamedTuple):
+    """``t.max(dim)``: the values and their indices along ``dim``."""
+    values: Tensor
+    indices: Tensor
+
+
+class ReturnMin(NamedTuple):
+    """``t.min(dim)``: the values and their indices along ``dim``."""
+    values: Tensor
+    indices: Tensor
+
+
+def _axis(dim: Any) -> Any:
+    return tuple(dim) if isinstance(dim, list) else dim
+
+
+_DTYPE_NAMES = {"float": "float32", "double": "float64", "half": "float16", "long": "int64",
+                "int": "int32", "bool": "bool", "short": "int16"}
+
+
+def _dtype(dtype: Any) -> np.dtype:
+    """A NumPy dtype from a NumPy dtype or type, or a name as PyTorch writes it
+    (``"float32"``, ``"torch.float64"``, ``"double"``)."""
+    if isinstance(dtype, np.dtype) or (isinstance(dtype, type) and issubclass(dtype, np.generic)):
+        return np.dtype(dtype)
+    name = str(dtype)
+    name = name.removeprefix("torch.")
+    return np.dtype(_DTYPE_NAMES.get(name, name))
+
+
+def _extremum(t: Tensor, dim: Any, keepdim: bool, reduce: Any, arg: Any, pairwise: Any,
+              result: Any) -> Any:
+    if isinstance(dim, Tensor):
+        return _ops.numpy_call(pairwise, (t, dim), {})
+    if dim is None:
+        return _ops.numpy_call(reduce, (t,), {})
+    indices = np.expand_dims(arg(t._data, axis=dim), dim)
+    values = _ops.numpy_call(np.take_along_axis, (t, indices, dim), {})
+    if not keepdim:
+        values = values.squeeze(dim)
+        indices = np.squeeze(indices, dim)
+    return result(values, _make(np.asarray(indices, dtype=np.int64)))
+
+
+def _spread(func: Any, t: Tensor, dim: Any, unbiased: bool, keepdim: bool,
+            correction: Any) -> Tensor:
+    if isinstance(dim, bool):  # the old form t.var(unbiased)
+        dim, unbiased = None, dim
+    ddof = (1 if unbiased else 0) if correction is None else correction
+    kwargs: dict[str, Any] = {"ddof": ddof}
+    if dim is not None:
+        kwargs["axis"] = _axis(dim)
+    if keepdim:
+        kwargs["keepdims"] = True
+    return _ops.numpy_call(func, (t,), kwargs)
 
 
 def _init(t: Tensor, data: np.ndarray, grad_fn: Any, out: int, requires_grad: bool,
