@@ -36,7 +36,7 @@ def _bound(fn: Callable) -> tuple[Callable, tuple]:
         return fn.function, (fn.obj,)
     if inspect.ismethod(fn):
         return fn.__func__, (fn.__self__,)
-    call = getattr(type(fn), "__call__", None)
+    call = getattr(type(fn), "__call__", None)  # noqa: B004 (the method itself)
     if not inspect.isroutine(fn) and not isinstance(fn, (type, Function)) and isinstance(
             call, types.FunctionType):  # an object with __call__ (a class-based decorator)
         return call, (fn,)

@@ -82,7 +82,7 @@ def test_a_closure_per_step_in_a_loop(compiles):
     w = W.copy()
     for batch in batches(12):
         def objective(w):  # reads the loop's batch when called, within its step
-            return loss(w, batch)  # noqa: B023
+            return loss(w, batch)
 
         g = s2sgrad.gradient(objective)(w)
         assert_close(g, loss_grad(w, batch))
@@ -130,7 +130,7 @@ def test_a_closure_per_step_in_a_step_function(compiles):
 def test_a_lambda_per_step(compiles):
     w = W.copy()
     for batch in batches(8):
-        g = s2sgrad.gradient(lambda v: loss(v, batch))(w)  # noqa: B023
+        g = s2sgrad.gradient(lambda v: loss(v, batch))(w)
         assert_close(g, loss_grad(w, batch))
         w = w - 0.1 * g
     assert len([c for c in compiles if c[0] == "vjp" and c[1] != "loss"]) == 1
@@ -154,7 +154,7 @@ def test_grad_decorated_closures_on_tensors(compiles):
     for batch in batches(8):
         @s2sgrad.grad
         def objective(w):
-            return loss(w, batch)  # noqa: B023
+            return loss(w, batch)
 
         t = s2sgrad.tensor(w, requires_grad=True)
         out = objective(t)
@@ -230,7 +230,7 @@ def test_create_graph_through_closures_per_step():
     for batch in batches(4):
         @s2sgrad.grad
         def objective(w):
-            return loss(w, batch)  # noqa: B023
+            return loss(w, batch)
 
         t = s2sgrad.tensor(w, requires_grad=True)
         (g,) = s2sgrad.autograd.grad(objective(t), t, create_graph=True)
@@ -238,7 +238,7 @@ def test_create_graph_through_closures_per_step():
         (g * g).sum().backward()  # the gradient of |grad|^2: 2 H grad
 
         def penalty(v):
-            return np.sum(loss_grad(v, batch) ** 2)  # noqa: B023
+            return np.sum(loss_grad(v, batch) ** 2)
 
         np.testing.assert_allclose(t.grad.numpy(), numeric_gradient(penalty, (w,), 0),
                                    rtol=1e-6, atol=1e-9)
@@ -457,7 +457,7 @@ def test_a_closure_per_step_calling_another_closure_per_step(compiles):
     w = W.copy()
     for batch in batches(6):
         def predict(v):
-            return loss(v, batch)  # noqa: B023
+            return loss(v, batch)
 
         def objective(v):
             return 3.0 * predict(v) + np.sum(v * v)

@@ -98,7 +98,7 @@ def test_builtin_without_source():
 
 def test_function_without_source_file():
     namespace = {}
-    exec("def f(x):\n    return x * 2\n", namespace)  # noqa: S102
+    exec("def f(x):\n    return x * 2\n", namespace)
     with pytest.raises(TransformError, match="cannot read the source") as info:
         s2sgrad.gradient(namespace["f"])(1.0)
     assert "define the function in a .py file" in info.value.hint

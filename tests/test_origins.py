@@ -176,7 +176,7 @@ def list_write_through_a_copy(x):
 
 
 def list_write_through_a_chained_copy(x):
-    a = b = [x, x]  # noqa: F841 (the construct under test)
+    a = b = [x, x]  # the construct under test
     b[0] = x * 2.0
     return np.sum(b[0])
 

@@ -438,7 +438,7 @@ def normalize(text: str) -> str:
 def run(source: str, namespace: dict) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # 003_leaves reads y.grad, which warns (as in torch)
-        exec(compile(source, "<seed>", "exec"), namespace)  # noqa: S102
+        exec(compile(source, "<seed>", "exec"), namespace)
 
 
 @pytest.mark.parametrize("name", sorted(SNIPPETS))
@@ -455,7 +455,7 @@ def test_every_seed_snippet_has_an_expectation() -> None:
 def test_nonleaf_grad_in_seed_003_warns_like_torch() -> None:
     namespace = {"sg": sg, "np": np}
     with pytest.warns(UserWarning, match="is not a leaf Tensor is being accessed"):
-        exec(compile(transliterate(SNIPPETS["003_leaves"]), "<seed>", "exec"),  # noqa: S102
+        exec(compile(transliterate(SNIPPETS["003_leaves"]), "<seed>", "exec"),
              namespace)
 
 

@@ -872,7 +872,7 @@ def test_builtins_in_a_rule_are_bound_by_name():
         return g * np.sign(x) * (abs(x) < 1.0)
 
     def f(x):
-        abs = 3.0  # noqa: F841  shadows the builtin in the user's code only
+        abs = 3.0
         return np.sum(clipped(x) * abs)
 
     x = np.array([0.5, -0.3, 2.0])

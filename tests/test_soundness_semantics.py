@@ -226,8 +226,8 @@ def test_rendering_round_trip_keeps_meaning():
         text = astor.to_source(tree).strip()
         direct = ast.Expression(body=gast.gast_to_ast(syntax.clone(node)))
         code = compile(ast.fix_missing_locations(direct), "<tree>", "eval")
-        want = _evaluate(lambda: eval(code, dict(env)))  # noqa: S307
-        got = _evaluate(lambda: eval(text, dict(env)))  # noqa: S307, B023
+        want = _evaluate(lambda: eval(code, dict(env)))
+        got = _evaluate(lambda: eval(text, dict(env)))
         assert got == want, f"{text!r} evaluates to {got}, the tree to {want}"
         checked += 1
     assert checked == 3000
@@ -830,7 +830,7 @@ def test_refused_newer_statements(tmp_path, source, words, line):
     path = tmp_path / "newer.py"
     path.write_text(source)
     namespace: dict = {}
-    exec(compile(source, str(path), "exec"), namespace)  # noqa: S102
+    exec(compile(source, str(path), "exec"), namespace)
     fn = next(v for k, v in namespace.items() if k.startswith("refuses_"))
     with pytest.raises(TransformError) as info:
         s2sgrad.value_and_grad(fn)(1.5)
@@ -919,4 +919,4 @@ def test_negative_constants_render_as_unary_minus():
         node = syntax.binop(syntax.const(value), "Pow", syntax.const(2))
         rendered = astor.to_source(syntax.to_python_ast(node)).strip()
         assert rendered == f"({text})", rendered
-        assert eval(rendered) == value ** 2  # noqa: S307
+        assert eval(rendered) == value ** 2

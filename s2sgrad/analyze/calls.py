@@ -108,12 +108,12 @@ class Calls:
             if name is None or isinstance(func, gast.Name):
                 shown = f"'{name}'" if name else "a function value"
                 return Op(op.kind, op.target, what=op.what, refusal=(
-                    f"this calls {shown}, a function that is not known when the code is "
+                    (f"this calls {shown}, a function that is not known when the code is "
                     "compiled (it is chosen at run time: a loop over functions, a branch "
                     "between functions, an item at a computed key), so its derivative "
-                    "cannot be chosen",
-                    "Call each function directly (unroll the loop, or branch around the "
-                    "calls), or pass the function in as an argument."))
+                    "cannot be chosen"),
+                    ("Call each function directly (unroll the loop, or branch around the "
+                    "calls), or pass the function in as an argument.")))
             return op
         return self.call_resolved(resolved, func, args, keywords, target, node)
 
@@ -169,17 +169,17 @@ class Calls:
         if registry.lookup(resolved) is not None or registry.is_nondifferentiable(resolved):
             return self.primitive(resolved, args, keywords, target, node)
         if installed_package(unwrap(resolved)) or installed_package(
-                getattr(type(resolved), "__call__", None)):
+                getattr(type(resolved), "__call__", None)):  # noqa: B004 (the method itself)
             # a package's own source is not entered: called, with a rule or refused
             return self.primitive(resolved, args, keywords, target, node)
         if inspect.ismethod(resolved) and isinstance(func, gast.Attribute) and isinstance(
                 resolved.__func__, types.FunctionType) and not is_library(resolved.__func__):
             return self.user_call(resolved.__func__, [func.value] + args, keywords, target, node)
         unwrapped = unwrap(resolved)
-        if isinstance(unwrapped, types.FunctionType) and not is_library(unwrapped):
-            if not inspect.ismethod(resolved):
-                return self.user_call(unwrapped, args, keywords, target, node)
-        call = getattr(type(resolved), "__call__", None)
+        if isinstance(unwrapped, types.FunctionType) and not is_library(unwrapped) and \
+                not inspect.ismethod(resolved):
+            return self.user_call(unwrapped, args, keywords, target, node)
+        call = getattr(type(resolved), "__call__", None)  # noqa: B004 (the method itself)
         if not isinstance(resolved, (type, types.BuiltinFunctionType, np.ufunc)) and isinstance(
                 call, types.FunctionType) and not is_library(call):  # an object's __call__
             return self.user_call(call, [func] + args, keywords, target, node)

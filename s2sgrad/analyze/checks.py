@@ -195,9 +195,9 @@ def unsupported_call(what: str, prim: Any) -> tuple[str, str] | None:
     to write instead; None for functions known not to change their arguments (print,
     np.isfinite), which are refused only where their result is used."""
     if what.startswith("."):  # a method of a value of unknown class
-        return (f"the method {what} of a value whose class is not known when compiling "
+        return ((f"the method {what} of a value whose class is not known when compiling "
                 "receives a differentiated value: it has no derivative rule, and it may "
-                "change its arguments in place",
+                "change its arguments in place"),
                 "Call a function with a derivative rule, or a method of an argument's class.")
     if _is_pure(prim):
         return None
@@ -216,13 +216,13 @@ def unsupported_call(what: str, prim: Any) -> tuple[str, str] | None:
                  "library), whose source is not differentiated"),
                 (f"Register a rule with @s2sgrad.vjp_rule({short}), or, to differentiate "
                  f"through its source, call s2sgrad.differentiate_through('{top}') first."))
-    return (f"no derivative rule for {what}, which receives a differentiated value: it has "
+    return ((f"no derivative rule for {what}, which receives a differentiated value: it has "
             "no gradient, and it may change its arguments in place, which the gradient "
-            "cannot follow",
-            f"Register a rule with @s2sgrad.vjp_rule({short}) (or declare "
+            "cannot follow"),
+            (f"Register a rule with @s2sgrad.vjp_rule({short}) (or declare "
             f"s2sgrad.nondifferentiable({short}) if it changes nothing), use a function with "
             "a rule (np.sort(x) rather than x.sort()), or move the call outside the "
-            "differentiated function.")
+            "differentiated function."))
 
 
 def short_name(what: str) -> str:

@@ -161,16 +161,16 @@ class Tensor:
 
     __slots__ = (
         "__weakref__",
+        "_base",  # the Tensor whose memory this one views, or None
         "_data",
         "_grad",
+        "_grad_fn",
+        "_nograd_view",  # a view made with grad mode off
         "_out",
         "_requires_grad",
         "_retains",
-        "_version",
-        "_grad_fn",
-        "_base",  # the Tensor whose memory this one views, or None
         "_seen",  # for a view: the base's grad_fn when the view's own history was derived
-        "_nograd_view",  # a view made with grad mode off
+        "_version",
     )
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None) -> None:

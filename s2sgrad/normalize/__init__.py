@@ -61,7 +61,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import gast
 
@@ -133,7 +133,7 @@ class _Statements:
     handler (``lift_returns`` and ``Loops.guard_jumps`` desugar them first), and ``break``
     only as the loop guards make it. A new construct adds its row here."""
 
-    TABLE = {
+    TABLE: ClassVar[dict[type, str]] = {
         gast.Assign: "assign",
         gast.AnnAssign: "annotated_assign",
         gast.AugAssign: "augmented_assign",

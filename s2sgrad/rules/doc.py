@@ -73,26 +73,26 @@ CONVENTIONS = (
 )
 
 NOTES = (
-    "`np.where(c, x, y)`: `c` gets no gradient; the unselected side gets exact zeros, even "
-    "where the cotangent is infinite.",
-    "`np.clip(a, lo, hi)` with `lo > hi`: NumPy returns `hi` everywhere; the rule is not "
-    "meant for that case.",
-    "`a ** b` where `a < 0`: the derivative in `b` is nan, as the real logarithm of `a` does "
-    "not exist.",
-    "Indexing (`x[i]`, slices, boolean masks, integer arrays) sends each output's cotangent "
+    ("`np.where(c, x, y)`: `c` gets no gradient; the unselected side gets exact zeros, even "
+    "where the cotangent is infinite."),
+    ("`np.clip(a, lo, hi)` with `lo > hi`: NumPy returns `hi` everywhere; the rule is not "
+    "meant for that case."),
+    ("`a ** b` where `a < 0`: the derivative in `b` is nan, as the real logarithm of `a` does "
+    "not exist."),
+    ("Indexing (`x[i]`, slices, boolean masks, integer arrays) sends each output's cotangent "
     "back to the entry it came from; an entry picked several times (`x[[0, 0]]`) receives the "
-    "sum.",
-    "`math.*` rules compute with Python floats and raise like `math` does where the derivative "
+    "sum."),
+    ("`math.*` rules compute with Python floats and raise like `math` does where the derivative "
     "is infinite or undefined (`math.sqrt` at 0 and `math.hypot` at the origin raise "
-    "`ZeroDivisionError`); NumPy rules return `inf`/`nan` with NumPy's warnings.",
-    "Piecewise-constant functions (`floor`, `round`, `sign`, `//`, comparisons) and "
-    "integer-valued ones (`argmax`, `len`, shapes) carry no gradient.",
+    "`ZeroDivisionError`); NumPy rules return `inf`/`nan` with NumPy's warnings."),
+    ("Piecewise-constant functions (`floor`, `round`, `sign`, `//`, comparisons) and "
+    "integer-valued ones (`argmax`, `len`, shapes) carry no gradient."),
 )
 
 
 def conventions() -> str:
-    out = ["Where a derivative is not defined, or its formula would divide by zero, the rules "
-           "give PyTorch's value wherever PyTorch defines one:", "",
+    out = [("Where a derivative is not defined, or its formula would divide by zero, the rules "
+           "give PyTorch's value wherever PyTorch defines one:"), "",
            "| Primitives | At | Gradient | PyTorch |", "|---|---|---|---|"]
     out += [f"| {c.primitives} | {c.point} | {c.gradient} | {c.torch} |" for c in CONVENTIONS]
     out += [""] + [f"- {note}" for note in NOTES]

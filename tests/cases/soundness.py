@@ -74,7 +74,7 @@ def twice_cubed(x):
     return np.sum(x ** 3)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def cached_cube(t):
     return t ** 3 + math.sin(t)
 

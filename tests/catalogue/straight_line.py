@@ -732,8 +732,8 @@ def callee_nested(x, w):
 
 def callee_unused(x, y):
     # The callee's result does not reach the output.
-    junk = _expensive(x)  # noqa: F841
-    unused = _scaled(y, shift=x)  # noqa: F841
+    junk = _expensive(x)
+    unused = _scaled(y, shift=x)
     return np.sum(np.sin(x) * y)
 
 
@@ -916,13 +916,13 @@ def chained_and_annotated(x):
 
 def unused_variables(x, y):
     junk = np.exp(x) * y
-    other = np.sum(junk) + 1.0  # noqa: F841
+    other = np.sum(junk) + 1.0
     return np.sum(np.sin(x) * 3.0)
 
 
 def independent_of_some_inputs(x, y, s):
     # The gradient in y and s is zero, shaped like y and like the float s.
-    t = y * s  # noqa: F841
+    t = y * s
     return np.sum(x ** 2)
 
 
@@ -978,7 +978,7 @@ def returns_array(x, y):
 
 def returns_parameter_unchanged_other(x, y):
     # Returns x itself; y is read but does not matter.
-    junk = y * 2.0  # noqa: F841
+    junk = y * 2.0
     return x
 
 

@@ -539,7 +539,7 @@ def loop_with_only_pass(x, n):
 def loop_body_without_effect_on_output(x, n):
     y = x * 2.0
     for i in range(n):
-        unused = np.sin(x) * i  # noqa: F841  (the point of the test)
+        unused = np.sin(x) * i  # the point of the test
     return np.sum(y * y)
 
 
