@@ -24,17 +24,27 @@ that an optimizer built while it is frozen still holds it (optimizers skip a par
 
 from __future__ import annotations
 
+import math
 import sys
-from collections.abc import Iterator
-from typing import Any
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, NamedTuple
 
+import numpy as np
+
+from . import nn_functional as functional
+from . import nn_init as init
 from . import nn_utils as utils
+from .autograd import grad_mode
 from .autograd.printing import format_tensor
-from .autograd.tensor import Tensor
+from .autograd.tensor import Size, Tensor
 
 # ``nn.utils.clip_grad_norm_``, and ``from s2sgrad.nn.utils import clip_grad_norm_`` as with
-# ``torch.nn.utils``, though nn is a module and not a package.
+# ``torch.nn.utils``, though nn is a module and not a package; likewise ``nn.functional`` and
+# ``nn.init``.
 sys.modules[f"{__name__}.utils"] = utils
+sys.modules[f"{__name__}.functional"] = functional
+sys.modules[f"{__name__}.init"] = init
 
 
 class Parameter(Tensor):
@@ -76,22 +86,104 @@ class Module:
         for _, p in self.named_parameters():
             yield p
 
-    def modules(self) -> Iterator[Module]:
-        """This module and every sub-module, each once."""
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        """The direct sub-modules, each once: the attributes that are Modules, and the Modules
+        in lists, tuples and dicts held by attributes (named ``attr.index`` / ``attr.key``)."""
         seen: set[int] = set()
-        stack: list[Any] = [self]
-        while stack:
-            value = stack.pop(0)
-            if isinstance(value, Module):
-                if id(value) in seen:
+        for key, value in vars(self).items():
+            for name, child in _submodules(value, key):
+                if id(child) not in seen:
+                    seen.add(id(child))
+                    yield name, child
+
+    def children(self) -> Iterator[Module]:
+        for _, child in self.named_children():
+            yield child
+
+    def named_modules(self, memo: set[int] | None = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
+        """``(dotted name, module)`` for this module (named ``prefix``) and every sub-module,
+        depth first, parents before their children; each once unless not
+        ``remove_duplicate``."""
+        if memo is None:
+            memo = set()
+        if remove_duplicate:
+            if id(self) in memo:
+                return
+            memo.add(id(self))
+        yield prefix, self
+        children = (self.named_children() if remove_duplicate else
+                    (pair for key, value in vars(self).items()
+                     for pair in _submodules(value, key)))
+        for name, child in children:
+            yield from child.named_modules(memo, f"{prefix}.{name}" if prefix else name,
+                                           remove_duplicate)
+
+    def modules(self) -> Iterator[Module]:
+        """This module and every sub-module, each once, in ``named_modules`` order."""
+        for _, m in self.named_modules():
+            yield m
+
+    def apply(self, fn: Callable[[Module], Any]) -> Module:
+        """Call ``fn`` on every child (recursively, children first) and then on this module;
+        returns this module (``model.apply(init_weights)``)."""
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
+        return self
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        """Set ``requires_grad`` on every parameter (to freeze or unfreeze them)."""
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def state_dict(self, *, destination: Any = None, prefix: str = "",
+                   keep_vars: bool = False) -> Any:
+        """An ordered dict of dotted name -> copy of the parameter's value (a Tensor that does
+        not require grad); with ``keep_vars``, the parameters themselves. A parameter reached
+        under several names (a shared sub-module) appears under each."""
+        out = OrderedDict() if destination is None else destination
+        for name, p in _walk(self, "", set()):
+            out[prefix + name] = p if keep_vars else Tensor(p.data)
+        return out
+
+    def load_state_dict(self, state_dict: Mapping[str, Any],
+                        strict: bool = True) -> IncompatibleKeys:
+        """Copy the values of ``state_dict`` into the parameters of the same names, in place.
+
+        Returns ``(missing_keys, unexpected_keys)``. A value whose shape differs from its
+        parameter's raises RuntimeError; so do missing or unexpected keys when ``strict``. The
+        values that fit are copied even when an error is raised, as in PyTorch."""
+        own: dict[str, Tensor] = {}
+        for name, p in _walk(self, "", set()):
+            own.setdefault(name, p)
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        errors = []
+        with grad_mode.no_grad():
+            for name, p in own.items():
+                if name not in state_dict:
                     continue
-                seen.add(id(value))
-                yield value
-                stack.extend(vars(value).values())
-            elif isinstance(value, (list, tuple)):
-                stack.extend(value)
-            elif isinstance(value, dict):
-                stack.extend(value.values())
+                value = state_dict[name]
+                value = value.data if isinstance(value, Tensor) else np.asarray(value)
+                if value.shape != tuple(p.shape):
+                    errors.append(f"size mismatch for {name}: copying a param with shape "
+                                  f"{Size(value.shape)!r} from checkpoint, the shape in current "
+                                  f"model is {p.shape!r}.")
+                    continue
+                p.copy_(value.astype(p.dtype))
+        if strict:
+            if unexpected:
+                errors.insert(0, "Unexpected key(s) in state_dict: "
+                              + ", ".join(f'"{k}"' for k in unexpected) + ". ")
+            if missing:
+                errors.insert(0, "Missing key(s) in state_dict: "
+                              + ", ".join(f'"{k}"' for k in missing) + ". ")
+        if errors:
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+                               + "\n\t".join(errors))
+        return IncompatibleKeys(missing, unexpected)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of all parameters (to None, or to zeros in place)."""
@@ -115,6 +207,31 @@ class Module:
         return f"{type(self).__name__}(" + ("\n" + "\n".join(names) + "\n" if names else "") + ")"
 
 
+class IncompatibleKeys(NamedTuple):
+    """What ``load_state_dict`` found: the model's names absent from the state dict, and the
+    state dict's names the model lacks."""
+    missing_keys: list[str]
+    unexpected_keys: list[str]
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return (f"IncompatibleKeys(missing_keys={self.missing_keys!r}, "
+                f"unexpected_keys={self.unexpected_keys!r})")
+
+
+def _submodules(value: Any, name: str) -> Iterator[tuple[str, Module]]:
+    """Modules in ``value``, looking through lists, tuples and dicts but not into Modules."""
+    if isinstance(value, Module):
+        yield name, value
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            yield from _submodules(item, f"{name}.{i}")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _submodules(item, f"{name}.{key}")
+
+
 def _walk(value: Any, name: str, active: set[int]) -> Iterator[tuple[str, Tensor]]:
     """Parameters reachable from ``value``, depth first, in attribute order."""
     if isinstance(value, Tensor):
@@ -135,3 +252,253 @@ def _walk(value: Any, name: str, active: set[int]) -> Iterator[tuple[str, Tensor
     for key, item in items:
         yield from _walk(item, f"{name}.{key}" if name else key, active)
     active.discard(id(value))
+
+
+# -- layers ----------------------------------------------------------------------------------
+
+def _float_dtype(dtype: Any) -> np.dtype:
+    return np.dtype(np.float64 if dtype is None else dtype)
+
+
+class Linear(Module):
+    """``y = x @ weight.T + bias``; ``weight`` has shape ``(out_features, in_features)``.
+
+    Initialised as PyTorch does: ``weight`` by ``init.kaiming_uniform_(a=sqrt(5))``, that is
+    U(-1/sqrt(in_features), 1/sqrt(in_features)), and ``bias`` from the same range."""
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True,
+                 dtype: Any = None) -> None:
+        self.in_features = in_features
+        self.out_features = out_features
+        dtype = _float_dtype(dtype)
+        self.weight = Parameter(np.empty((out_features, in_features), dtype=dtype))
+        self.bias = Parameter(np.empty(out_features, dtype=dtype)) if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in = self.in_features
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input: Any) -> Tensor:
+        return functional.linear(input, self.weight, self.bias)
+
+
+class Sequential(Module):
+    """Modules called in order, each on the previous one's output. Built from modules (named
+    ``"0"``, ``"1"``, ...) or from one ordered dict of name -> module; indexed (an int gives a
+    module, a slice a Sequential), measured with ``len``, iterated, extended with
+    ``append``."""
+
+    def __init__(self, *args: Any) -> None:
+        if len(args) == 1 and isinstance(args[0], Mapping):
+            for name, module in args[0].items():
+                setattr(self, name, module)
+        else:
+            for i, module in enumerate(args):
+                setattr(self, str(i), module)
+
+    def _items(self) -> list[tuple[str, Module]]:
+        return [(k, v) for k, v in vars(self).items() if isinstance(v, Module)]
+
+    def __getitem__(self, index: Any) -> Any:
+        items = self._items()
+        if isinstance(index, slice):
+            return Sequential(OrderedDict(items[index]))
+        i = int(index)
+        if not -len(items) <= i < len(items):
+            raise IndexError(f"index {i} is out of range")
+        return items[i][1]
+
+    def __len__(self) -> int:
+        return len(self._items())
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter([m for _, m in self._items()])
+
+    def append(self, module: Module) -> Sequential:
+        setattr(self, str(len(self)), module)
+        return self
+
+    def extend(self, modules: Any) -> Sequential:
+        for module in modules:
+            self.append(module)
+        return self
+
+    def forward(self, input: Any) -> Any:
+        for module in self:
+            input = module(input)
+        return input
+
+
+class ReLU(Module):
+    def __init__(self, inplace: bool = False) -> None:
+        self.inplace = inplace
+
+    def forward(self, input: Any) -> Tensor:
+        return functional.relu(input)
+
+
+class Tanh(Module):
+    def forward(self, input: Any) -> Tensor:
+        return functional.tanh(input)
+
+
+class Sigmoid(Module):
+    def forward(self, input: Any) -> Tensor:
+        return functional.sigmoid(input)
+
+
+class GELU(Module):
+    """``x * Phi(x)`` (exact, through erf); ``approximate="tanh"`` for the tanh form."""
+
+    def __init__(self, approximate: str = "none") -> None:
+        self.approximate = approximate
+
+    def forward(self, input: Any) -> Tensor:
+        return functional.gelu(input, approximate=self.approximate)
+
+
+class Softmax(Module):
+    def __init__(self, dim: int | None = None) -> None:
+        self.dim = dim
+
+    def forward(self, input: Any) -> Tensor:
+        return functional.softmax(input, self.dim)
+
+
+class LogSoftmax(Module):
+    def __init__(self, dim: int | None = None) -> None:
+        self.dim = dim
+
+    def forward(self, input: Any) -> Tensor:
+        return functional.log_softmax(input, self.dim)
+
+
+class Dropout(Module):
+    """In training mode, zero each element with probability ``p`` (from NumPy's global state)
+    and scale the rest by ``1 / (1 - p)``; in eval mode, the identity."""
+
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
+        if p < 0.0 or p > 1.0:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p = p
+        self.inplace = inplace
+
+    def forward(self, input: Any) -> Tensor:
+        return functional.dropout(input, self.p, self.training)
+
+
+class Embedding(Module):
+    """A table of ``num_embeddings`` vectors of size ``embedding_dim``, initialised N(0, 1),
+    looked up by integer indices. The row ``padding_idx`` starts at zero and gets no
+    gradient."""
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
+                 _weight: Any = None, _freeze: bool = False, dtype: Any = None) -> None:
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            if padding_idx < 0:
+                padding_idx += num_embeddings
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        self.padding_idx = padding_idx
+        if _weight is None:
+            self.weight = Parameter(np.empty((num_embeddings, embedding_dim),
+                                             dtype=_float_dtype(dtype)),
+                                    requires_grad=not _freeze)
+            self.reset_parameters()
+        else:
+            data = _weight.data if isinstance(_weight, Tensor) else np.asarray(_weight)
+            if data.shape != (num_embeddings, embedding_dim):
+                raise AssertionError("Shape of weight does not match num_embeddings and "
+                                     "embedding_dim")
+            self.weight = Parameter(data, requires_grad=not _freeze)
+
+    def reset_parameters(self) -> None:
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with grad_mode.no_grad():
+                self.weight[self.padding_idx] = 0.0
+
+    @classmethod
+    def from_pretrained(cls, embeddings: Any, freeze: bool = True,
+                        padding_idx: int | None = None) -> Embedding:
+        rows, cols = np.shape(embeddings.data if isinstance(embeddings, Tensor) else embeddings)
+        return cls(rows, cols, padding_idx, _weight=embeddings, _freeze=freeze)
+
+    def forward(self, input: Any) -> Tensor:
+        return functional.embedding(input, self.weight, self.padding_idx)
+
+
+class LayerNorm(Module):
+    """Normalise over the trailing ``normalized_shape`` dimensions, then scale by ``weight``
+    (ones) and shift by ``bias`` (zeros) when ``elementwise_affine``."""
+
+    def __init__(self, normalized_shape: Any, eps: float = 1e-5,
+                 elementwise_affine: bool = True, bias: bool = True, dtype: Any = None) -> None:
+        shape = ((normalized_shape,) if isinstance(normalized_shape, int)
+                 else tuple(normalized_shape))
+        self.normalized_shape = shape
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        dtype = _float_dtype(dtype)
+        if elementwise_affine:
+            self.weight = Parameter(np.ones(shape, dtype=dtype))
+            self.bias = Parameter(np.zeros(shape, dtype=dtype)) if bias else None
+        else:
+            self.weight = self.bias = None
+
+    def forward(self, input: Any) -> Tensor:
+        return functional.layer_norm(input, self.normalized_shape, self.weight, self.bias,
+                                     self.eps)
+
+
+# -- losses ----------------------------------------------------------------------------------
+
+class MSELoss(Module):
+    def __init__(self, reduction: str = "mean") -> None:
+        self.reduction = reduction
+
+    def forward(self, input: Any, target: Any) -> Tensor:
+        return functional.mse_loss(input, target, self.reduction)
+
+
+class NLLLoss(Module):
+    def __init__(self, weight: Any = None, ignore_index: int = -100,
+                 reduction: str = "mean") -> None:
+        self.weight = weight
+        self.ignore_index = ignore_index
+        self.reduction = reduction
+
+    def forward(self, input: Any, target: Any) -> Tensor:
+        return functional.nll_loss(input, target, self.weight, self.ignore_index,
+                                   self.reduction)
+
+
+class CrossEntropyLoss(Module):
+    def __init__(self, weight: Any = None, ignore_index: int = -100, reduction: str = "mean",
+                 label_smoothing: float = 0.0) -> None:
+        self.weight = weight
+        self.ignore_index = ignore_index
+        self.reduction = reduction
+        self.label_smoothing = label_smoothing
+
+    def forward(self, input: Any, target: Any) -> Tensor:
+        return functional.cross_entropy(input, target, self.weight, self.ignore_index,
+                                        self.reduction, self.label_smoothing)
+
+
+class BCEWithLogitsLoss(Module):
+    def __init__(self, weight: Any = None, reduction: str = "mean",
+                 pos_weight: Any = None) -> None:
+        self.weight = weight
+        self.reduction = reduction
+        self.pos_weight = pos_weight
+
+    def forward(self, input: Any, target: Any) -> Tensor:
+        return functional.binary_cross_entropy_with_logits(input, target, self.weight,
+                                                           self.reduction, self.pos_weight)
