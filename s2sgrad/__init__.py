@@ -14,7 +14,7 @@ table; a package stands for all its modules):
     compiler: parse fence normalize statements analyze aliasing reverse tangent batching optimize
               inplace coalesce codegen templates rules compiled derivatives higher pipeline sourcefile
               function
-    tensor:   autograd nn nn_utils optim lr_scheduler
+    tensor:   autograd nn nn_utils optim lr_scheduler serialization data
               nn_functional nn_init
     api:      api testing __main__ __init__
 
@@ -48,10 +48,12 @@ from .autograd.grad_mode import (
 )
 from .autograd.tensor import Tensor, ones, ones_like, randn, tensor, zeros, zeros_like
 from .batching import NotBatchable
+from .data import manual_seed, utils
 from .derivatives import checkpoint
 from .errors import TransformError
 from .function import Function
 from .rules import jvp_rule, linear, nondifferentiable, vjp_rule
+from .serialization import load, save
 
 __version__ = "0.1.0"  # the one place the version is written (pyproject.toml reads it)
 
@@ -77,6 +79,8 @@ __all__ = [
     "jvp",
     "jvp_rule",
     "linear",
+    "load",
+    "manual_seed",
     "nn",
     "no_grad",
     "nondifferentiable",
@@ -84,10 +88,12 @@ __all__ = [
     "ones_like",
     "optim",
     "randn",
+    "save",
     "set_grad_enabled",
     "show",
     "tensor",
     "testing",
+    "utils",
     "value_and_grad",
     "vjp",
     "vjp_rule",

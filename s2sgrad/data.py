@@ -1,0 +1,166 @@
+"""Datasets and batches, reached as ``s2sgrad.utils.data`` (PyTorch's ``torch.utils.data``):
+``Dataset``, ``TensorDataset``, ``DataLoader`` and ``default_collate``; and ``manual_seed``.
+
+    loader = DataLoader(TensorDataset(x, y), batch_size=32, shuffle=True)
+    for xb, yb in loader:
+        loss_fn(model(xb), yb).backward()
+
+``TensorDataset(*tensors)`` holds Tensors with the same first dimension; item ``i`` is the
+tuple of their ``i``-th rows. ``DataLoader`` yields batches of ``batch_size`` items made by
+``collate_fn`` (``default_collate`` unless given): Tensors, arrays and numbers are stacked into
+one Tensor (Python floats as float64, ints as int64), strings gathered in a list, dicts,
+lists, tuples and named tuples collated field by field (a tuple giving a list, as in
+PyTorch). The batches are data: they do not require grad, even when the dataset's Tensors do.
+``len(loader)`` counts the batches: the last, short one too unless ``drop_last``.
+
+With ``shuffle=True`` each pass over the loader draws a fresh order from ``generator`` (a
+``numpy.random.Generator``) or, without one, from the module's generator, which
+``manual_seed(seed)`` resets; so the same seed gives the same sequence of orders. The module's
+generator serves the data loaders only: ``s2sgrad.randn`` draws from NumPy's global state.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import math
+import sys
+import types
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from .autograd.tensor import Tensor
+
+_generator = np.random.default_rng()
+
+
+def manual_seed(seed: int) -> np.random.Generator:
+    """Reseed the generator that shuffling data loaders use without a ``generator`` of their
+    own; returns it."""
+    global _generator
+    _generator = np.random.default_rng(seed)
+    return _generator
+
+
+def default_generator() -> np.random.Generator:
+    """The generator that shuffling data loaders use without a ``generator`` of their own."""
+    return _generator
+
+
+class Dataset:
+    """A map-style dataset: ``dataset[i]`` for ``0 <= i < len(dataset)``."""
+
+    def __getitem__(self, index: int) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} must define __getitem__")
+
+    def __len__(self) -> int:
+        raise NotImplementedError(f"{type(self).__name__} must define __len__")
+
+
+class TensorDataset(Dataset):
+    """Tensors of the same first dimension; item ``i`` is the tuple of their ``i``-th rows."""
+
+    def __init__(self, *tensors: Tensor) -> None:
+        for t in tensors:
+            if not isinstance(t, Tensor):
+                raise TypeError(f"TensorDataset takes Tensors, not {type(t).__name__}")
+            if t.ndim == 0:
+                raise ValueError("TensorDataset takes Tensors of at least one dimension")
+        if not tensors:
+            raise ValueError("TensorDataset takes at least one Tensor")
+        if any(t.shape[0] != tensors[0].shape[0] for t in tensors):
+            raise ValueError("Size mismatch between tensors: first dimensions "
+                             f"{[t.shape[0] for t in tensors]}")
+        self.tensors = tensors
+
+    def __getitem__(self, index: int) -> tuple[Tensor, ...]:
+        return tuple(t[index] for t in self.tensors)
+
+    def __len__(self) -> int:
+        return self.tensors[0].shape[0]
+
+
+def default_collate(batch: Sequence[Any]) -> Any:
+    """Stack a list of samples into a batch, as PyTorch's ``default_collate``."""
+    elem = batch[0]
+    if isinstance(elem, Tensor):
+        return Tensor(np.stack([x.data for x in batch]))
+    if isinstance(elem, (np.ndarray, np.generic)) and elem.dtype.kind in "biufc":
+        return Tensor(np.stack([np.asarray(x) for x in batch]))
+    if isinstance(elem, float):
+        return Tensor(np.array(batch, dtype=np.float64))
+    if isinstance(elem, int):  # bool too: a bool batch stays bool
+        return Tensor(np.array(batch, dtype=np.bool_ if isinstance(elem, bool) else np.int64))
+    if isinstance(elem, str):
+        return list(batch)
+    if isinstance(elem, collections.abc.Mapping):
+        fields = {key: default_collate([d[key] for d in batch]) for key in elem}
+        try:
+            return type(elem)(fields)
+        except TypeError:
+            return fields
+    if isinstance(elem, tuple) and hasattr(elem, "_fields"):  # a named tuple
+        return type(elem)(*(default_collate(list(s)) for s in zip(*batch, strict=True)))
+    if isinstance(elem, collections.abc.Sequence):
+        if any(len(x) != len(elem) for x in batch):
+            raise RuntimeError("each element in list of batch should be of equal size")
+        fields = [default_collate(list(s)) for s in zip(*batch, strict=True)]
+        if isinstance(elem, tuple):
+            return fields
+        try:
+            return type(elem)(fields)
+        except TypeError:
+            return fields
+    raise TypeError(f"default_collate: batch must contain tensors, numpy arrays, numbers, "
+                    f"dicts or lists; found {type(elem)}")
+
+
+class DataLoader:
+    """Batches of a dataset, in order or shuffled anew for each pass."""
+
+    def __init__(self, dataset: Any, batch_size: int = 1, shuffle: bool = False,
+                 drop_last: bool = False, generator: np.random.Generator | None = None,
+                 collate_fn: Callable[[list[Any]], Any] | None = None) -> None:
+        if type(batch_size) is not int or batch_size <= 0:
+            raise ValueError(f"batch_size should be a positive integer value, but got "
+                             f"batch_size={batch_size}")
+        if generator is not None and not isinstance(generator, np.random.Generator):
+            raise TypeError(f"generator must be a numpy.random.Generator, not "
+                            f"{type(generator).__name__}")
+        self.dataset = dataset
+        self.batch_size = batch_size
+        self.shuffle = bool(shuffle)
+        self.drop_last = bool(drop_last)
+        self.generator = generator
+        self.collate_fn = collate_fn
+
+    def __len__(self) -> int:
+        n = len(self.dataset)
+        return n // self.batch_size if self.drop_last else math.ceil(n / self.batch_size)
+
+    def __iter__(self) -> Iterator[Any]:
+        n = len(self.dataset)
+        if self.shuffle:
+            order = (self.generator or _generator).permutation(n)
+        else:
+            order = np.arange(n)
+        stop = len(self) * self.batch_size
+        for start in range(0, min(stop, n), self.batch_size):
+            indices = order[start:start + self.batch_size]
+            if self.collate_fn is None and type(self.dataset) is TensorDataset:
+                # rows gathered by one index per Tensor: the stacked rows, in one copy
+                yield [Tensor(t.data[indices]) for t in self.dataset.tensors]
+            else:
+                collate = self.collate_fn or default_collate
+                yield collate([self.dataset[int(i)] for i in indices])
+
+
+# ``s2sgrad.utils.data.DataLoader`` and ``from s2sgrad.utils.data import DataLoader`` work as
+# with ``torch.utils.data``, though there is no ``utils`` package: a namespace module stands
+# for it.
+utils = types.ModuleType(f"{__package__}.utils", "Namespace of ``utils.data``, as "
+                         "``torch.utils``.")
+utils.data = sys.modules[__name__]  # type: ignore[attr-defined]
+sys.modules[utils.__name__] = utils
+sys.modules[f"{utils.__name__}.data"] = sys.modules[__name__]
