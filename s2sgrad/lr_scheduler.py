@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import types
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -36,7 +37,7 @@ def _lrs(optimizer: Any) -> list[float]:
     return [group["lr"] for group in optimizer.param_groups]
 
 
-class LRScheduler:
+class LRScheduler(ABC):
     """Base class: subclasses define ``get_lr``, the groups' learning rates at ``last_epoch``.
 
     ``last_epoch=-1`` starts a schedule; another value resumes one, and then every group must
@@ -63,9 +64,9 @@ class LRScheduler:
         finally:
             self._is_initial = False
 
+    @abstractmethod
     def get_lr(self) -> list[float]:
         """The learning rates for ``last_epoch``, one per group (called by ``step``)."""
-        raise NotImplementedError
 
     def step(self) -> None:
         """Advance one epoch and set the groups' learning rates (after ``optimizer.step()``)."""
@@ -208,6 +209,10 @@ class ReduceLROnPlateau(LRScheduler):
         self._last_lr = _lrs(optimizer)
         self._init_is_better(mode, threshold, threshold_mode)
         self._reset()
+
+    def get_lr(self) -> list[float]:
+        """The groups' current learning rates: ``step(metric)`` changes them."""
+        return _lrs(self.optimizer)
 
     def _reset(self) -> None:
         self.best = self.mode_worse
