@@ -292,6 +292,8 @@ class _Stack:
         if any(_kind(s).blocks for s in body):
             return None
         assigned = Counter(n for s in body for n in _changed(s))
+        if assigned[index]:
+            return None  # the step rebinds the index: what it reads is not the range's
         wanted = set(names) - {index}
         chosen: list[gast.stmt] = []
         for stmt in reversed(body):  # the statements the values depend on, in the body

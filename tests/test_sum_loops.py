@@ -315,3 +315,19 @@ def test_a_list_changed_after_the_loop(f):
     check_grads(f, 0.7, X[:3])
     forward, _ = pair(f, 0.7, X[:3], wrt=(0, 1))
     assert "append" in forward
+
+
+def index_changed_in_the_step(w, x):
+    """The index is rebound inside the step: what the step reads after that is not what the
+    range gives."""
+    total = 0.0
+    for i in range(len(x) - 1):
+        a = np.tanh(w * x[i])
+        i = i + 1
+        total = total + a * x[i]
+    return total
+
+
+def test_an_index_changed_in_the_step():
+    check_grads(index_changed_in_the_step, 0.7, X)
+    check_grads(index_changed_in_the_step, 0.7, X, order=2)
