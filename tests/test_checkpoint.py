@@ -394,3 +394,24 @@ def test_a_checkpointed_function_given_an_object_is_refused(f):
     message = str(info.value)
     assert "object" in message and "test_checkpoint.py" in message
     assert "argument" in message
+
+
+@s2sgrad.checkpoint
+def block_of_nets(h, nets):
+    return np.tanh(nets[0].a @ h + nets[0].b)
+
+
+def given_an_object_by_keyword(h, net):
+    return np.sum(block_of_net(h, net=net) ** 2)
+
+
+def given_objects_in_a_list(h, net):
+    return np.sum(block_of_nets(h, [net]) ** 2)
+
+
+@pytest.mark.parametrize("f", [given_an_object_by_keyword, given_objects_in_a_list])
+def test_an_object_by_keyword_or_in_a_container_is_refused(f):
+    with pytest.raises(s2sgrad.TransformError) as info:
+        s2sgrad.gradient(f)(H0, Net(A, B))
+    message = str(info.value)
+    assert "object" in message and "test_checkpoint.py" in message

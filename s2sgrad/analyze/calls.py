@@ -226,14 +226,17 @@ class Calls:
                 f"'{data}' as it is then, not as the forward saw it", node,
                 f"Pass '{data}' to {what}() as an argument, or call {what} without "
                 "checkpoint().")
-        for atom in op.callee_args:
+        atoms = [a for bound in op.bindings.values() for a in (
+            bound if isinstance(bound, tuple) else bound.values() if isinstance(bound, dict)
+            else (bound,))]  # positional, keyword, *args and **kwargs arguments alike
+        for atom in atoms:
             value = self.value(atom) if isinstance(atom, gast.Name) else None
-            if value is not None and value.kind == "object" and value.value is None and \
-                    not is_container(value):
+            if value is not None and _holds_object(value):
                 raise self.parsed.error(
-                    f"checkpoint({what}): {what}() is given '{atom.id}', an object whose "
-                    "attributes it may read; its forward runs again in the adjoint, which "
-                    f"would read them as they are then, not as the forward saw them", node,
+                    f"checkpoint({what}): {what}() is given '{atom.id}', which is or holds "
+                    "an object whose attributes it may read; its forward runs again in the "
+                    "adjoint, which would read them as they are then, not as the forward saw "
+                    "them", node,
                     f"Pass the arrays {what}() reads to it as arguments (a function of "
                     f"`h, W` rather than a method reading `self.W`), or call {what} without "
                     "checkpoint().")
@@ -502,6 +505,14 @@ class Calls:
         refusal = checks.unsupported_call(what, prim) if varied else None
         return Op("unknown", target, what=what, primitive=prim, refusal=refusal,
                   always=refusal is not None)
+
+
+def _holds_object(value: Abstract) -> bool:
+    """An object of a user class (not a function or a value known by identity), or a tuple,
+    list or dict that may hold one."""
+    if is_container(value):
+        return value.items is None or any(_holds_object(v) for _, v in value.items)
+    return value.kind == "object" and value.value is None
 
 
 def _atoms(bound: Any) -> list:
