@@ -70,6 +70,12 @@ def test_different_contributions_are_not_doubled():
 
 
 def test_doubled_is_the_sum_to_the_last_bit():
+    """sum(h * h): the gradient is exactly h + h, for any h (doubling rounds nothing)."""
+    h = rng.standard_normal(1000) * 10.0 ** rng.integers(-150, 150, 1000)
+    np.testing.assert_array_equal(s2sgrad.gradient(lambda v: np.sum(v * v))(h), h + h)
+
+
+def test_doubled_through_a_chain():
     g = s2sgrad.gradient(squares, (0, 1))(H, W)
     z = np.tanh(H * W)
     zb = z + z
