@@ -8,6 +8,7 @@
     python benchmarks/run.py --only mlp-jvp,mlp-hvp,rnn-jvp,rnn-hvp,second-order-first-call
     python benchmarks/run.py --only jacobian-field,jacobian-logits,hessian-potential
     python benchmarks/run.py --only horner,scalar-tensor,index-loop,ode-loop,closure-per-step
+    python benchmarks/run.py --only nn-mlp   # nn.Sequential vs @grad function vs hand vs torch
 
 The ``*-jvp`` and ``*-hvp`` tables time forward mode (value and directional derivative) and
 Hessian-vector products against hand-written NumPy ones, PyTorch (torch.func and eager) and
@@ -16,7 +17,10 @@ workloads (``horner``, ``index-loop``, ``ode-loop``) time Python loops over floa
 elements; ``scalar-tensor`` is the cost of s2sgrad's Tensor path (``f(x).backward()``) next
 to its functional one and PyTorch's; ``ode-loop`` also reports the memory the forward keeps
 for the reverse, per step; ``closure-per-step`` is a training loop that builds a new closure
-every step (time per step, first step, memory growth). Every value+grad table ends with
+every step (time per step, first step, memory growth). ``nn-mlp`` is a classifier written the
+PyTorch way (``nn.Sequential`` of ``nn.Linear``, ``CrossEntropyLoss``, ``.backward()``, AdamW)
+next to the same loss as one ``@grad`` NumPy function, by hand and in PyTorch: loss and
+gradients, and a whole training step. Every value+grad table ends with
 s2sgrad's first call (transform + compile + run) measured in a fresh process.
 
 Everything runs in this one process (the first-call measurements of s2sgrad run in fresh
@@ -2022,6 +2026,310 @@ def run_closure_per_step(libs: list[Library], min_time: float, batches: int, sta
 
 
 # ---------------------------------------------------------------------------------------------
+# The PyTorch way: an nn.Sequential's loss, gradients and training step, next to the same loss
+# as one @grad NumPy function, by hand, and PyTorch's nn
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Variant:
+    """One row of an nn-mlp table: the loss+grad call, how to read its result, and a builder
+    of a training step over the row's own copy of the parameters: ``make_step()`` ->
+    ``(step, params)``, ``params()`` the parameters now, as NumPy arrays."""
+
+    grad: Callable[[], Any]
+    read: Callable[[Any], tuple[float, tuple]]
+    make_step: Callable[[], tuple[Callable[[], Any], Callable[[], tuple]]]
+
+
+def _numpy_variant(args: tuple, value_and_grad: Callable) -> Variant:
+    """``value_and_grad(*args)`` (hand-written, or s2sgrad's on arrays), and a step that
+    applies ``W.adamw_step`` to its result."""
+    params, X, y = list(args[:6]), args[6], args[7]
+
+    def make_step():
+        own, state = [np.array(p) for p in params], {}
+
+        def step():
+            value, grads = value_and_grad(*own, X, y)
+            W.adamw_step(own, grads, state, **W.ADAMW)
+            return value
+
+        return step, lambda: tuple(own)
+
+    return Variant(lambda: value_and_grad(*params, X, y), _plain, make_step)
+
+
+def _grad_fn_variant(sg: Any, args: tuple) -> Variant:
+    """``out = f(*params, X, y); out.backward()``, ``f = sg.grad(nn_mlp_loss)``, the parameters
+    leaf Tensors; the step with ``sg.optim.AdamW``."""
+    params, X, y = args[:6], args[6], args[7]
+    call, read = tensor_path(sg, W.nn_mlp_loss, args, W.WRT["nn_mlp"])
+    f = sg.grad(W.nn_mlp_loss)
+
+    def make_step():
+        own = [sg.nn.Parameter(np.array(p)) for p in params]
+        opt = sg.optim.AdamW(own, **W.ADAMW)
+
+        def step():
+            opt.zero_grad()
+            out = f(*own, X, y)
+            out.backward()
+            opt.step()
+            return out
+
+        return step, lambda: tuple(np.array(p.detach().numpy()) for p in own)
+
+    return Variant(call, read, make_step)
+
+
+def _sequential_variant(nn: Any, tensor: Callable, optimizer: Callable, args: tuple,
+                        widths: tuple[int, ...], dtype: Any = None) -> Variant:
+    """PyTorch's way with ``nn`` (s2sgrad.nn or torch.nn): ``make_nn_mlp``'s Sequential holding
+    the parameters of ``args``, ``loss = CrossEntropyLoss()(model(X), y)``,
+    ``loss.backward()``; the step with ``optimizer(model.parameters())``."""
+    params, X, y = args[:6], args[6], args[7]
+    criterion = nn.CrossEntropyLoss()
+    Xt, yt = tensor(X), tensor(y)
+
+    def build():
+        model = W.make_nn_mlp(nn, widths, dtype)
+        model.load_state_dict(W.nn_mlp_state_dict(params, tensor))
+        return model
+
+    model = build()
+    leaves = list(model.parameters())
+
+    def call():
+        model.zero_grad()
+        loss = criterion(model(Xt), yt)
+        loss.backward()
+        return loss
+
+    def read(loss):
+        return float(loss.item()), tuple(np.array(p.grad.detach().numpy()) for p in leaves)
+
+    def make_step():
+        own = build()
+        opt = optimizer(own.parameters())
+
+        def step():
+            opt.zero_grad()
+            loss = criterion(own(Xt), yt)
+            loss.backward()
+            opt.step()
+            return loss
+
+        return step, lambda: tuple(np.array(p.detach().numpy()) for p in own.parameters())
+
+    return Variant(call, read, make_step)
+
+
+NN_GRAD_FN = "grad(nn_mlp_loss)(*params), .backward()"
+NN_SEQUENTIAL = "nn.Sequential + CrossEntropyLoss, .backward()"
+NN_PARAM_NAMES = ("W1", "b1", "W2", "b2", "W3", "b3")
+
+
+def nn_mlp_rows(libs: list[Library], args: tuple, widths: tuple[int, ...]
+                ) -> list[tuple[str, Library, Callable[[], Variant]]]:
+    """The rows after the hand-written one: (label, library, builder of its Variant)."""
+    rows = []
+    sg_lib, torch_lib = _library(libs, "s2sgrad"), _library(libs, "torch")
+
+    def need(lib: Library) -> Any:
+        if lib.module is None:
+            raise Unavailable(lib.reason)
+        return lib.module
+
+    if sg_lib is not None:
+        def functional():
+            vg = need(sg_lib).value_and_grad(W.nn_mlp_loss, wrt=W.WRT["nn_mlp"])
+            return _numpy_variant(args, vg)
+
+        def sequential():
+            sg = need(sg_lib)
+            return _sequential_variant(sg.nn, sg.tensor,
+                                       lambda ps: sg.optim.AdamW(ps, **W.ADAMW), args, widths)
+
+        rows += [(f"{sg_lib.label}: value_and_grad(nn_mlp_loss)", sg_lib, functional),
+                 (f"{sg_lib.label}: {NN_GRAD_FN}", sg_lib,
+                  lambda: _grad_fn_variant(need(sg_lib), args)),
+                 (f"{sg_lib.label}: {NN_SEQUENTIAL}", sg_lib, sequential)]
+    if torch_lib is not None:
+        def torch_sequential():
+            torch = need(torch_lib)
+            return _sequential_variant(torch.nn, torch.tensor,
+                                       lambda ps: torch.optim.AdamW(ps, **W.ADAMW), args,
+                                       widths, dtype=torch.float64)
+
+        label = torch_lib.label.replace(" (eager)", "")
+        rows.append((f"{label}: {NN_SEQUENTIAL}", torch_lib, torch_sequential))
+    return rows
+
+
+@dataclass
+class NNRow:
+    label: str
+    library: str = ""  # the Library's name ("s2sgrad", "torch"); "" for the NumPy rows
+    grad: Timing | None = None
+    step: Timing | None = None
+    note: str = ""
+    paired: tuple[float | None, float | None] = (None, None)  # s2sgrad / hand, interleaved
+
+
+NN_COLS = "{:<66} {:>10} {:>7} {:>10} {:>7} {:>7}"
+
+NN_MLP_FIRST_CALL = """
+args = W.nn_mlp_inputs()
+def build():
+    model = W.make_nn_mlp(sg.nn, W.NN_MLP_SIZES["digits"][1])
+    model.load_state_dict(W.nn_mlp_state_dict(args[:6], sg.tensor))
+    criterion = sg.nn.CrossEntropyLoss()
+    X, y = sg.tensor(args[6]), sg.tensor(args[7])
+    params = list(model.parameters())
+    def call():
+        model.zero_grad()
+        loss = criterion(model(X), y)
+        loss.backward()
+        return loss.item(), tuple(p.grad.numpy() for p in params)
+    return call
+plain = None
+def check(result):
+    return differ(W.nn_mlp_value_and_grad(*args), result)
+"""
+
+
+def run_nn_mlp(libs: list[Library], min_time: float, batches: int, status: dict,
+               first_call_samples: int = 0,
+               sizes: dict[str, tuple[int, tuple[int, ...]]] | None = None
+               ) -> dict[str, list[NNRow]]:
+    """One nn-mlp table per size (name -> (batch, widths), ``W.NN_MLP_SIZES`` by default):
+    every row's loss+grad checked against the hand-written gradient and its training step
+    (from the same start, one AdamW step) against the hand-written step, then both timed.
+    Returns the rows by size."""
+    sizes = W.NN_MLP_SIZES if sizes is None else sizes
+    sg_lib = _library(libs, "s2sgrad")
+    tables = {}
+    for size, (batch, widths) in sizes.items():
+        tables[size] = nn_mlp_table(libs, size, batch, widths, min_time, batches, status)
+        if (size == "digits" and first_call_samples and sg_lib is not None
+                and sg_lib.module is not None):
+            print(first_call_line(NN_MLP_FIRST_CALL, first_call_samples, 20, status,
+                                  what="criterion(model(X), y).backward(), model an "
+                                       "nn.Sequential at digits"))
+        sys.stdout.flush()
+    return tables
+
+
+def nn_mlp_table(libs: list[Library], size: str, batch: int, widths: tuple[int, ...],
+                 min_time: float, batches: int, status: dict) -> list[NNRow]:
+    """One nn-mlp table: the hand-written row, the plain forward, then every row of
+    ``nn_mlp_rows``, each checked (loss and gradients, parameters after one step) before it
+    is timed; returns the rows."""
+    args = W.nn_mlp_inputs(batch=batch, widths=widths)
+    hand = _numpy_variant(args, W.nn_mlp_value_and_grad)
+    ref = _plain(hand.grad())
+    if not np.isclose(W.nn_mlp_loss(*args), ref[0], rtol=1e-12, atol=0):
+        raise SystemExit(f"nn-mlp: hand-written value {ref[0]!r} != function value "
+                         f"{W.nn_mlp_loss(*args)!r}")
+    hand_step, hand_params = hand.make_step()
+    hand_step()
+    ref_step = hand_params()
+    hand_step, _ = hand.make_step()  # timed from the start
+    base = NNRow("NumPy, hand-written gradient", grad=measure(hand.grad, min_time, batches),
+                 step=measure(hand_step, min_time, batches))
+    forward = NNRow("NumPy, the forward only (nn_mlp_loss, no gradient)",
+                    grad=measure(lambda: W.nn_mlp_loss(*args), min_time, batches))
+    rows = [base, forward]
+    for label, lib, build in nn_mlp_rows(libs, args, widths):
+        row = NNRow(label, library=lib.name)
+        rows.append(row)
+        is_s2sgrad = lib.name == "s2sgrad"
+        try:
+            variant = build()
+            got = variant.read(variant.grad())
+            step, params = variant.make_step()
+            step()
+            stepped = params()
+        except Unavailable as exc:
+            row.note = str(exc)
+            continue
+        except Exception as exc:  # noqa: BLE001 - a failing library is a table entry
+            row.note = f"error: {type(exc).__name__}: {_first_line(exc)}"
+            if is_s2sgrad:
+                status["s2sgrad_error"] = True
+                traceback.print_exc()
+            continue
+        problem = compare(ref, got)
+        step_problem = compare_outputs(ref_step, stepped, NN_PARAM_NAMES)
+        if problem or step_problem:
+            banner = "!" * 78
+            what = "gradient" if problem else "parameters after one AdamW step"
+            print(f"\n{banner}\n{label} on nn-mlp at {size}: {what} disagree with the "
+                  f"hand-written ones:\n  {problem or step_problem}\n{banner}")
+            row.note = "GRADIENT MISMATCH, not timed" if problem else "STEP MISMATCH, not timed"
+            if is_s2sgrad:
+                status["s2sgrad_mismatch"] = True
+            continue
+        step, _ = variant.make_step()  # timed from the start
+        if is_s2sgrad:
+            row.grad, grad_ratio = measure_paired(hand.grad, variant.grad, min_time, batches)
+            row.step, step_ratio = measure_paired(hand_step, step, min_time, batches)
+            row.paired = (grad_ratio, step_ratio)
+        else:
+            row.grad = measure(variant.grad, min_time, batches)
+            row.step = measure(step, min_time, batches)
+    print_nn_mlp(size, batch, widths, rows, base)
+    return rows
+
+
+def _ratio(timing: Timing | None, paired: float | None, base: Timing) -> str:
+    if timing is None:
+        return ""
+    return f"{paired if paired is not None else timing.median / base.median:.2f}"
+
+
+def print_nn_mlp(size: str, batch: int, widths: tuple[int, ...], rows: list[NNRow],
+                 base: NNRow) -> None:
+    layers = " -> ".join(f"{w} ReLU" for w in widths[1:-1])
+    print(f"\n== nn-mlp at {size}: batch {batch}, {widths[0]} -> {layers} -> {widths[-1]}, "
+          "cross-entropy over integer labels; loss + gradients, and a training step ==")
+    print(NN_COLS.format("", "loss+grad", "", "step", "", "").rstrip())
+    print(NN_COLS.format("library", "µs", "×hand", "µs", "×hand", "spread"))
+    for row in rows:
+        if row.grad is None:
+            print(f"{row.label:<66} {row.note}")
+            continue
+        spread = max(t.spread for t in (row.grad, row.step) if t is not None)
+        print(NN_COLS.format(
+            row.label, fmt_us(row.grad.median), _ratio(row.grad, row.paired[0], base.grad),
+            fmt_us(row.step.median) if row.step else "-",
+            _ratio(row.step, row.paired[1], base.step) if row.step else "",
+            f"{100 * spread:.0f}%"))
+    print("step: zero_grad, loss, backward, one AdamW step (lr 1e-3, weight decay 1e-2): "
+          "adamw_step by hand in the NumPy and\n      value_and_grad rows, "
+          "s2sgrad.optim.AdamW in s2sgrad's Tensor rows, torch.optim.AdamW in PyTorch's")
+    s2s_nn = next((r for r in rows if r.library == "s2sgrad"
+                   and r.label.endswith(NN_SEQUENTIAL)), None)
+    if s2s_nn is None:
+        return
+    if s2s_nn.grad is None:
+        print(f"s2sgrad nn-mlp at {size}: not measured ({s2s_nn.note})")
+        return
+    parts = [f"loss+grad = {_ratio(s2s_nn.grad, s2s_nn.paired[0], base.grad)}x hand-written"]
+    grad_fn = next((r for r in rows if r.library == "s2sgrad"
+                    and r.label.endswith(NN_GRAD_FN)), None)
+    if grad_fn is not None and grad_fn.grad is not None:
+        parts.append(f"{s2s_nn.grad.median / grad_fn.grad.median:.2f}x the @grad function's")
+    torch_nn = next((r for r in rows if r.library == "torch"), None)
+    if torch_nn is not None and torch_nn.grad is not None:
+        parts.append(f"{s2s_nn.grad.median / torch_nn.grad.median:.2f}x PyTorch's")
+    step = f"; training step = {_ratio(s2s_nn.step, s2s_nn.paired[1], base.step)}x hand-written"
+    print(f"s2sgrad nn-mlp at {size}: nn.Sequential {', '.join(parts)}{step} (no target is "
+          "set for this workload)")
+
+
+# ---------------------------------------------------------------------------------------------
 # Main
 # ---------------------------------------------------------------------------------------------
 
@@ -2108,7 +2416,7 @@ def header(args, libs: list[Library], min_time: float, batches: int) -> None:
 
 def main(argv=None) -> int:
     names = ["scalar", "logistic", "mlp", "mixture", "horner", "scalar-tensor", "index-loop", "ode-loop",
-             "closure-per-step", *SECOND_ORDER_NAMES, *JACOBIAN_NAMES, "first-call",
+             "closure-per-step", "nn-mlp", *SECOND_ORDER_NAMES, *JACOBIAN_NAMES, "first-call",
              "second-order-first-call"]
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="short timings (smoke run)")
@@ -2148,6 +2456,8 @@ def main(argv=None) -> int:
         run_ode_loop(build_ode_loop(), libs, min_time, batches, status, samples, budget)
     if "closure-per-step" in only:
         run_closure_per_step(libs, min_time, batches, status, args.quick, samples)
+    if "nn-mlp" in only:
+        run_nn_mlp(libs, min_time, batches, status, first_call_samples=samples)
     if only & set(SECOND_ORDER_NAMES):
         forwards: dict = {}  # the plain function's time, per model (the ×fwd reference)
         for so in build_second_order():

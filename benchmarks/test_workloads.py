@@ -342,7 +342,7 @@ def fake_s2sgrad(harness, scale=1.0, fail=False):
     hands = {W.scalar_fn: W.scalar_value_and_grad, W.logistic_loss: W.logistic_value_and_grad,
              W.mlp_loss: W.mlp_value_and_grad, W.horner: W.horner_value_and_grad,
              W.index_loop: W.index_loop_value_and_grad, W.ode_loop: W.ode_loop_value_and_grad,
-             W.mixture_loss: W.mixture_value_and_grad}
+             W.mixture_loss: W.mixture_value_and_grad, W.nn_mlp_loss: W.nn_mlp_value_and_grad}
 
     def value_and_grad(fn, wrt=0):
         def run(*args):
@@ -967,3 +967,143 @@ def test_closure_per_step_reports_time_and_memory(harness, capsys):
     assert status == {}, out
     assert "the first" in out and "growth per step between 3 and 6 steps" in out
     assert "MISMATCH" not in out
+
+
+# --- nn-mlp: the PyTorch way, the @grad function, by hand and PyTorch ---------------------------
+
+SMALL_NN = {"batch": 9, "widths": (7, 6, 5, 4)}
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_nn_mlp_gradient_matches_finite_differences(seed):
+    args = W.nn_mlp_inputs(seed=seed, **SMALL_NN)
+    # ReLU bends at 0: no pre-activation within reach of the differences' steps
+    W1, b1, W2, b2, _, _, X, _ = args
+    a1 = X @ W1.T + b1
+    assert np.min(np.abs(a1)) > 1e-4
+    assert np.min(np.abs(np.maximum(a1, 0.0) @ W2.T + b2)) > 1e-4
+    check_array_gradient(W.nn_mlp_loss, W.nn_mlp_value_and_grad, args, W.WRT["nn_mlp"], seed)
+
+
+def test_nn_mlp_hand_gradient_does_not_modify_inputs():
+    args = W.nn_mlp_inputs(**SMALL_NN)
+    copies = [np.copy(a) for a in args]
+    W.nn_mlp_value_and_grad(*args)
+    for a, c in zip(args, copies):
+        np.testing.assert_array_equal(a, c)
+
+
+def _sequential_loss(nn, tensor, args, dtype=None):
+    model = W.make_nn_mlp(nn, SMALL_NN["widths"], dtype)
+    model.load_state_dict(W.nn_mlp_state_dict(args[:6], tensor))
+    return model, nn.CrossEntropyLoss()(model(tensor(args[6])), tensor(args[7]))
+
+
+def test_nn_mlp_sequential_is_the_same_function():
+    sg = pytest.importorskip("s2sgrad")
+    args = W.nn_mlp_inputs(**SMALL_NN)
+    model, loss = _sequential_loss(sg.nn, sg.tensor, args)
+    assert list(model.state_dict()) == ["0.weight", "0.bias", "2.weight", "2.bias", "4.weight",
+                                        "4.bias"]
+    assert loss.item() == pytest.approx(W.nn_mlp_loss(*args), rel=1e-13)
+    torch = pytest.importorskip("torch")
+    _, loss = _sequential_loss(torch.nn, torch.tensor, args, torch.float64)
+    assert loss.item() == pytest.approx(W.nn_mlp_loss(*args), rel=1e-13)
+
+
+def test_adamw_step_is_the_optimizers_step():
+    sg = pytest.importorskip("s2sgrad")
+    args = W.nn_mlp_inputs(**SMALL_NN)
+    params, X, y = [np.array(p) for p in args[:6]], args[6], args[7]
+    state = {}
+    leaves = [sg.nn.Parameter(np.array(p)) for p in params]
+    opt = sg.optim.AdamW(leaves, **W.ADAMW)
+    before = [np.array(p) for p in params]
+    for _ in range(3):  # the bias corrections change from step to step
+        value = W.hand_training_step(params, X, y, state)
+        opt.zero_grad()
+        out = sg.grad(W.nn_mlp_loss)(*leaves, X, y)
+        out.backward()
+        opt.step()
+        assert out.item() == pytest.approx(value, rel=1e-12)
+        for p, t in zip(params, leaves):
+            np.testing.assert_allclose(t.detach().numpy(), p, rtol=1e-12, atol=1e-15)
+    assert all(np.max(np.abs(p - b)) > 1e-3 for p, b in zip(params, before))  # they moved
+    torch = pytest.importorskip("torch")
+    tleaves = [torch.tensor(b, requires_grad=True) for b in before]
+    topt = torch.optim.AdamW(tleaves, **W.ADAMW)
+    for _ in range(3):
+        topt.zero_grad()
+        out = W.make_torch_nn_mlp_loss(torch)(*tleaves, torch.tensor(X), torch.tensor(y))
+        out.backward()
+        topt.step()
+    for p, t in zip(params, tleaves):
+        np.testing.assert_allclose(t.detach().numpy(), p, rtol=1e-12, atol=1e-15)
+
+
+def test_nn_mlp_variants_agree_with_hand_written(harness):
+    """Every row's loss and gradients, and its parameters after one training step, are the
+    hand-written ones: what the table checks before it times a row."""
+    libs = [lib for lib in harness.load_libraries() if lib.name in ("s2sgrad", "torch")]
+    if libs[0].module is None:
+        pytest.skip(libs[0].reason)
+    args = W.nn_mlp_inputs(**SMALL_NN)
+    hand = harness._numpy_variant(args, W.nn_mlp_value_and_grad)
+    ref = harness._plain(hand.grad())
+    step, params = hand.make_step()
+    step()
+    ref_step = params()
+    rows = harness.nn_mlp_rows(libs, args, SMALL_NN["widths"])
+    labels = [label for label, _, _ in rows]
+    assert len(labels) == (4 if libs[-1].module is not None else 3)
+    for label, _, build in rows:
+        variant = build()
+        for _ in range(2):  # the gradients are cleared between calls, not accumulated
+            assert harness.compare(ref, variant.read(variant.grad())) == "", label
+        step, params = variant.make_step()
+        step()
+        assert harness.compare_outputs(ref_step, params(), harness.NN_PARAM_NAMES) == "", label
+
+
+def _s2sgrad_stand_in(harness, scale=1.0, optim=None):
+    """s2sgrad whose value_and_grad is the hand-written gradient (times ``scale``) and whose
+    optim is ``optim`` if given: its other rows are s2sgrad's own."""
+    sg = pytest.importorskip("s2sgrad")
+    lib = fake_s2sgrad(harness, scale=scale)
+    vars(lib.module).update(grad=sg.grad, nn=sg.nn, tensor=sg.tensor, optim=optim or sg.optim)
+    return lib
+
+
+def run_small_nn(harness, lib, capsys):
+    status = {}
+    tables = harness.run_nn_mlp([lib], 0.002, 2, status, sizes={"small": (9, (7, 6, 5, 4))})
+    return status, tables["small"], capsys.readouterr().out
+
+
+def test_harness_nn_mlp_table(harness, capsys):
+    status, rows, out = run_small_nn(harness, _s2sgrad_stand_in(harness), capsys)
+    assert status == {}, out
+    assert [r.label.split(": ")[-1] for r in rows[2:]] == [
+        "value_and_grad(nn_mlp_loss)", harness.NN_GRAD_FN, harness.NN_SEQUENTIAL]
+    assert all(r.grad is not None and r.step is not None for r in rows if r is not rows[1])
+    assert "== nn-mlp at small: batch 9, 7 -> 6 ReLU -> 5 ReLU -> 4," in out
+    assert "s2sgrad nn-mlp at small: nn.Sequential loss+grad =" in out
+    assert "MISMATCH" not in out
+
+
+def test_harness_flags_a_wrong_nn_mlp_gradient(harness, capsys):
+    status, rows, out = run_small_nn(harness, _s2sgrad_stand_in(harness, scale=1.001), capsys)
+    assert status.get("s2sgrad_mismatch")
+    assert rows[2].note == "GRADIENT MISMATCH, not timed" and rows[2].grad is None
+    assert rows[4].grad is not None  # the other rows are timed
+    assert "gradient disagree with the hand-written ones" in out
+
+
+def test_harness_flags_a_wrong_nn_mlp_step(harness, capsys):
+    sg = pytest.importorskip("s2sgrad")
+    optim = types.SimpleNamespace(AdamW=lambda ps, **kw: sg.optim.AdamW(ps, **{**kw, "lr": 2e-3}))
+    status, rows, out = run_small_nn(harness, _s2sgrad_stand_in(harness, optim=optim), capsys)
+    assert status.get("s2sgrad_mismatch")
+    assert rows[2].grad is not None  # value_and_grad's step is the hand-written AdamW
+    assert [r.note for r in rows[3:]] == ["STEP MISMATCH, not timed"] * 2
+    assert "parameters after one AdamW step disagree" in out

@@ -24,12 +24,18 @@ training step that differentiates a new closure, next to ``hand_step`` and ``arg
 ``mixture_loss`` is elementwise work on 10^6 floats (exp, sin, log1p, where, a sum): no
 matrix product hides the cost of the array operations a gradient adds.
 
+``nn_mlp_loss`` is the classifier of ``examples/pytorch_style.py`` as one NumPy function;
+``make_nn_mlp`` builds the same network as an ``nn.Sequential`` from ``s2sgrad.nn`` or
+``torch.nn`` (``nn_mlp_state_dict`` gives it the same parameters), and ``adamw_step`` /
+``hand_training_step`` are a training step by hand, with PyTorch's AdamW formulas.
+
 Everything is float64. Labels and data are inputs; gradients are taken with respect to the
 leading arguments only (``WRT`` below).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -1137,3 +1143,145 @@ def mixture_inputs(seed=0, n=1_000_000):
 
 
 WRT["mixture"] = (0, 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# 10. nn_mlp: the classifier of examples/pytorch_style.py (three Linear layers, ReLU between,
+#     cross-entropy over integer labels), once as a NumPy function and once as an
+#     ``nn.Sequential`` of s2sgrad's or PyTorch's layers; a training step adds AdamW.
+# ---------------------------------------------------------------------------------------------
+
+
+def nn_mlp_loss(W1, b1, W2, b2, W3, b3, X, y):
+    h = np.maximum(X @ W1.T + b1, 0.0)
+    h = np.maximum(h @ W2.T + b2, 0.0)
+    logits = h @ W3.T + b3
+    shifted = logits - np.max(logits, axis=1, keepdims=True)
+    logp = shifted - np.log(np.sum(np.exp(shifted), axis=1, keepdims=True))
+    return -np.mean(logp[np.arange(len(y)), y])
+
+
+def nn_mlp_value_and_grad(W1, b1, W2, b2, W3, b3, X, y):
+    """``nn_mlp_loss`` and its gradient with respect to (W1, b1, W2, b2, W3, b3).
+
+    The weights are (out, in), as ``nn.Linear``'s: a layer is ``h @ W.T + b``, its weight's
+    gradient ``g.T @ h``. The logits' gradient is (softmax - onehot(y)) / n, the label's
+    entry of each row lowered by one in place; ReLU passes the gradient where its output is
+    positive (zero at zero, as PyTorch's).
+    """
+    n = X.shape[0]
+    rows = np.arange(n)
+    h1 = X @ W1.T
+    h1 += b1
+    np.maximum(h1, 0.0, out=h1)
+    h2 = h1 @ W2.T
+    h2 += b2
+    np.maximum(h2, 0.0, out=h2)
+    s = h2 @ W3.T
+    s += b3
+    s -= s.max(axis=1, keepdims=True)
+    p = np.exp(s)
+    se = p.sum(axis=1, keepdims=True)
+    value = (np.log(se).sum() - s[rows, y].sum()) / n
+    se *= n
+    p /= se
+    p[rows, y] -= 1.0 / n  # p = d loss / d logits
+    gW3 = p.T @ h2
+    gb3 = p.sum(axis=0)
+    g = p @ W3
+    g *= h2 > 0.0  # d loss / d (h1 @ W2.T + b2)
+    gW2 = g.T @ h1
+    gb2 = g.sum(axis=0)
+    g = g @ W2
+    g *= h1 > 0.0  # d loss / d (X @ W1.T + b1)
+    gW1 = g.T @ X
+    gb1 = g.sum(axis=0)
+    return value, (gW1, gb1, gW2, gb2, gW3, gb3)
+
+
+def make_torch_nn_mlp_loss(torch):
+    """``nn_mlp_loss`` on PyTorch tensors (``clamp`` for ``maximum``, ``dim`` for ``axis``)."""
+
+    def nn_mlp(W1, b1, W2, b2, W3, b3, X, y):
+        h = torch.clamp(X @ W1.T + b1, min=0.0)
+        h = torch.clamp(h @ W2.T + b2, min=0.0)
+        logits = h @ W3.T + b3
+        shifted = logits - torch.amax(logits, dim=1, keepdim=True)
+        logp = shifted - torch.log(torch.sum(torch.exp(shifted), dim=1, keepdim=True))
+        return -torch.mean(logp[torch.arange(len(y)), y])
+
+    return nn_mlp
+
+
+def make_nn_mlp(nn, widths, dtype=None):
+    """The network as ``nn.Sequential(Linear, ReLU, Linear, ReLU, Linear)`` of ``nn``
+    (``s2sgrad.nn`` or ``torch.nn``; the same code builds both), ``widths`` the sizes from the
+    input to the logits, the layers initialised as each library does."""
+    layers = []
+    for k, (n_in, n_out) in enumerate(itertools.pairwise(widths)):
+        if k:
+            layers.append(nn.ReLU())
+        layers.append(nn.Linear(n_in, n_out, dtype=dtype))
+    return nn.Sequential(*layers)
+
+
+def nn_mlp_state_dict(params, tensor):
+    """``make_nn_mlp``'s state dict holding ``params`` (W1, b1, W2, b2, ...), each through
+    ``tensor`` (``s2sgrad.tensor``, ``torch.tensor``)."""
+    names = [f"{2 * k}.{kind}" for k in range(len(params) // 2) for kind in ("weight", "bias")]
+    return {name: tensor(p) for name, p in zip(names, params)}
+
+
+ADAMW = {"lr": 1e-3, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 1e-2}
+
+
+def adamw_step(params, grads, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+    """One AdamW step (decoupled weight decay, bias-corrected moments: PyTorch's formulas) on
+    the arrays ``params``, in place. ``state`` is a dict, empty before the first step."""
+    beta1, beta2 = betas
+    if not state:
+        state["step"] = 0
+        state["m"] = [np.zeros_like(p) for p in params]
+        state["v"] = [np.zeros_like(p) for p in params]
+    state["step"] += 1
+    step = state["step"]
+    step_size = lr / (1.0 - beta1 ** step)
+    bias2_sqrt = math.sqrt(1.0 - beta2 ** step)
+    for p, g, m, v in zip(params, grads, state["m"], state["v"]):
+        p *= 1.0 - lr * weight_decay
+        m *= beta1
+        m += (1.0 - beta1) * g
+        v *= beta2
+        v += (1.0 - beta2) * g * g
+        denom = np.sqrt(v)
+        denom /= bias2_sqrt
+        denom += eps
+        p -= step_size * (m / denom)
+
+
+def hand_training_step(params, X, y, state):
+    """A training step by hand: ``nn_mlp_value_and_grad``, then ``adamw_step`` with ``ADAMW``;
+    returns the loss."""
+    value, grads = nn_mlp_value_and_grad(*params, X, y)
+    adamw_step(params, grads, state, **ADAMW)
+    return value
+
+
+NN_MLP_SIZES = {"digits": (64, (64, 128, 64, 10)), "mnist": (128, (784, 256, 256, 10))}
+
+
+def nn_mlp_inputs(seed=0, batch=64, widths=(64, 128, 64, 10)):
+    """(W1, b1, W2, b2, W3, b3, X, y): weights (out, in) and biases drawn as ``nn.Linear``
+    draws them, U(-1/sqrt(in), 1/sqrt(in)); X uniform in [0, 1) as the digits' pixels; y
+    integer labels."""
+    rng = np.random.default_rng(seed)
+    params = []
+    for n_in, n_out in itertools.pairwise(widths):
+        bound = 1.0 / math.sqrt(n_in)
+        params += [rng.uniform(-bound, bound, (n_out, n_in)), rng.uniform(-bound, bound, n_out)]
+    X = rng.random((batch, widths[0]))
+    y = rng.integers(0, widths[-1], size=batch)
+    return (*params, X, y)
+
+
+WRT["nn_mlp"] = (0, 1, 2, 3, 4, 5)
