@@ -46,32 +46,123 @@ from .autograd.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
-from .autograd.tensor import Tensor, ones, ones_like, randn, tensor, zeros, zeros_like
+from .autograd.random import Generator, default_generator, initial_seed, manual_seed, seed
+from .autograd.tensor import DTYPES as _DTYPES
+from .autograd.tensor import (
+    DType,
+    Size,
+    Tensor,
+    arange,
+    as_tensor,
+    cat,
+    cdouble,
+    cfloat,
+    complex64,
+    complex128,
+    concat,
+    double,
+    empty,
+    empty_like,
+    eye,
+    float16,
+    float32,
+    float64,
+    from_numpy,
+    full,
+    full_like,
+    half,
+    int8,
+    int16,
+    int32,
+    int64,
+    linspace,
+    long,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randn,
+    randn_like,
+    randperm,
+    short,
+    stack,
+    tensor,
+    uint8,
+    zeros,
+    zeros_like,
+)
 from .batching import NotBatchable
-from .data import manual_seed, utils
+from .data import utils
 from .derivatives import checkpoint
 from .errors import TransformError
 from .function import Function
 from .rules import jvp_rule, linear, nondifferentiable, vjp_rule
 from .serialization import load, save
 
+# ``s2sgrad.float``, ``s2sgrad.int`` and ``s2sgrad.bool`` are the dtypes float32, int32 and
+# bool, as in PyTorch. They are looked up on demand rather than bound here, and left out of
+# ``__all__``: bound, they would hide the builtins in this module, and ``from s2sgrad import *``
+# would hide them in the importer's.
+_BUILTIN_NAMED = {name: _DTYPES[name] for name in ("bool", "float", "int")}
+
+
+def __getattr__(name: str) -> DType:
+    try:
+        return _BUILTIN_NAMED[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_BUILTIN_NAMED])
+
+
 __version__ = "0.1.0"  # the one place the version is written (pyproject.toml reads it)
 
-__all__ = [
+__all__ = [  # noqa: RUF022  (sorted as sorted() sorts, not naturally: complex128 < complex64)
+    "DType",
     "Function",
+    "Generator",
     "NotBatchable",
+    "Size",
     "Tensor",
     "TransformError",
+    "arange",
+    "as_tensor",
     "autograd",
     "batched_jvp",
     "batched_vjp",
+    "cat",
+    "cdouble",
+    "cfloat",
     "checkpoint",
+    "complex128",
+    "complex64",
+    "concat",
+    "default_generator",
     "differentiate_through",
+    "double",
+    "empty",
+    "empty_like",
     "enable_grad",
+    "eye",
+    "float16",
+    "float32",
+    "float64",
+    "from_numpy",
+    "full",
+    "full_like",
     "grad",
     "gradient",
+    "half",
     "hessian",
     "hvp",
+    "initial_seed",
+    "int16",
+    "int32",
+    "int64",
+    "int8",
     "is_grad_enabled",
     "jacfwd",
     "jacobian",
@@ -79,7 +170,9 @@ __all__ = [
     "jvp",
     "jvp_rule",
     "linear",
+    "linspace",
     "load",
+    "long",
     "manual_seed",
     "nn",
     "no_grad",
@@ -87,12 +180,21 @@ __all__ = [
     "ones",
     "ones_like",
     "optim",
+    "rand",
+    "rand_like",
+    "randint",
     "randn",
+    "randn_like",
+    "randperm",
     "save",
+    "seed",
     "set_grad_enabled",
+    "short",
     "show",
+    "stack",
     "tensor",
     "testing",
+    "uint8",
     "utils",
     "value_and_grad",
     "vjp",

@@ -1,5 +1,5 @@
 """Datasets and batches, reached as ``s2sgrad.utils.data`` (PyTorch's ``torch.utils.data``):
-``Dataset``, ``TensorDataset``, ``DataLoader`` and ``default_collate``; and ``manual_seed``.
+``Dataset``, ``TensorDataset``, ``DataLoader`` and ``default_collate``.
 
     loader = DataLoader(TensorDataset(x, y), batch_size=32, shuffle=True)
     for xb, yb in loader:
@@ -14,9 +14,10 @@ PyTorch). The batches are data: they do not require grad, even when the dataset'
 ``len(loader)`` counts the batches: the last, short one too unless ``drop_last``.
 
 With ``shuffle=True`` each pass over the loader draws a fresh order from ``generator`` (a
-``numpy.random.Generator``) or, without one, from the module's generator, which
-``manual_seed(seed)`` resets; so the same seed gives the same sequence of orders. The module's
-generator serves the data loaders only: ``s2sgrad.randn`` draws from NumPy's global state.
+``numpy.random.Generator``, such as ``s2sgrad.Generator().manual_seed(0)``) or, without one,
+from the default generator that ``s2sgrad.manual_seed(seed)`` resets (autograd/random.py), the
+one ``randn``, ``nn.init`` and ``Dropout`` draw from too: so the same seed gives the same
+sequence of orders, and the same training run.
 """
 
 from __future__ import annotations
@@ -30,22 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from .autograd.random import source
 from .autograd.tensor import Tensor
-
-_generator = np.random.default_rng()
-
-
-def manual_seed(seed: int) -> np.random.Generator:
-    """Reseed the generator that shuffling data loaders use without a ``generator`` of their
-    own; returns it."""
-    global _generator
-    _generator = np.random.default_rng(seed)
-    return _generator
-
-
-def default_generator() -> np.random.Generator:
-    """The generator that shuffling data loaders use without a ``generator`` of their own."""
-    return _generator
 
 
 class Dataset:
@@ -142,7 +129,7 @@ class DataLoader:
     def __iter__(self) -> Iterator[Any]:
         n = len(self.dataset)
         if self.shuffle:
-            order = (self.generator or _generator).permutation(n)
+            order = source(self.generator).permutation(n)
         else:
             order = np.arange(n)
         stop = len(self) * self.batch_size

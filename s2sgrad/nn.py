@@ -25,6 +25,7 @@ that an optimizer built while it is frozen still holds it (optimizers skip a par
 from __future__ import annotations
 
 import math
+import reprlib
 import sys
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
@@ -202,9 +203,27 @@ class Module:
     def eval(self) -> Module:
         return self.train(False)
 
+    def extra_repr(self) -> str:
+        """This module's settings as ``repr`` shows them, e.g. ``in_features=4,
+        out_features=32, bias=True``; empty unless a layer says otherwise (override it in a
+        module of your own to show its settings)."""
+        return ""
+
+    @reprlib.recursive_repr()  # a module reached again inside itself prints as "..."
     def __repr__(self) -> str:
-        names = [f"  {name}: shape {tuple(p.shape)}" for name, p in self.named_parameters()]
-        return f"{type(self).__name__}(" + ("\n" + "\n".join(names) + "\n" if names else "") + ")"
+        """PyTorch's form: the class name, ``extra_repr()``, then each sub-module on its own
+        line as ``(name): repr``, indented by two spaces per level."""
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({name}): " + repr(child).replace("\n", "\n  ")
+                       for key, value in vars(self).items()
+                       for name, child in _submodules(value, key)]
+        lines = extra_lines + child_lines
+        if not lines:
+            return f"{type(self).__name__}()"
+        if len(extra_lines) == 1 and not child_lines:
+            return f"{type(self).__name__}({extra_lines[0]})"
+        return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
 
 
 class IncompatibleKeys(NamedTuple):
@@ -282,6 +301,10 @@ class Linear(Module):
             bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
             init.uniform_(self.bias, -bound, bound)
 
+    def extra_repr(self) -> str:
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")
+
     def forward(self, input: Any) -> Tensor:
         return functional.linear(input, self.weight, self.bias)
 
@@ -337,6 +360,9 @@ class ReLU(Module):
     def __init__(self, inplace: bool = False) -> None:
         self.inplace = inplace
 
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
     def forward(self, input: Any) -> Tensor:
         return functional.relu(input)
 
@@ -357,6 +383,9 @@ class GELU(Module):
     def __init__(self, approximate: str = "none") -> None:
         self.approximate = approximate
 
+    def extra_repr(self) -> str:
+        return f"approximate={self.approximate!r}"
+
     def forward(self, input: Any) -> Tensor:
         return functional.gelu(input, approximate=self.approximate)
 
@@ -364,6 +393,9 @@ class GELU(Module):
 class Softmax(Module):
     def __init__(self, dim: int | None = None) -> None:
         self.dim = dim
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
 
     def forward(self, input: Any) -> Tensor:
         return functional.softmax(input, self.dim)
@@ -373,19 +405,26 @@ class LogSoftmax(Module):
     def __init__(self, dim: int | None = None) -> None:
         self.dim = dim
 
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
     def forward(self, input: Any) -> Tensor:
         return functional.log_softmax(input, self.dim)
 
 
 class Dropout(Module):
-    """In training mode, zero each element with probability ``p`` (from NumPy's global state)
-    and scale the rest by ``1 / (1 - p)``; in eval mode, the identity."""
+    """In training mode, zero each element with probability ``p`` (drawn from the default
+    generator, which ``s2sgrad.manual_seed`` resets) and scale the rest by ``1 / (1 - p)``; in
+    eval mode, the identity."""
 
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         if p < 0.0 or p > 1.0:
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
         self.p = p
         self.inplace = inplace
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, inplace={self.inplace}"
 
     def forward(self, input: Any) -> Tensor:
         return functional.dropout(input, self.p, self.training)
@@ -430,6 +469,10 @@ class Embedding(Module):
         rows, cols = np.shape(embeddings.data if isinstance(embeddings, Tensor) else embeddings)
         return cls(rows, cols, padding_idx, _weight=embeddings, _freeze=freeze)
 
+    def extra_repr(self) -> str:
+        text = f"{self.num_embeddings}, {self.embedding_dim}"
+        return text if self.padding_idx is None else f"{text}, padding_idx={self.padding_idx}"
+
     def forward(self, input: Any) -> Tensor:
         return functional.embedding(input, self.weight, self.padding_idx)
 
@@ -451,6 +494,10 @@ class LayerNorm(Module):
             self.bias = Parameter(np.zeros(shape, dtype=dtype)) if bias else None
         else:
             self.weight = self.bias = None
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
 
     def forward(self, input: Any) -> Tensor:
         return functional.layer_norm(input, self.normalized_shape, self.weight, self.bias,

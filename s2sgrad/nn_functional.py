@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .autograd.random import source
 from .autograd.tensor import Tensor, tensor
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -95,7 +96,8 @@ def dropout(input: Any, p: float = 0.5, training: bool = True, inplace: bool = F
             generator: np.random.Generator | None = None) -> Tensor:
     """In training, zero each element with probability ``p`` and scale the others by
     ``1 / (1 - p)``; otherwise the input itself. The mask is drawn from ``generator`` or from
-    NumPy's global state. The result is a new Tensor even with ``inplace=True``."""
+    the default generator (``s2sgrad.manual_seed``). The result is a new Tensor even with
+    ``inplace=True``."""
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     x = _t(input)
@@ -103,8 +105,7 @@ def dropout(input: Any, p: float = 0.5, training: bool = True, inplace: bool = F
         return x
     if p == 1.0:
         return x * np.zeros(tuple(x.shape), dtype=x.dtype)
-    source = np.random if generator is None else generator
-    keep = source.random(tuple(x.shape)) >= p
+    keep = source(generator).random(tuple(x.shape)) >= p
     return x * (keep.astype(x.dtype) / np.asarray(1.0 - p, dtype=x.dtype))
 
 

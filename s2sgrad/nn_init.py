@@ -5,7 +5,7 @@
 
 Each function fills a Tensor (or Parameter) in place, under ``no_grad``, keeping its dtype, and
 returns it. Random draws come from ``generator`` (a ``numpy.random.Generator``) when given,
-else from NumPy's global state (``np.random.seed`` makes them repeatable).
+else from the default generator, which ``s2sgrad.manual_seed`` resets (autograd/random.py).
 
 Fans follow PyTorch: for a weight of shape ``(out, in, *kernel)``, ``fan_in = in * prod(kernel)``
 and ``fan_out = out * prod(kernel)``; Tensors of fewer than 2 dimensions have no fans.
@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from .autograd import grad_mode
+from .autograd.random import source
 from .autograd.tensor import Tensor
 
 _LINEAR = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
@@ -71,20 +72,16 @@ def _fill(tensor: Tensor, values: Any) -> Tensor:
     return tensor
 
 
-def _source(generator: np.random.Generator | None) -> Any:
-    return np.random if generator is None else generator
-
-
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0,
              generator: np.random.Generator | None = None) -> Tensor:
     """Fill with samples of U(a, b)."""
-    return _fill(tensor, _source(generator).uniform(a, b, size=tuple(tensor.shape)))
+    return _fill(tensor, source(generator).uniform(a, b, size=tuple(tensor.shape)))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0,
             generator: np.random.Generator | None = None) -> Tensor:
     """Fill with samples of N(mean, std^2)."""
-    return _fill(tensor, _source(generator).normal(mean, std, size=tuple(tensor.shape)))
+    return _fill(tensor, source(generator).normal(mean, std, size=tuple(tensor.shape)))
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:

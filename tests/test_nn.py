@@ -89,8 +89,9 @@ def test_forward_must_be_defined() -> None:
         type("Empty", (nn.Module,), {})()(1)
 
 
-def test_repr_lists_parameters() -> None:
-    assert repr(Linear(2, 1)) == "Linear(\n  W: shape (2, 1)\n  b: shape (1,)\n)"
+def test_repr_shows_sub_modules_not_parameters() -> None:
+    # PyTorch's form (tests/test_module_repr.py): a module without sub-modules or settings
+    assert repr(Linear(2, 1)) == "Linear()"
 
 
 def test_reference_cycles_between_modules() -> None:

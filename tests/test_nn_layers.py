@@ -66,7 +66,7 @@ def layer_cases() -> dict[str, Case]:
     def module(make: Callable) -> Callable:
         return lambda torch: make(torch.nn)
 
-    np.random.seed(0)
+    s2sgrad.manual_seed(0)
     emb_index = np.array([[0, 2, 2], [4, 0, 2]])
     return {
         "linear": Case(nn.Linear(4, 3), module(lambda tn: tn.Linear(4, 3)), rand(5, 4)),
@@ -309,7 +309,7 @@ def test_bad_arguments_raise() -> None:
 # -- dropout ---------------------------------------------------------------------------------
 
 def test_dropout_zeroes_a_fraction_p_and_scales_the_rest() -> None:
-    np.random.seed(3)
+    s2sgrad.manual_seed(3)
     drop = nn.Dropout(0.3)
     x = tensor(np.ones((400, 500)) * 2.0, requires_grad=True)
     y = drop(x)
@@ -367,7 +367,7 @@ def _filled(fn: Callable, shape: tuple, *args: Any, **kwargs: Any) -> np.ndarray
 
 
 def test_uniform_initialisers_stay_in_bounds_and_fill_them() -> None:
-    np.random.seed(0)
+    s2sgrad.manual_seed(0)
     shape = (200, 300)  # fan_in 300, fan_out 200
     bounds = {
         "uniform": (_filled(nn.init.uniform_, shape, -0.5, 2.0), -0.5, 2.0),
@@ -388,7 +388,7 @@ def test_uniform_initialisers_stay_in_bounds_and_fill_them() -> None:
 
 
 def test_normal_initialisers_have_their_std() -> None:
-    np.random.seed(1)
+    s2sgrad.manual_seed(1)
     shape = (300, 400)
     stds = {
         "normal": (_filled(nn.init.normal_, shape, 1.5, 0.2), 1.5, 0.2),
@@ -416,7 +416,7 @@ def test_constant_initialisers_and_generators() -> None:
 
 
 def test_default_initialisation_of_layers() -> None:
-    np.random.seed(2)
+    s2sgrad.manual_seed(2)
     layer = nn.Linear(50, 400)
     bound = 1 / math.sqrt(50)
     for p in (layer.weight, layer.bias):
@@ -569,7 +569,7 @@ def test_functional_and_init_are_importable_as_submodules() -> None:
 
 @pytest.mark.parametrize("optimizer", ["SGD", "AdamW"])
 def test_a_small_classifier_learns(optimizer: str) -> None:
-    np.random.seed(0)
+    s2sgrad.manual_seed(0)
     rng = np.random.default_rng(0)
     centres = np.array([[3.0, 0, 0, 0], [0, 3.0, 0, 0], [0, 0, 3.0, 0]])
     y = rng.integers(0, 3, 150)

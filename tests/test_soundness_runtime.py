@@ -401,7 +401,7 @@ def test_frozen_parameters_are_listed() -> None:
     model.b.requires_grad_(False)
     assert [n for n, _ in model.named_parameters()] == ["W", "b", "head"]
     assert [p for p in model.parameters()] == [model.W, model.b, model.head]
-    assert "scale" not in repr(model) and "b: shape (2,)" in repr(model)
+    assert repr(model) == "Net()"  # as PyTorch prints it: parameters are not shown
     if torch is not None:
         layer = torch.nn.Linear(2, 2)
         layer.bias.requires_grad_(False)

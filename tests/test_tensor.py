@@ -244,7 +244,7 @@ def test_deepcopy_of_leaves_only() -> None:
     (tensor([1, 2]), "tensor([1, 2])"),
     (tensor([True, False]), "tensor([ True, False])"),
     (tensor([1.5, np.nan]), "tensor([1.5000,    nan])"),
-    (tensor([2.0], dtype=np.float32), "tensor([2.], dtype=float32)"),
+    (tensor([2.0], dtype=np.float32), "tensor([2.], dtype=torch.float32)"),
     (tensor([1e9, 1.0]), "tensor([1.0000e+09, 1.0000e+00])"),
     (tensor([]), "tensor([])"),
     (tensor(np.zeros((0, 3))), "tensor([], size=(0, 3))"),

@@ -4,7 +4,9 @@ Users compare our output with tutorials written for PyTorch, so we follow its ru
 decimals, integers shown as ``2.``, scientific notation when magnitudes spread over more than
 three decades, summaries with ``...`` past 1000 elements, 80 columns. Data is float64 by
 default here while PyTorch defaults to float32; we treat float64 as *our* default dtype and
-print no ``dtype=`` for it, exactly as PyTorch prints its default dtype.
+print no ``dtype=`` for it, exactly as PyTorch prints its default dtype, while float32 shows
+``dtype=torch.float32``. Other dtypes carry PyTorch's names (``dtype=torch.int32``) and are
+left out where PyTorch leaves them out (int64, bool; complex128 is our default complex).
 
 In the Tensor layer; imports nothing of s2sgrad.
 """
@@ -22,6 +24,11 @@ LINEWIDTH = 80
 
 DEFAULT_DTYPES = (np.dtype(np.float64), np.dtype(np.complex128), np.dtype(np.int64),
                   np.dtype(np.bool_))
+
+
+def dtype_name(dtype: np.dtype) -> str:
+    """PyTorch's name of a dtype, as tensors print it: ``torch.float32``."""
+    return f"torch.{dtype.name}"
 
 
 class _Formatter:
@@ -104,14 +111,14 @@ def format_tensor(data: np.ndarray, suffixes: list[str], prefix: str = "tensor("
         body = "[]"
         extra = [] if data.ndim == 1 else [f"size={data.shape}"]
         if data.dtype != np.float64:
-            extra.append(f"dtype={data.dtype}")
+            extra.append(f"dtype={dtype_name(data.dtype)}")
         suffixes = extra + suffixes
     else:
         summarize = data.size > THRESHOLD
         fmt = _Formatter(_summarized(data) if summarize else data)
         body = _body(data, indent, summarize, fmt)
         if data.dtype not in DEFAULT_DTYPES:
-            suffixes.insert(0, f"dtype={data.dtype}")
+            suffixes.insert(0, f"dtype={dtype_name(data.dtype)}")
     out = [prefix + body]
     last_line = len(out[0]) - out[0].rfind("\n") + 1
     for suffix in suffixes:
