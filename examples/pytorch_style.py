@@ -17,10 +17,10 @@ What this shows:
   and batch. ``nn.Linear`` keeps its weight as (out_features, in_features), as in PyTorch, so
   the NumPy function computes ``x @ W.T + b``.
 
-``--seed`` goes to ``s2sgrad.manual_seed``, which seeds the DataLoader's shuffling, and to
-``np.random.seed``, which seeds NumPy's global random state: whichever of the two the layers'
-initialisation and the dropout masks draw from, a run is repeatable. The data are the 1797
-8x8 UCI digits bundled in ``examples/data`` (nothing is downloaded).
+``--seed`` goes to ``s2sgrad.manual_seed``, which seeds every random draw of the run: the
+layers' initial weights, the dropout masks and the order of the batches; the same seed gives
+the same run. The data are the 1797 8x8 UCI digits bundled in ``examples/data`` (nothing is
+downloaded).
 
     python examples/pytorch_style.py [--epochs 15] [--hidden 128] [--seed 0]
 """
@@ -109,8 +109,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> dict:
     """Train, validate, checkpoint and reload; returns what tests check."""
     args = parse_args(argv)
-    s2sgrad.manual_seed(args.seed)  # the DataLoader's shuffling
-    np.random.seed(args.seed)  # NumPy's global state, for any draw made from it
+    s2sgrad.manual_seed(args.seed)  # initial weights, dropout masks, order of the batches
 
     X, y = load_digits()
     # The split does not depend on --seed: every run is judged on the same 449 digits.

@@ -202,7 +202,6 @@ def test_pytorch_style_numpy_function_matches_finite_differences(examples):
 
     example = examples["pytorch_style"]
     s2sgrad.manual_seed(3)
-    np.random.seed(3)
     model = example.build_model(8)
     params = [p.detach().numpy().copy() for p in model.parameters()]
     rng = np.random.default_rng(3)
