@@ -1,7 +1,10 @@
 """The public transforms: ``@grad``, ``gradient``, ``value_and_grad``, ``vjp``, ``show``.
 
 Each call finds (or compiles, once) the forward/backward pair specialised to the kinds and
-ranks of the arguments (``function.py``), then runs forward and backward back to back.
+ranks of the arguments (``function.py``), then runs forward and backward back to back. An
+exception raised in generated code leaves with a note naming the user's lines it ran for
+(``errors.note_generated``, added where the code is run: a Derivative's call, ``_vjp``
+and its pullback, ``_jvp``, ``batched_jvp``).
 
 The public API layer: imports the compiler (``function``, ``analyze``), not the Tensor layer.
 """
@@ -21,7 +24,7 @@ from .analyze import abstract_of
 from .batching import NotBatchable
 from .compiled import state_of
 from .derivatives import Derivative, set_maker
-from .errors import TransformError
+from .errors import TransformError, note_generated
 from .function import BoundFunction, Function, specialiser
 from .runtime.odeint import register as register_odeint
 
@@ -195,7 +198,11 @@ def _vjp(fn: Callable, args: tuple, kwargs: dict, only: tuple[int, ...] | None =
                       if _differentiable(abstract_of(a), a) and (
                           only is None or i - len(prefix) in only))
     compiled = spec.compiled(positions, args, kwargs)
-    out, saved = compiled.forward(*args, **kwargs)
+    try:
+        out, saved = compiled.forward(*args, **kwargs)
+    except BaseException as exc:
+        note_generated(exc)
+        raise
     saved = compiled.own_saved(saved)  # the pullback may run after the arguments change
     out_shape = None if isinstance(out, (tuple, list, dict)) else np.shape(out)
 
@@ -203,7 +210,11 @@ def _vjp(fn: Callable, args: tuple, kwargs: dict, only: tuple[int, ...] | None =
         if not isinstance(out, (tuple, list, dict)) and np.shape(seed) != out_shape:
             raise ValueError(f"Mismatch in shape: the seed has a shape of {np.shape(seed)} and "
                              f"the output of {spec.fn.__name__}() has a shape of {out_shape}")
-        grads = compiled.backward(saved, seed)
+        try:
+            grads = compiled.backward(saved, seed)
+        except BaseException as exc:
+            note_generated(exc)
+            raise
         if spec.star is not None:
             grads = spec.by_position(grads, positions, len(args))
         grads = iter(grads)
@@ -291,7 +302,11 @@ def _jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], mode: st
             t = tuple(tangents[k - len(prefix)] if k in positions else _zeros_like(args[k])
                       for k in range(len(spec.params), len(args)))
         dots[compiled.tangent_params[compiled.wrt.index(param)]] = t
-    return compiled.jvp(*args, **dots)
+    try:
+        return compiled.jvp(*args, **dots)
+    except BaseException as exc:
+        note_generated(exc)
+        raise
 
 
 # the derivatives of scipy.integrate.odeint differentiate its func with these
@@ -535,7 +550,11 @@ def batched_jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -
                          else np.zeros((batch,) + np.shape(args[k]))
                          for k in range(len(spec.params), len(args)))
         dots[compiled.tangent_params[compiled.wrt.index(param)]] = rows
-    return compiled.jvp(*args, **dots, **{compiled.batch: batch})
+    try:
+        return compiled.jvp(*args, **dots, **{compiled.batch: batch})
+    except BaseException as exc:
+        note_generated(exc)
+        raise
 
 
 def batched_vjp(fn: Callable, primals: Sequence[Any], cotangents: Any,

@@ -4,9 +4,11 @@ Before: ``Optimized`` bodies and the objects they name.
 After:  ``Generated``: the two functions' source (one statement per line, the user's names,
         ``# adjoint of: <line>`` comments) and the compiled function objects. The source is
         registered with linecache under its own file name, so a traceback inside generated
-        code shows the generated line. The functions read the user's module globals live
-        (like the original function) and reach the rule helpers and compiled callees through
-        closure cells, so nothing is injected into the user's module.
+        code shows the generated line; where each line and function comes from is registered
+        too (``errors.register_origins``), so an exception raised in it names the user's
+        line. The functions read the user's module globals live (like the original function)
+        and reach the rule helpers and compiled callees through closure cells, so nothing is
+        injected into the user's module.
 
     def loss_backward(saved, out_bar):
         x, h = saved
@@ -70,7 +72,8 @@ def codegen(opt: Optimized) -> Generated:
     fwd, bwd = _compile(parsed, rev.bindings, [forward_src, adjoint_src],
                         [(f"{name}_forward", parsed.fn.__defaults__, parsed.fn.__kwdefaults__),
                          (f"{name}_backward", None, None)], "",
-                        [comments.places(forward), comments.places(adjoint)])
+                        [comments.places(forward), comments.places(adjoint)],
+                        ("forward", "adjoint"))
     return Generated(fwd, bwd, forward_src, adjoint_src, fwd.__code__.co_filename)
 
 
@@ -97,7 +100,7 @@ def codegen_tangent(tan: Tangents) -> GeneratedTangent:
     source = comments.render(fn)
     (jvp,) = _compile(parsed, tan.bindings, [source],
                       [(name, parsed.fn.__defaults__, parsed.fn.__kwdefaults__)], "jvp",
-                      [comments.places(fn)])
+                      [comments.places(fn)], ("tangent",))
     return GeneratedTangent(jvp, source, jvp.__code__.co_filename)
 
 
@@ -218,11 +221,14 @@ def _filename(parsed, kind: str = "") -> str:
 
 
 def _compile(parsed, bindings: dict[str, Any], sources: list[str], functions: list[tuple],
-             kind: str = "", places: list[list] | None = None) -> list[Callable]:
+             kind: str = "", places: list[list] | None = None, parts: tuple[str, ...] = ()
+             ) -> list[Callable]:
     """Compile the generated functions under a file name of their own (registered with
     linecache), reading the user's globals live and ``bindings`` and the function's closure
     through cells. ``functions``: (name, defaults, keyword defaults) of each; ``places``:
-    per source, where each of its lines comes from (``errors.register_origins``)."""
+    per source, where each of its lines comes from, and ``parts``, what each function is of
+    the user's (forward, adjoint, tangent; by default the function itself): see
+    ``errors.register_origins``."""
     freevars = list(parsed.closure)
     outer_params = list(bindings) + [v for v in freevars if v not in bindings]
     maker = f"def __s2sgrad_make__({', '.join(outer_params)}):\n"
@@ -236,16 +242,21 @@ def _compile(parsed, bindings: dict[str, Any], sources: list[str], functions: li
     linecache.cache[filename] = (len(maker), None, maker.splitlines(True), filename)
     if places:
         lines = maker.splitlines()
-        origins = {}
-        for (name, _, _), where in zip(functions, places, strict=True):
+        origins, starts = {}, []
+        # the def's own name (a decorator's wrapper takes the name of what it wraps)
+        qualname = getattr(getattr(parsed.fn, "__code__", None), "co_qualname",
+                           parsed.fn.__qualname__)
+        for (name, _, _), where, part in zip(functions, places, parts or ("",) * len(places),
+                                             strict=True):
             first = next(k for k, line in enumerate(lines)
                          if line.startswith(f"    def {name}("))
+            starts.append((first + 1, qualname, part))
             origins.update({first + 1 + i: place for i, place in enumerate(where) if place})
             # the def line stands for the user's function (an error on a node the compiler
             # made, which has no line of its own, is reported there)
             origins.setdefault(first + 1, (parsed.filename, parsed.node.lineno,
                                            parsed.node.col_offset))
-        register_origins(filename, origins)
+        register_origins(filename, origins, starts)
 
     code = compile(maker, filename, "exec")
     make_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))

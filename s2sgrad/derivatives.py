@@ -6,7 +6,8 @@ rather than what the adjoint of ``f`` reads, and the adjoint runs ``f``'s forwar
 
 A Derivative is called like the function it differentiates and returns what the transform
 returns; how it runs is given by the public API (``set_maker``), which sits above the
-compiler. Part of the compiler layer; imports nothing of s2sgrad.
+compiler. An exception raised in the code it runs leaves with a note naming the user's
+lines (``errors.note_generated``). Part of the compiler layer; imports only ``errors``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import inspect
 import types
 from collections.abc import Callable
 from typing import Any
+
+from .errors import note_generated
 
 # Set by the public API: (function, positions, with_value) -> a Derivative that runs it;
 # and its functions that make Derivatives (gradient -> False, value_and_grad -> True).
@@ -61,7 +64,11 @@ class Derivative:
         self.__module__ = getattr(target, "__module__", None)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._call(*args, **kwargs)
+        try:
+            return self._call(*args, **kwargs)
+        except BaseException as exc:
+            note_generated(exc)
+            raise
 
     @property
     def transform(self) -> str:

@@ -1,4 +1,6 @@
-"""Errors raised at transform time, pointing at the user's code."""
+"""Errors raised at transform time, pointing at the user's code; and the note that an
+exception raised inside generated code carries, naming the user's lines it ran for.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +10,20 @@ import sys
 
 # generated file name -> {its line: (file, line, column) of the statement it comes from}
 _origins: dict[str, dict[int, tuple[str, int, int]]] = {}
+# generated file name -> (first line, function, part) of each generated function in it,
+# by first line: the part is "forward", "adjoint", "tangent", or "" (the function itself)
+_functions: dict[str, list[tuple[int, str, str]]] = {}
 
 
-def register_origins(filename: str, lines: dict[int, tuple[str, int, int]]) -> None:
+def register_origins(filename: str, lines: dict[int, tuple[str, int, int]],
+                     functions: list[tuple[int, str, str]] | None = None) -> None:
     """Where the lines of a generated file come from: an error the compiler finds in that
-    code (differentiating it again) is reported at the user's line it was generated from."""
+    code (differentiating it again) is reported at the user's line it was generated from,
+    and an exception raised in it is noted with that line (``note_generated``).
+    ``functions``: (first line, the user's function, part) of each function in the file."""
     _origins[filename] = lines
+    if functions:
+        _functions[filename] = sorted(functions)
 
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -67,3 +77,72 @@ class TransformError(SyntaxError):
 
     def __str__(self) -> str:  # SyntaxError's own __str__ drops the location for multi-line msgs
         return self.msg
+
+
+GENERATED_CODE = "in code s2sgrad generated from yours (innermost last):"
+
+
+def note_generated(exc: BaseException) -> None:
+    """Add to ``exc`` a note naming each frame of generated code in its traceback (innermost
+    last): the function and part, the user's file, line and its text, and the generated
+    line. Called where s2sgrad runs generated code for the user, as the exception leaves:
+    a boundary further out replaces the note with one that names the frames it saw too, so
+    it is there once. A TransformError points at the user's code already."""
+    if isinstance(exc, TransformError):
+        return
+    entries = []
+    tb = exc.__traceback__
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if filename in _origins:
+            entries.append(_describe(filename, tb.tb_lineno))
+        tb = tb.tb_next
+    if not entries:
+        return
+    lines = [GENERATED_CODE]
+    k = 0
+    while k < len(entries):  # a recursive function: one entry per run of repeats
+        repeats = 1
+        while k + repeats < len(entries) and entries[k + repeats] == entries[k]:
+            repeats += 1
+        lines.append(entries[k])
+        if repeats > 1:
+            lines.append(f"  [the above repeated {repeats - 1} more times]")
+        k += repeats
+    note = "\n".join(lines)
+    notes = getattr(exc, "__notes__", None)
+    if notes is None:
+        try:
+            exc.__notes__ = notes = []
+        except AttributeError:  # an exception class that refuses attributes
+            return
+    if not isinstance(notes, list):
+        return
+    for i, old in enumerate(notes):
+        if isinstance(old, str) and old.startswith(GENERATED_CODE):
+            notes[i] = note
+            return
+    notes.append(note)
+
+
+def _describe(filename: str, lineno: int) -> str:
+    """The note's entry for line ``lineno`` of a generated file: what it is part of and the
+    user's line, followed through generated code that code was generated from (higher
+    order), and the generated line."""
+    generated = f"    generated line {lineno}: {linecache.getline(filename, lineno).strip()}"
+    parts, name, seen = [], "", set()
+    while filename in _origins and filename not in seen:
+        seen.add(filename)
+        first, name, part = next(((f, n, p) for f, n, p in reversed(_functions.get(
+            filename, ())) if f <= lineno), (1, name, ""))
+        parts.append(part)
+        lines = _origins[filename]
+        # a line without a statement of the user's (an unpacking of the saved values): the
+        # statement before it, at worst the def
+        where = next((lines[k] for k in range(lineno, first - 1, -1) if k in lines), None)
+        if where is None:
+            break
+        filename, lineno = where[0], where[1]
+    what = "".join(f"the {part} of " for part in parts if part) + name.replace("<locals>.", "")
+    text = linecache.getline(filename, lineno).strip()
+    return f"  {what} ({filename}:{lineno})" + (f": {text}" if text else "") + "\n" + generated

@@ -26,7 +26,7 @@ from . import parse as parse_module
 from .analyze import UNKNOWN_ARRAY, abstract_of
 from .compiled import state_of, store_on
 from .derivatives import Derivative
-from .errors import TransformError
+from .errors import TransformError, note_generated
 from .parse import parse, unwrap
 from .pipeline import Compiled, compile_jvp, compile_vjp
 from .rules import registry
@@ -350,13 +350,17 @@ class Function:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         tensor = _tensor
         if tensor:
-            for a in args:
-                if isinstance(a, tensor):
+            try:
+                for a in args:
+                    if isinstance(a, tensor):
+                        return _tensor_call(self, args, kwargs)
+                if kwargs and any(isinstance(v, tensor) for v in kwargs.values()):
                     return _tensor_call(self, args, kwargs)
-            if kwargs and any(isinstance(v, tensor) for v in kwargs.values()):
-                return _tensor_call(self, args, kwargs)
-            if self._spec.implicit(args, tensor):  # self.W, or a global Tensor
-                return _tensor_call(self, args, kwargs)
+                if self._spec.implicit(args, tensor):  # self.W, or a global Tensor
+                    return _tensor_call(self, args, kwargs)
+            except BaseException as exc:  # from the compiled forward: name the user's lines
+                note_generated(exc)
+                raise
         return self.fn(*args, **kwargs)
 
     def implicit_inputs(self, args: tuple) -> dict[str, Any]:

@@ -26,6 +26,7 @@ import numpy as np
 
 from .. import derivatives, sourcefile
 from ..compiled import state_of
+from ..errors import note_generated
 from ..function import Function, register_tensor_call
 from . import grad_mode
 from .tensor import Tensor, _make, sync
@@ -479,12 +480,19 @@ def run(roots: list[tuple[Tensor, Any]], retain_graph: bool,
 
     With ``create_graph`` the cotangents are Tensors, and each node's backward is itself a
     recorded call (``backward_graph``), so the gradients can be differentiated again.
+
+    An exception raised in a compiled backward leaves with a note naming the user's lines
+    (``errors.note_generated``).
     """
-    if create_graph:
-        with grad_mode.enable_grad():
-            roots = [(t, g if isinstance(g, Tensor) else _make(g)) for t, g in roots]
-            return _run(roots, retain_graph, inputs, accumulate, True)
-    return _run(roots, retain_graph, inputs, accumulate, False)
+    try:
+        if create_graph:
+            with grad_mode.enable_grad():
+                roots = [(t, g if isinstance(g, Tensor) else _make(g)) for t, g in roots]
+                return _run(roots, retain_graph, inputs, accumulate, True)
+        return _run(roots, retain_graph, inputs, accumulate, False)
+    except BaseException as exc:
+        note_generated(exc)
+        raise
 
 
 def _run(roots: list[tuple[Tensor, Any]], retain_graph: bool,
