@@ -3,6 +3,8 @@ error messages (the texts are compared with torch itself in test_torch_oracle.py
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from test_tensor_fd import check_backward
@@ -11,6 +13,7 @@ import s2sgrad
 from s2sgrad import autograd
 from s2sgrad.autograd import graph
 from s2sgrad.autograd.grad_mode import no_grad
+from s2sgrad.autograd.graph import AccumulateGrad
 from s2sgrad.autograd.tensor import Tensor, tensor
 from s2sgrad.testing import numeric_gradient
 
@@ -166,7 +169,25 @@ def test_next_functions_lead_to_the_producers() -> None:
     y = x * 2.0
     z = y + x
     producers = [node for node, _ in z.grad_fn.next_functions]
-    assert producers == [y.grad_fn, None]  # None: x is a leaf
+    assert producers[0] is y.grad_fn
+    # a leaf: the AccumulateGrad that adds into x.grad, the same object for every edge into x
+    assert isinstance(producers[1], AccumulateGrad) and producers[1].variable is x
+    assert y.grad_fn.next_functions[0][0] is producers[1]
+    assert producers[1].next_functions == ()
+    assert repr(producers[1]).startswith("<AccumulateGrad object at 0x")
+
+
+def test_next_functions_print_like_torch() -> None:
+    torch = pytest.importorskip("torch")
+    texts = []
+    for lib in (torch, None):
+        make = torch.tensor if lib is torch else tensor
+        x = make([1.0, 2.0], requires_grad=True)
+        y = x * x + x
+        texts.append(re.sub(r"0x[0-9a-f]+", "0x", str(y.grad_fn.next_functions)))
+        texts.append(re.sub(r"0x[0-9a-f]+", "0x", str(
+            y.grad_fn.next_functions[0][0].next_functions)))
+    assert texts[0] == texts[2] and texts[1] == texts[3], texts
 
 
 # -- retain_grad -----------------------------------------------------------------------------
@@ -402,7 +423,8 @@ def test_a_grad_function_records_one_node_named_after_it() -> None:
     assert repr(out).endswith(", grad_fn=<LossBackward>)")
     assert out.grad_fn.source == out.grad_fn.compiled.adjoint_source
     assert out.grad_fn.source.startswith("def loss_backward(saved, out_bar):")
-    assert out.grad_fn.next_functions == ((None, 0),)
+    ((leaf, index),) = out.grad_fn.next_functions
+    assert isinstance(leaf, AccumulateGrad) and leaf.variable is w and index == 0
     out.backward()
     expected = numeric_gradient(lambda w_: float(loss(w_, X, Y)), [W0.copy()], 0)
     np.testing.assert_allclose(w.grad.data, expected, rtol=1e-6, atol=1e-9)

@@ -85,8 +85,10 @@ class Node:
 
     @property
     def next_functions(self) -> tuple:
-        """``((node, output_index) or (None, 0), ...)`` for each differentiated input."""
-        return tuple((t, i) if isinstance(t, Node) else (None, 0) for t, i in self.edges)
+        """``((node, output_index), ...)`` for each differentiated input: another node, or
+        for a leaf the ``AccumulateGrad`` that stands for its ``.grad``, as in PyTorch."""
+        return tuple((t, i) if isinstance(t, Node) else (accumulator(t), 0)
+                     for t, i in self.edges)
 
     def retain(self, index: int, tensor: Tensor) -> None:
         if self.retained is None:
@@ -103,6 +105,36 @@ class Node:
                 raise RuntimeError(_modified_message(array, origin, self, version.value,
                                                      expected))
 
+
+
+class AccumulateGrad:
+    """What a graph shows in place of a leaf Tensor (``next_functions``): the gradient that
+    reaches it is added to ``variable.grad``. The walk itself adds to the leaf directly; this
+    object is for reading the graph. One per leaf while something holds it, as in PyTorch."""
+
+    __slots__ = ("__weakref__", "variable")
+
+    def __init__(self, variable: Tensor) -> None:
+        self.variable = variable
+
+    @property
+    def next_functions(self) -> tuple:
+        return ()
+
+    def __repr__(self) -> str:
+        return f"<AccumulateGrad object at {id(self):#x}>"
+
+
+# leaf id -> its AccumulateGrad, held weakly (the accumulator holds its leaf)
+_accumulators: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def accumulator(leaf: Tensor) -> AccumulateGrad:
+    """The ``AccumulateGrad`` of ``leaf``: the same object while one is held."""
+    found = _accumulators.get(id(leaf))
+    if found is None or found.variable is not leaf:
+        found = _accumulators[id(leaf)] = AccumulateGrad(leaf)
+    return found
 
 def _saved_uses(saved: Any, array: np.ndarray) -> bool:
     """Whether ``saved`` holds ``array`` or a view of its memory."""
