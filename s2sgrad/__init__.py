@@ -12,7 +12,8 @@ table; a package stands for all its modules):
 
     leaf:     errors naming shapes syntax runtime
     compiler: parse fence normalize statements analyze aliasing reverse tangent batching optimize
-              inplace coalesce codegen templates rules compiled derivatives higher pipeline sourcefile
+              inplace coalesce codegen backends templates rules compiled derivatives higher pipeline
+              sourcefile
               function
     tensor:   autograd nn nn_utils optim lr_scheduler serialization data
               nn_functional nn_init
@@ -42,7 +43,9 @@ from .api import (
 )
 from .autograd.grad_mode import (
     enable_grad,
+    inference_mode,
     is_grad_enabled,
+    is_inference_mode_enabled,
     no_grad,
     set_grad_enabled,
 )
@@ -158,12 +161,14 @@ __all__ = [  # noqa: RUF022  (sorted as sorted() sorts, not naturally: complex12
     "half",
     "hessian",
     "hvp",
+    "inference_mode",
     "initial_seed",
     "int16",
     "int32",
     "int64",
     "int8",
     "is_grad_enabled",
+    "is_inference_mode_enabled",
     "jacfwd",
     "jacobian",
     "jacrev",

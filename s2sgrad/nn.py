@@ -20,16 +20,22 @@ sub-modules and through lists, tuples and dicts of them. No registration and no
 constant, not a parameter: to freeze a weight and unfreeze it later, make it a Parameter, so
 that an optimizer built while it is frozen still holds it (optimizers skip a parameter whose
 ``.grad`` is None).
+
+Buffers are the Tensors named by ``register_buffer`` (a running mean): attributes like the
+others, kept in ``state_dict`` (unless registered with ``persistent=False``) and converted by
+``to``/``double``/``float``/``half``, but never parameters. A module records their names in
+its attribute ``_buffer_names``; assigning the attribute again keeps it a buffer.
 """
 
 from __future__ import annotations
 
 import math
+import operator
 import reprlib
 import sys
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -37,8 +43,11 @@ from . import nn_functional as functional
 from . import nn_init as init
 from . import nn_utils as utils
 from .autograd import grad_mode
-from .autograd.printing import format_tensor
-from .autograd.tensor import Size, Tensor
+from .autograd.printing import dtype_name, format_tensor
+from .autograd.tensor import Size, Tensor, _dtype, check_device, device_type
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 # ``nn.utils.clip_grad_norm_``, and ``from s2sgrad.nn.utils import clip_grad_norm_`` as with
 # ``torch.nn.utils``, though nn is a module and not a package; likewise ``nn.functional`` and
@@ -75,11 +84,51 @@ class Module:
 
     def named_parameters(self, prefix: str = "") -> Iterator[tuple[str, Tensor]]:
         """``(dotted name, parameter)`` pairs, each parameter once."""
-        seen: set[int] = set()
-        for name, value in _walk(self, prefix, set()):
-            if id(value) not in seen:
-                seen.add(id(value))
-                yield name, value
+        yield from _once(_walk(self, prefix, set(), _PARAMETERS))
+
+    def named_buffers(self, prefix: str = "") -> Iterator[tuple[str, Tensor]]:
+        """``(dotted name, buffer)`` pairs of this module and its sub-modules, each buffer
+        once (those not persistent too)."""
+        yield from _once(_walk(self, prefix, set(), _BUFFERS))
+
+    def buffers(self) -> Iterator[Tensor]:
+        """The buffers held by this module and its sub-modules (see ``register_buffer``)."""
+        for _, b in self.named_buffers():
+            yield b
+
+    def register_buffer(self, name: str, tensor: Tensor | None,
+                        persistent: bool = True) -> None:
+        """Make ``tensor`` the attribute ``name``, as a buffer: a Tensor that is part of the
+        module's state (``state_dict``, unless not ``persistent``) but not a parameter."""
+        _check_name(self, name, "buffer", self._buffer_names_())
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{_type_name(tensor)}' object to buffer '{name}' "
+                            "(torch Tensor or None required)")
+        self._buffer_names_()[name] = persistent
+        setattr(self, name, tensor)
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Make ``param`` (a Parameter, or None) the attribute ``name``."""
+        own = [key for key, value in vars(self).items() if isinstance(value, Parameter)]
+        _check_name(self, name, "parameter", own)
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{_type_name(param)}' object to parameter "
+                            f"'{name}' (torch.nn.Parameter or None required)")
+        setattr(self, name, param)
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        """Make ``module`` (a Module, or None) the sub-module ``name``."""
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{_type_name(module)} is not a Module subclass")
+        own = [key for key, value in vars(self).items() if isinstance(value, Module)]
+        _check_name(self, name, "module", own)
+        setattr(self, name, module)
+
+    register_module = add_module
+
+    def _buffer_names_(self) -> dict[str, bool]:
+        """The names of this module's buffers, each with whether it is persistent."""
+        return vars(self).setdefault(_BUFFER_NAMES, {})
 
     def parameters(self) -> Iterator[Tensor]:
         """The parameters held by this module and its sub-modules: every ``Parameter``
@@ -141,11 +190,12 @@ class Module:
 
     def state_dict(self, *, destination: Any = None, prefix: str = "",
                    keep_vars: bool = False) -> Any:
-        """An ordered dict of dotted name -> copy of the parameter's value (a Tensor that does
-        not require grad); with ``keep_vars``, the parameters themselves. A parameter reached
-        under several names (a shared sub-module) appears under each."""
+        """An ordered dict of dotted name -> copy of the value of each parameter and
+        persistent buffer (a Tensor that does not require grad); with ``keep_vars``, the
+        Tensors themselves. One reached under several names (a shared sub-module) appears
+        under each."""
         out = OrderedDict() if destination is None else destination
-        for name, p in _walk(self, "", set()):
+        for name, p in _walk(self, "", set(), _STATE):
             out[prefix + name] = p if keep_vars else Tensor(p.data)
         return out
 
@@ -157,7 +207,7 @@ class Module:
         parameter's raises RuntimeError; so do missing or unexpected keys when ``strict``. The
         values that fit are copied even when an error is raised, as in PyTorch."""
         own: dict[str, Tensor] = {}
-        for name, p in _walk(self, "", set()):
+        for name, p in _walk(self, "", set(), _STATE):
             own.setdefault(name, p)
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
@@ -193,6 +243,55 @@ class Module:
                 p.grad = None
             elif p._grad is not None:
                 p._grad.zero_()
+
+    def to(self, *args: Any, **kwargs: Any) -> Module:
+        """Convert the floating (and complex) parameters and buffers, in place, to a dtype:
+        ``model.to(s2sgrad.float32)``, ``model.to(dtype=...)``, ``model.to(tensor)``. The
+        device ``"cpu"`` changes nothing; another one raises RuntimeError. Returns this
+        module; the parameters stay the same objects (an optimizer keeps them)."""
+        dtype = kwargs.pop("dtype", None)
+        device = kwargs.pop("device", None)
+        kwargs.pop("non_blocking", None)
+        if kwargs:
+            raise TypeError(f"to() got an unexpected keyword argument {next(iter(kwargs))!r}")
+        for arg in args:
+            if isinstance(arg, Tensor):
+                dtype = arg.dtype
+            elif device_type(arg) is not None:
+                device = arg
+            elif not isinstance(arg, bool):  # non_blocking, given by position
+                dtype = arg
+        if device is not None:
+            check_device(device)
+        if dtype is not None:
+            dtype = _dtype(dtype)
+            if dtype.kind not in "fc":
+                raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, "
+                                f"but got desired dtype={dtype_name(dtype)}")
+            self._cast(dtype, "fc")
+        return self
+
+    def double(self) -> Module:
+        """Floating parameters and buffers to float64, in place."""
+        return self._cast(np.dtype(np.float64), "f")
+
+    def float(self) -> Module:
+        """Floating parameters and buffers to float32, in place."""
+        return self._cast(np.dtype(np.float32), "f")
+
+    def half(self) -> Module:
+        """Floating parameters and buffers to float16, in place."""
+        return self._cast(np.dtype(np.float16), "f")
+
+    def _cast(self, dtype: np.dtype, kinds: str) -> Module:
+        """Give the parameters and buffers whose dtype is of ``kinds`` the dtype ``dtype``
+        (their gradients too), keeping each Tensor object."""
+        for t in [*self.parameters(), *self.buffers()]:
+            if t.dtype.kind in kinds and t.dtype != dtype:
+                t.data = t.data.astype(dtype)
+                if t._grad is not None:
+                    t.grad = Tensor(t._grad.data.astype(dtype))
+        return self
 
     def train(self, mode: bool = True) -> Module:
         """Set ``training`` on this module and its sub-modules (for layers that care)."""
@@ -239,6 +338,39 @@ class IncompatibleKeys(NamedTuple):
                 f"unexpected_keys={self.unexpected_keys!r})")
 
 
+_BUFFER_NAMES = "_buffer_names"
+_PARAMETERS, _BUFFERS, _STATE = "parameters", "buffers", "state"  # what _walk finds
+
+
+def _once(pairs: Iterator[tuple[str, Tensor]]) -> Iterator[tuple[str, Tensor]]:
+    """The pairs whose Tensor was not met before."""
+    seen: set[int] = set()
+    for name, value in pairs:
+        if id(value) not in seen:
+            seen.add(id(value))
+            yield name, value
+
+
+def _type_name(value: Any) -> str:
+    kind = type(value)
+    return kind.__qualname__ if kind.__module__ == "builtins" else \
+        f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _check_name(module: Module, name: Any, kind: str, own: Any) -> None:
+    """Refuse, as PyTorch does, a name that cannot be an attribute of ``module`` holding a
+    ``kind`` (``own``: the names already holding one, which may be replaced)."""
+    if not isinstance(name, str):
+        raise TypeError(f"{kind} name should be a string. Got {_type_name(name)}")
+    if name == "":
+        raise KeyError(f'{kind} name can\'t be empty string ""')
+    if "." in name:
+        got = f", got: {name}" if kind == "module" else ""  # PyTorch's words
+        raise KeyError(f'{kind} name can\'t contain "."{got}')
+    if hasattr(module, name) and name not in own:
+        raise KeyError(f"attribute '{name}' already exists")
+
+
 def _submodules(value: Any, name: str) -> Iterator[tuple[str, Module]]:
     """Modules in ``value``, looking through lists, tuples and dicts but not into Modules."""
     if isinstance(value, Module):
@@ -251,16 +383,21 @@ def _submodules(value: Any, name: str) -> Iterator[tuple[str, Module]]:
             yield from _submodules(item, f"{name}.{key}")
 
 
-def _walk(value: Any, name: str, active: set[int]) -> Iterator[tuple[str, Tensor]]:
-    """Parameters reachable from ``value``, depth first, in attribute order."""
+def _walk(value: Any, name: str, active: set[int],
+          kind: str = _PARAMETERS) -> Iterator[tuple[str, Tensor]]:
+    """Parameters (``kind`` _PARAMETERS), buffers (_BUFFERS), or parameters and persistent
+    buffers (_STATE) reachable from ``value``, depth first, in attribute order."""
     if isinstance(value, Tensor):
-        if isinstance(value, Parameter) or (value.requires_grad and value.is_leaf):
+        if kind != _BUFFERS and (isinstance(value, Parameter) or (value.requires_grad and
+                                                                 value.is_leaf)):
             yield name, value
         return
     if id(value) in active:  # a cycle of references between modules
         return
+    buffers: dict[str, bool] = {}
     if isinstance(value, Module):
-        items = vars(value).items()
+        buffers = vars(value).get(_BUFFER_NAMES, {})
+        items = ((k, v) for k, v in vars(value).items() if k != _BUFFER_NAMES)
     elif isinstance(value, (list, tuple)):
         items = ((str(i), v) for i, v in enumerate(value))
     elif isinstance(value, dict):
@@ -269,7 +406,11 @@ def _walk(value: Any, name: str, active: set[int]) -> Iterator[tuple[str, Tensor
         return
     active.add(id(value))
     for key, item in items:
-        yield from _walk(item, f"{name}.{key}" if name else key, active)
+        full = f"{name}.{key}" if name else key
+        if key not in buffers:
+            yield from _walk(item, full, active, kind)
+        elif isinstance(item, Tensor) and (kind == _BUFFERS or (kind == _STATE and buffers[key])):
+            yield full, item
     active.discard(id(value))
 
 
@@ -356,6 +497,197 @@ class Sequential(Module):
         return input
 
 
+class ModuleList(Module):
+    """A list of modules, each a sub-module (named ``"0"``, ``"1"``, ...) whose parameters
+    the list's owner finds: indexed (a slice gives a ModuleList), measured, iterated, changed
+    with ``append``, ``extend``, ``insert``, ``pop``, ``del`` and item assignment (the names
+    follow the positions). It has no ``forward``: the owner calls its modules."""
+
+    def __init__(self, modules: Any = None) -> None:
+        if modules is not None:
+            self.extend(modules)
+
+    def _items(self) -> list[Module]:
+        return [v for v in vars(self).values() if isinstance(v, Module)]
+
+    def _renumber(self, modules: list[Module]) -> None:
+        for key in [k for k, v in vars(self).items() if isinstance(v, Module)]:
+            delattr(self, key)
+        for i, module in enumerate(modules):
+            self.add_module(str(i), module)
+
+    def _position(self, index: Any) -> int:
+        i, n = operator.index(index), len(self)
+        if not -n <= i < n:
+            raise IndexError(f"index {i} is out of range")
+        return i % n
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return ModuleList(self._items()[index])
+        return self._items()[self._position(index)]
+
+    def __setitem__(self, index: Any, module: Module) -> None:
+        self.add_module(str(self._position(index)), module)
+
+    def __delitem__(self, index: Any) -> None:
+        items = self._items()
+        del items[index if isinstance(index, slice) else self._position(index)]
+        self._renumber(items)
+
+    def __len__(self) -> int:
+        return len(self._items())
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._items())
+
+    def __iadd__(self, modules: Any) -> Self:
+        return self.extend(modules)
+
+    def __add__(self, other: Any) -> ModuleList:
+        return ModuleList([*self, *other])
+
+    def append(self, module: Module) -> Self:
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules: Any) -> Self:
+        for module in modules:
+            self.append(module)
+        return self
+
+    def insert(self, index: int, module: Module) -> None:
+        items = self._items()
+        items.insert(index, module)
+        self._renumber(items)
+
+    def pop(self, index: int = -1) -> Module:
+        module = self[index]
+        del self[index]
+        return module
+
+    @reprlib.recursive_repr()
+    def __repr__(self) -> str:
+        """PyTorch's form, where a run of modules that print alike is one line:
+        ``(0-2): 3 x Linear(...)``."""
+        texts = [repr(m) for m in self]
+        if not texts:
+            return f"{type(self).__name__}()"
+        runs: list[list[Any]] = []  # [first, last, text]
+        for i, text in enumerate(texts):
+            if runs and runs[-1][2] == text:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, text])
+        lines = [(f"({a}): " if a == b else f"({a}-{b}): {b - a + 1} x ") + t.replace("\n", "\n  ")
+                 for a, b, t in runs]
+        return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
+
+
+class ModuleDict(Module):
+    """An ordered dict of name -> module, each a sub-module under its name, whose parameters
+    the dict's owner finds: ``d[name]``, ``d[name] = module``, ``del d[name]``, ``in``,
+    ``len``, iteration over the names, ``keys``, ``values``, ``items``, ``update``, ``pop``,
+    ``clear``. A name that is an attribute of modules (``"train"``) is refused, as in
+    PyTorch."""
+
+    def __init__(self, modules: Any = None) -> None:
+        if modules is not None:
+            self.update(modules)
+
+    def _pairs(self) -> list[tuple[str, Module]]:
+        return [(k, v) for k, v in vars(self).items() if isinstance(v, Module)]
+
+    def __getitem__(self, key: str) -> Module:
+        value = vars(self).get(key)
+        if not isinstance(value, Module):
+            raise KeyError(key)
+        return value
+
+    def __setitem__(self, key: str, module: Module) -> None:
+        self.add_module(key, module)
+
+    def __delitem__(self, key: str) -> None:
+        if key not in self:
+            raise KeyError(key)
+        delattr(self, key)
+
+    def __len__(self) -> int:
+        return len(self._pairs())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.keys())
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(vars(self).get(key), Module)  # type: ignore[call-overload]
+
+    def keys(self) -> list[str]:
+        return [k for k, _ in self._pairs()]
+
+    def values(self) -> list[Module]:
+        return [v for _, v in self._pairs()]
+
+    def items(self) -> list[tuple[str, Module]]:
+        return self._pairs()
+
+    def pop(self, key: str) -> Module:
+        module = self[key]
+        del self[key]
+        return module
+
+    def clear(self) -> None:
+        for key in self.keys():
+            delattr(self, key)
+
+    def update(self, modules: Any) -> None:
+        """Add the modules of a mapping (or ModuleDict), or of pairs ``(name, module)``."""
+        pairs = modules.items() if isinstance(modules, (Mapping, ModuleDict)) else modules
+        for i, pair in enumerate(pairs):
+            if len(pair) != 2:
+                raise ValueError(f"ModuleDict update sequence element #{i} has length "
+                                 f"{len(pair)}; 2 is required")
+            self[pair[0]] = pair[1]
+
+
+class Identity(Module):
+    """The input itself; takes (and ignores) any arguments, as PyTorch's does."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def forward(self, input: Any) -> Any:
+        return input
+
+
+class Flatten(Module):
+    """``input.flatten(start_dim, end_dim)``: by default every dimension but the first (the
+    batch) made one."""
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
+        self.start_dim = start_dim
+        self.end_dim = end_dim
+
+    def extra_repr(self) -> str:
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+    def forward(self, input: Any) -> Tensor:
+        return functional._t(input).flatten(self.start_dim, self.end_dim)
+
+
+class Unflatten(Module):
+    """``input.unflatten(dim, unflattened_size)``: the dimension ``dim`` split in several."""
+
+    def __init__(self, dim: int, unflattened_size: Any) -> None:
+        self.dim = dim
+        self.unflattened_size = unflattened_size
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+    def forward(self, input: Any) -> Tensor:
+        return functional._t(input).unflatten(self.dim, self.unflattened_size)
+
+
 class ReLU(Module):
     def __init__(self, inplace: bool = False) -> None:
         self.inplace = inplace
@@ -365,6 +697,54 @@ class ReLU(Module):
 
     def forward(self, input: Any) -> Tensor:
         return functional.relu(input)
+
+
+class LeakyReLU(Module):
+    def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
+        self.negative_slope = negative_slope
+        self.inplace = inplace
+
+    def extra_repr(self) -> str:
+        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace
+                                                         else "")
+
+    def forward(self, input: Any) -> Tensor:
+        return functional.leaky_relu(input, self.negative_slope)
+
+
+class ELU(Module):
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        self.alpha = alpha
+        self.inplace = inplace
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+    def forward(self, input: Any) -> Tensor:
+        return functional.elu(input, self.alpha)
+
+
+class Softplus(Module):
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
+        self.beta = beta
+        self.threshold = threshold
+
+    def extra_repr(self) -> str:
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+    def forward(self, input: Any) -> Tensor:
+        return functional.softplus(input, self.beta, self.threshold)
+
+
+class SiLU(Module):
+    def __init__(self, inplace: bool = False) -> None:
+        self.inplace = inplace
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+    def forward(self, input: Any) -> Tensor:
+        return functional.silu(input)
 
 
 class Tanh(Module):
@@ -512,6 +892,48 @@ class MSELoss(Module):
 
     def forward(self, input: Any, target: Any) -> Tensor:
         return functional.mse_loss(input, target, self.reduction)
+
+
+class L1Loss(Module):
+    def __init__(self, size_average: bool | None = None, reduce: bool | None = None,
+                 reduction: str = "mean") -> None:
+        self.reduction = functional._legacy_reduction(size_average, reduce, reduction)
+
+    def forward(self, input: Any, target: Any) -> Tensor:
+        return functional.l1_loss(input, target, reduction=self.reduction)
+
+
+class SmoothL1Loss(Module):
+    def __init__(self, size_average: bool | None = None, reduce: bool | None = None,
+                 reduction: str = "mean", beta: float = 1.0) -> None:
+        self.reduction = functional._legacy_reduction(size_average, reduce, reduction)
+        self.beta = beta
+
+    def forward(self, input: Any, target: Any) -> Tensor:
+        return functional.smooth_l1_loss(input, target, reduction=self.reduction,
+                                         beta=self.beta)
+
+
+class HuberLoss(Module):
+    def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
+        self.reduction = reduction
+        self.delta = delta
+
+    def forward(self, input: Any, target: Any) -> Tensor:
+        return functional.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class BCELoss(Module):
+    """``functional.binary_cross_entropy``; ``weight`` is a buffer, as in PyTorch."""
+
+    def __init__(self, weight: Any = None, size_average: bool | None = None,
+                 reduce: bool | None = None, reduction: str = "mean") -> None:
+        self.register_buffer("weight", None if weight is None else functional._t(weight))
+        self.reduction = functional._legacy_reduction(size_average, reduce, reduction)
+
+    def forward(self, input: Any, target: Any) -> Tensor:
+        return functional.binary_cross_entropy(input, target, self.weight,
+                                               reduction=self.reduction)
 
 
 class NLLLoss(Module):

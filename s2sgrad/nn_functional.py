@@ -6,18 +6,22 @@
 
 Every function is written with Tensor operations, so gradients come from the operations'
 derivative rules. Arguments may be Tensors or arrays (arrays are constants). Losses take
-``reduction``: ``"mean"`` (the default), ``"sum"`` or ``"none"``.
+``reduction``: ``"mean"`` (the default), ``"sum"`` or ``"none"``; those whose PyTorch
+signature still has the older ``size_average`` and ``reduce`` take them too, as PyTorch reads
+them (with its deprecation warning). ``inplace=True`` is accepted where PyTorch takes it, and
+gives a new Tensor all the same.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
 
 from .autograd.random import source
-from .autograd.tensor import Tensor, tensor
+from .autograd.tensor import Size, Tensor, tensor
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -45,6 +49,35 @@ def _check_reduction(reduction: str) -> None:
         raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
+def _legacy_reduction(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
+    """``reduction``, or what the deprecated ``size_average`` and ``reduce`` ask for when one
+    of them is given (``reduce=False``: ``"none"``; else ``"mean"`` unless
+    ``size_average=False``), with PyTorch's warning."""
+    if size_average is None and reduce is None:
+        return reduction
+    if reduce is False:
+        reduction = "none"
+    else:
+        reduction = "sum" if size_average is False else "mean"
+    warnings.warn(f"size_average and reduce args will be deprecated, please use "
+                  f"reduction='{reduction}' instead.", UserWarning, stacklevel=3)
+    return reduction
+
+
+def _warn_size(input: Tensor, target: Any) -> None:
+    shape = tuple(_array(target).shape)
+    if shape != tuple(input.shape):
+        warnings.warn(f"Using a target size ({Size(shape)}) that is different to the input "
+                      f"size ({input.shape}). This will likely lead to incorrect results due "
+                      f"to broadcasting. Please ensure they have the same size.", UserWarning,
+                      stacklevel=3)
+
+
+def _check_weight(input: Tensor, weight: Any) -> None:
+    if tuple(_array(weight).shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+
+
 # -- activations -----------------------------------------------------------------------------
 
 def relu(input: Any) -> Tensor:
@@ -57,6 +90,35 @@ def tanh(input: Any) -> Tensor:
 
 def sigmoid(input: Any) -> Tensor:
     return _t(input).sigmoid()
+
+
+def leaky_relu(input: Any, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """``x`` where ``x > 0``, else ``negative_slope * x`` (whose slope the gradient at 0
+    takes, as in PyTorch)."""
+    x = _t(input)
+    return x.where(_array(x) > 0, x * negative_slope)
+
+
+def elu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``."""
+    x = _t(input)
+    positive = _array(x) > 0
+    return x.where(positive, alpha * np.expm1(x.where(~positive, 0.0)))
+
+
+def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta * x)) / beta``, computed without overflow; ``x`` itself where
+    ``beta * x > threshold``, as in PyTorch."""
+    x = _t(input)
+    scaled = x * beta
+    linear = _array(scaled) > threshold
+    return x.where(linear, np.logaddexp(0.0, scaled.where(~linear, 0.0)) / beta)
+
+
+def silu(input: Any, inplace: bool = False) -> Tensor:
+    """``x * sigmoid(x)``."""
+    x = _t(input)
+    return x * x.sigmoid()
 
 
 def gelu(input: Any, approximate: str = "none") -> Tensor:
@@ -168,6 +230,86 @@ def mse_loss(input: Any, target: Any, reduction: str = "mean") -> Tensor:
     _check_reduction(reduction)
     diff = _t(input) - target
     return _reduce(diff * diff, reduction)
+
+
+def l1_loss(input: Any, target: Any, size_average: bool | None = None,
+            reduce: bool | None = None, reduction: str = "mean", weight: Any = None) -> Tensor:
+    """``|input - target|`` (times ``weight``, of the input's shape), reduced; with a
+    ``weight``, ``"mean"`` divides by the weights' sum."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    x = _t(input)
+    _warn_size(x, target)
+    loss = abs(x - target)
+    if weight is None:
+        return _reduce(loss, reduction)
+    _check_weight(x, weight)
+    loss = loss * weight
+    return loss.sum() / np.sum(weight) if reduction == "mean" else _reduce(loss, reduction)
+
+
+def smooth_l1_loss(input: Any, target: Any, size_average: bool | None = None,
+                   reduce: bool | None = None, reduction: str = "mean",
+                   beta: float = 1.0) -> Tensor:
+    """``0.5 d^2 / beta`` where ``d = |input - target| < beta``, else ``d - 0.5 beta``,
+    reduced; ``beta=0`` is ``l1_loss``."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    if beta == 0:
+        return l1_loss(input, target, reduction=reduction)
+    x = _t(input)
+    _warn_size(x, target)
+    d = abs(x - target)
+    loss = (0.5 * d * d / beta).where(_array(d) < beta, d - 0.5 * beta)
+    return _reduce(loss, reduction)
+
+
+def huber_loss(input: Any, target: Any, reduction: str = "mean", delta: float = 1.0,
+               weight: Any = None) -> Tensor:
+    """``0.5 d^2`` where ``d = |input - target| < delta``, else ``delta (d - 0.5 delta)``
+    (times ``weight``, of the input's shape), reduced."""
+    _check_reduction(reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    x = _t(input)
+    _warn_size(x, target)
+    d = abs(x - target)
+    loss = (0.5 * d * d).where(_array(d) < delta, delta * (d - 0.5 * delta))
+    if weight is not None:
+        _check_weight(x, weight)
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+# log(x) for x below this is taken as -100, as PyTorch's binary_cross_entropy takes it
+_LOG_FLOOR = math.exp(-100.0)
+
+
+def binary_cross_entropy(input: Any, target: Any, weight: Any = None,
+                         size_average: bool | None = None, reduce: bool | None = None,
+                         reduction: str = "mean") -> Tensor:
+    """``-weight [y log(x) + (1 - y) log(1 - x)]`` for probabilities ``x`` (``input``, in
+    [0, 1]) and targets ``y``, each logarithm at least -100 as in PyTorch; reduced. Below
+    that floor the gradient is 0, where PyTorch's is ``(x - y) / 1e-12``."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    x = _t(input)
+    shape = tuple(_array(target).shape)
+    if shape != tuple(x.shape):
+        raise ValueError(f"Using a target size ({Size(shape)}) that is different to the "
+                         f"input size ({x.shape}) is deprecated. Please ensure they have the "
+                         f"same size.")
+    data = _array(x)
+    if data.size and not ((data >= 0) & (data <= 1)).all():
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    log_x = np.log(x.clamp(min=_LOG_FLOOR)).clamp(min=-100.0)
+    log_rest = np.log((1.0 - x).clamp(min=_LOG_FLOOR)).clamp(min=-100.0)
+    loss = -(target * log_x + (1.0 - target) * log_rest)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
 
 
 def _class_weight(weight: Any, ndim: int, class_dim: int, dtype: Any) -> np.ndarray:

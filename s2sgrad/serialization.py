@@ -22,6 +22,11 @@ where it stands (``obj['model']['layer']``); a structure that contains itself ra
 
 ``f`` is a path (``str`` or ``os.PathLike``, written as given: no suffix is added) or a binary
 file object (seekable, for ``load``).
+
+``load`` takes PyTorch's ``map_location`` and ``weights_only`` too. Every Tensor is loaded on
+the CPU, so ``map_location`` may be None or the CPU (``"cpu"``); any other value raises
+``ValueError``. The format holds data only and is never unpickled, so ``load`` is always as
+safe as PyTorch's ``weights_only=True``, and ``weights_only`` changes nothing.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from .autograd.tensor import Tensor
+from .autograd.tensor import Tensor, device_type
 from .nn import Parameter
 
 FORMAT = "s2sgrad.save"
@@ -58,8 +63,14 @@ def save(obj: Any, f: str | os.PathLike | IO[bytes]) -> None:
         np.savez(f, **entries)
 
 
-def load(f: str | os.PathLike | IO[bytes]) -> Any:
-    """Read an object written by ``save`` from ``f`` (a path or a binary file object)."""
+def load(f: str | os.PathLike | IO[bytes], map_location: Any = None, *,
+         weights_only: bool | None = True) -> Any:
+    """Read an object written by ``save`` from ``f`` (a path or a binary file object).
+    ``map_location`` may be None or ``"cpu"``; ``weights_only`` changes nothing (nothing is
+    unpickled either way)."""
+    if map_location is not None and device_type(map_location) != "cpu":
+        raise ValueError(f"load: map_location={map_location!r} is not supported: s2sgrad loads "
+                         f"every Tensor on the CPU, so map_location may be None or 'cpu'")
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as file:
             return _load(file, repr(os.fspath(f)))

@@ -1,14 +1,18 @@
 """Grad mode: whether calls on Tensors record a graph.
 
 The flag lives in a ContextVar, so it is per thread (a new thread starts with grad enabled, as
-in PyTorch) and per asyncio task. ``no_grad``, ``enable_grad`` and ``set_grad_enabled`` work as
-context managers and as decorators::
+in PyTorch) and per asyncio task. ``no_grad``, ``enable_grad``, ``set_grad_enabled`` and
+``inference_mode`` work as context managers and as decorators::
 
     with no_grad():
         w -= lr * w.grad
 
     @no_grad()            # or @no_grad
     def evaluate(x): ...
+
+``inference_mode`` is ``no_grad`` that also sets a second flag, which
+``is_inference_mode_enabled`` reads, as PyTorch's does; the Tensors made inside are ordinary
+Tensors (PyTorch's restrictions on its inference tensors are not reproduced).
 
 In the Tensor layer; imports nothing of s2sgrad.
 """
@@ -23,11 +27,17 @@ from typing import Any, TypeVar
 F = TypeVar("F", bound=Callable[..., Any])
 
 _enabled: ContextVar[bool] = ContextVar("s2sgrad_grad_enabled", default=True)
+_inference: ContextVar[bool] = ContextVar("s2sgrad_inference_mode", default=False)
 
 
 def is_grad_enabled() -> bool:
     """True when operations on Tensors that require grad record a graph."""
     return _enabled.get()
+
+
+def is_inference_mode_enabled() -> bool:
+    """True inside ``inference_mode()``."""
+    return _inference.get()
 
 
 class _GradMode:
@@ -97,3 +107,46 @@ class set_grad_enabled(_GradMode):
     def __call__(self, fn: F) -> F:
         _enabled.set(self.prev)  # as a decorator, only the decorated calls change the mode
         return super().__call__(fn)
+
+
+class inference_mode:
+    """Inference mode on (``mode=True``): no graph is recorded, and
+    ``is_inference_mode_enabled()`` is True; or off (``mode=False``), which, as in PyTorch,
+    also turns grad mode on. The previous modes come back on exit. A context manager and a
+    decorator, with or without parentheses (``@inference_mode``)."""
+
+    def __new__(cls, mode: Any = True) -> Any:
+        self = super().__new__(cls)
+        if callable(mode):  # @inference_mode, without parentheses
+            self.__init__()
+            return self(mode)
+        return self
+
+    def __init__(self, mode: bool = True) -> None:
+        self.mode = bool(mode)
+        self.prev: list[tuple[bool, bool]] = []
+
+    def __enter__(self) -> None:
+        self.prev.append((_enabled.get(), _inference.get()))
+        _enabled.set(not self.mode)
+        _inference.set(self.mode)
+
+    def __exit__(self, *exc: object) -> None:
+        grad, inference = self.prev.pop()
+        _enabled.set(grad)
+        _inference.set(inference)
+
+    def __call__(self, fn: F) -> F:
+        mode = self.mode
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            grad = _enabled.set(not mode)
+            inference = _inference.set(mode)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                _inference.reset(inference)
+                _enabled.reset(grad)
+
+        return wrapper  # type: ignore[return-value]

@@ -15,7 +15,9 @@ No text of a caller's value reaches the generated source: a constant that is a p
 str or None (or a tuple, list or slice of them) is first rebuilt as that exact built-in type
 (``IntEnum.ROWS`` -> ``0``) and written by the built-in ``repr`` of that type, so the compiler
 still sees it as a literal (it folds ``axis is None``, checks ``ord=2``); any other constant (a
-dtype, a class) is bound to a name in the generated function's own namespace.
+dtype, a class) is bound to a name in the generated function's own namespace. A ``DType``
+(``t.dtype``, ``s2sgrad.float32``) reaches NumPy and the compiler as the NumPy dtype it stands
+for.
 
 Dispatch is one dict look-up for the generated function, then ``graph.call_function``, whose
 own look-up of the compiled pair is one dict access keyed by argument kinds and ranks.
@@ -40,7 +42,7 @@ from .. import rules, sourcefile
 from ..function import Function
 from . import grad_mode
 from . import graph as _graph
-from .tensor import LEAF_INPLACE, VIEW_OF_LEAF_INPLACE, Tensor, _make, bind_ops
+from .tensor import LEAF_INPLACE, VIEW_OF_LEAF_INPLACE, DType, Tensor, _dtype, _make, bind_ops
 
 
 class Op(Function):
@@ -88,6 +90,7 @@ _OPERATORS: dict[str, tuple[list[str], str]] = {
     "pos": (["x"], "+x"),
     "relu": (["x"], "np.where(x > 0.0, x, 0.0)"),  # gradient 0 at 0, as in PyTorch
     "sigmoid": (["x"], "0.5 * np.tanh(0.5 * x) + 0.5"),  # no overflow for large |x|
+    "rsqrt": (["x"], "1.0 / np.sqrt(x)"),
     # A value replaced in place: the old value gets no gradient, the new one all of it.
     "fill": (["x", "y"], "np.where(False, x, y)"),
     "copy": (["x", "y"], "np.where(False, x, y)"),
@@ -96,6 +99,7 @@ _NAMES = {
     "add": "AddBackward0", "sub": "SubBackward0", "mul": "MulBackward0",
     "truediv": "DivBackward0", "mod": "RemainderBackward0", "neg": "NegBackward0",
     "pos": "PositiveBackward0", "relu": "ReluBackward0", "sigmoid": "SigmoidBackward0",
+    "rsqrt": "RsqrtBackward0",
     "fill": "FillBackward0", "copy": "CopyBackwards",
 }
 _functions: dict[str, Op] = {}
@@ -282,6 +286,8 @@ class _Layout:
         if isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) for v in value):
             items = ", ".join(self.arg(v, True) for v in value)
             return f"[{items}]" if isinstance(value, list) else f"({items},)"
+        if isinstance(value, DType):
+            value = value.dtype
         if isinstance(value, (np.dtype, type)):
             return self.bind(value)
         if not operand:
@@ -338,8 +344,8 @@ def _numpy_function(func: Any, layout: int | str, n: int, args: tuple, kwargs: d
     params = [f"x{i}" for i in range(n)]
     bindings = dict(bindings)
     text = f"{_bound(func, bindings)}({', '.join(params) if isinstance(layout, int) else layout})"
-    return define(sourcefile.identifier(getattr(func, "__name__", None), "function"), params, text, (),
-                  bindings)
+    name = sourcefile.identifier(getattr(func, "__name__", None), "function")
+    return define(name, params, text, (), bindings)
 
 
 def _output_argument(func: Any, args: tuple, kwargs: dict) -> Any:
@@ -363,6 +369,8 @@ def _floating(result: Any) -> bool:
 def _unwrap(value: Any) -> Any:
     if isinstance(value, Tensor):
         return value._data
+    if isinstance(value, DType):
+        return value.dtype
     if isinstance(value, (list, tuple)):
         return type(value)(_unwrap(v) for v in value)
     if isinstance(value, dict):
@@ -371,8 +379,13 @@ def _unwrap(value: Any) -> Any:
 
 
 def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
-    """NumPy ufuncs on Tensors: ``np.tanh(t)``, ``ndarray * t``, ``np.add(t, 1, out=t)``."""
+    """NumPy ufuncs on Tensors: ``np.tanh(t)``, ``ndarray * t``, ``np.add(t, 1, out=t)``,
+    ``np.add(t, 1, dtype=np.float32)``."""
     out = kwargs.pop("out", None)
+    if isinstance(kwargs.get("dtype"), DType):
+        kwargs["dtype"] = kwargs["dtype"].dtype
+    if method == "__call__" and kwargs.get("dtype") is not None:
+        inputs = _cast_operands(ufunc, inputs, kwargs)
     if method != "__call__":
         if any(isinstance(a, Tensor) and _wants_grad(a) for a in inputs) and \
                 grad_mode._enabled.get():
@@ -397,6 +410,19 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> An
         np.copyto(out[0], _data(result))
         return out[0]
     return inplace(out[0], "copy", result)
+
+
+def _cast_operands(ufunc: np.ufunc, inputs: tuple, kwargs: dict) -> tuple:
+    """The operands of ``ufunc(*inputs, dtype=d)`` cast to ``d`` (a Tensor in the graph),
+    ``dtype`` taken out of ``kwargs``: NumPy computes such a call in ``d``, and the
+    derivative rules take no ``dtype``. An operand that the call's ``casting`` rule does not
+    let become ``d`` raises NumPy's own error."""
+    dtype = _dtype(kwargs.pop("dtype"))
+    casting = kwargs.get("casting", "same_kind")
+    if not all(np.can_cast(np.result_type(_data(a)), dtype, casting) for a in inputs):
+        ufunc(*_unwrap(inputs), dtype=dtype, **kwargs)  # raises NumPy's error
+    return tuple(a.to(dtype) if isinstance(a, Tensor) else np.asarray(a, dtype=dtype)
+                 for a in inputs)
 
 
 # -- indexing, reductions ---------------------------------------------------------------------
@@ -498,6 +524,21 @@ def inplace(t: Tensor, op: str, other: Any) -> Tensor:
     if result is NotImplemented:
         raise TypeError(f"unsupported operand for in-place {op}: {type(other).__name__}")
     _commit(t, result)
+    return t
+
+
+def apply_(t: Tensor, compute: Callable[[Tensor], Tensor]) -> Tensor:
+    """``t`` replaced in place by ``compute(t)`` (``t.exp_()``, ``t.clamp_(0, 1)``): same
+    Tensor, same memory, version bumped. Recorded as ``inplace`` records, with ``t``'s old
+    value as the input of ``compute`` and ``t`` taking the result's history."""
+    if not _tracked(t, None):
+        np.copyto(t._data, compute(_make(t._data))._data)
+        t._version.value += 1
+        return t
+    _check_writable(t)
+    old = _make(t._data.copy(), t._grad_fn, t._out)
+    old._requires_grad = t._requires_grad
+    _commit(t, compute(old))
     return t
 
 
@@ -690,6 +731,6 @@ def positions_in(base: np.ndarray, view: np.ndarray) -> np.ndarray | None:
 
 # Tensor's methods call these; tensor.py sits below this module, which hands them to it here.
 bind_ops(SimpleNamespace(
-    array_ufunc=array_ufunc, backward=_graph.backward, binary=binary, getitem=getitem,
-    inplace=inplace, numpy_call=numpy_call, plain=plain, reduction=reduction, setitem=setitem,
-    sync=sync, unary=unary))
+    apply_=apply_, array_ufunc=array_ufunc, backward=_graph.backward, binary=binary,
+    getitem=getitem, inplace=inplace, numpy_call=numpy_call, plain=plain, reduction=reduction,
+    setitem=setitem, sync=sync, unary=unary))

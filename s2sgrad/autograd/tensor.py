@@ -33,6 +33,7 @@ ops.py and graph.py; ops.py hands them to it with ``bind_ops`` when it is import
 
 from __future__ import annotations
 
+import itertools
 import math
 import operator
 import warnings
@@ -574,16 +575,9 @@ class Tensor:
         return _ops.getitem(self, index)
 
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        if isinstance(kwargs.get("dtype"), DType):
-            kwargs["dtype"] = kwargs["dtype"].dtype
         return _ops.array_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func: Any, types: Any, args: tuple, kwargs: dict) -> Any:
-        # a DType argument goes to the compiler as the NumPy dtype it stands for
-        if any(type(a) is DType for a in args):
-            args = tuple(a.dtype if type(a) is DType else a for a in args)
-        if type(kwargs.get("dtype")) is DType:
-            kwargs = {**kwargs, "dtype": kwargs["dtype"].dtype}
         return _ops.numpy_call(func, args, kwargs)
 
     # -- in-place operations ----------------------------------------------------------------
@@ -633,15 +627,18 @@ class Tensor:
 
     # -- methods that mirror PyTorch's (NumPy names work too: np.sum(t, axis=0)) -------------
 
-    def sum(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
-            keepdims: bool | None = None) -> Tensor:
-        """Sum over ``dim`` (PyTorch's name) or ``axis`` (NumPy's); all axes by default."""
-        return _ops.reduction(np.sum, self, dim, keepdim, axis, keepdims)
+    def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None,
+            axis: Any = None, keepdims: bool | None = None) -> Tensor:
+        """Sum over ``dim`` (PyTorch's name) or ``axis`` (NumPy's); all axes by default.
+        With ``dtype``, the Tensor is converted to it first (in the graph), as in PyTorch."""
+        x = self if dtype is None else self.to(dtype)
+        return _ops.reduction(np.sum, x, dim, keepdim, axis, keepdims)
 
-    def mean(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
-             keepdims: bool | None = None) -> Tensor:
-        """Mean over ``dim`` / ``axis``; all axes by default."""
-        return _ops.reduction(np.mean, self, dim, keepdim, axis, keepdims)
+    def mean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None,
+             axis: Any = None, keepdims: bool | None = None) -> Tensor:
+        """Mean over ``dim`` / ``axis``; all axes by default; ``dtype`` as for ``sum``."""
+        x = self if dtype is None else self.to(dtype)
+        return _ops.reduction(np.mean, x, dim, keepdim, axis, keepdims)
 
     def prod(self, dim: Any = None, keepdim: bool = False) -> Tensor:
         return _ops.reduction(np.prod, self, dim, keepdim, None, None)
@@ -654,8 +651,30 @@ class Tensor:
 
     view = reshape
 
-    def flatten(self) -> Tensor:
-        return _ops.numpy_call(np.reshape, (self, (-1,)), {})
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+        """The dimensions ``start_dim`` to ``end_dim`` (both included) made one."""
+        shape = self._data.shape
+        if not shape:
+            return self.reshape(1)
+        start, end = start_dim % len(shape), end_dim % len(shape)
+        if start > end:
+            raise RuntimeError("flatten() has invalid args: start_dim cannot come after "
+                               "end_dim")
+        return self.reshape(*shape[:start], math.prod(shape[start:end + 1]), *shape[end + 1:])
+
+    def unflatten(self, dim: int, sizes: Sequence[int]) -> Tensor:
+        """The dimension ``dim`` split into ``sizes`` (one of which may be -1)."""
+        shape = self._data.shape
+        dim = dim % max(len(shape), 1)
+        return self.reshape(*shape[:dim], *sizes, *shape[dim + 1:])
+
+    def view_as(self, other: Tensor) -> Tensor:
+        """``self.view(other.shape)``."""
+        return self.reshape(other._data.shape)
+
+    def contiguous(self) -> Tensor:
+        """``self``: its values are read the same whatever the layout of its memory."""
+        return self
 
     def squeeze(self, dim: int | None = None) -> Tensor:
         return _ops.numpy_call(np.squeeze, (self,), {} if dim is None else {"axis": dim})
@@ -724,6 +743,8 @@ class Tensor:
     def clamp(self, min: Any = None, max: Any = None) -> Tensor:
         return _ops.numpy_call(np.clip, (self, min, max), {})
 
+    clip = clamp
+
     def clone(self) -> Tensor:
         """A copy with its own memory that stays in the graph (gradients flow through)."""
         return _ops.numpy_call(np.copy, (self,), {})
@@ -758,14 +779,18 @@ class Tensor:
 
     def to(self, *args: Any, **kwargs: Any) -> Tensor:
         """A Tensor of another dtype: ``t.to(np.float32)``, ``t.to("float64")``,
-        ``t.to(other)`` (other's dtype). A device (``"cpu"``) changes nothing. The result is
-        ``self`` when the dtype is already right, else a copy that stays in the graph (when
-        the new dtype is floating)."""
+        ``t.to(other)`` (other's dtype). The device ``"cpu"`` changes nothing; another one
+        raises RuntimeError. The result is ``self`` when the dtype is already right, else a
+        copy that stays in the graph (when the new dtype is floating)."""
         dtype = kwargs.pop("dtype", None)
+        if kwargs.get("device") is not None:
+            check_device(kwargs["device"])
         for arg in args:
             if isinstance(arg, Tensor):
                 dtype = arg._data.dtype
-            elif not (isinstance(arg, str) and arg.split(":")[0] in ("cpu", "device")):
+            elif device_type(arg) is not None:
+                check_device(arg)
+            elif not isinstance(arg, bool):  # non_blocking, copy, given by position
                 dtype = arg
         if dtype is None:
             return self
@@ -791,6 +816,27 @@ class Tensor:
     def long(self) -> Tensor:
         """int64 (``self`` if it already is), outside the graph."""
         return self.to(np.int64)
+
+    def int(self) -> Tensor:
+        """int32 (``self`` if it already is), outside the graph."""
+        return self.to(np.int32)
+
+    def bool(self) -> Tensor:
+        """bool (``self`` if it already is), outside the graph: True where nonzero."""
+        return self.to(np.bool_)
+
+    def type(self, dtype: Any = None, non_blocking: bool = False) -> Any:
+        """Without ``dtype``, PyTorch's name of this Tensor's type (``"torch.DoubleTensor"``);
+        with one (a dtype, or such a name), ``self.to(dtype)``."""
+        if dtype is None:
+            return "torch." + _TYPE_NAMES[self._data.dtype]
+        if isinstance(dtype, str) and dtype.removeprefix("torch.") in _TYPES_BY_NAME:
+            dtype = _TYPES_BY_NAME[dtype.removeprefix("torch.")]
+        return self.to(dtype)
+
+    def type_as(self, other: Tensor) -> Tensor:
+        """``self.to(other.dtype)``."""
+        return self.to(other._data.dtype)
 
     # -- extrema ---------------------------------------------------------------------------
 
@@ -920,6 +966,316 @@ class Tensor:
             source = self
         return _ops.numpy_call(np.take_along_axis, (source, index, dim), {})
 
+    def select(self, dim: int, index: int) -> Tensor:
+        """The slice at ``index`` along ``dim``, without that dimension (a view)."""
+        return self[(slice(None),) * (dim % self._data.ndim) + (index,)]
+
+    def index_select(self, dim: int, index: Any) -> Tensor:
+        """The entries at the positions ``index`` (a vector of integers) along ``dim``."""
+        index = _index_array(index)
+        if index.ndim > 1:
+            raise IndexError("index_select(): Index is supposed to be a vector")
+        if index.dtype.kind not in "iu":
+            raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+        return self[(slice(None),) * (dim % max(self._data.ndim, 1)) + (index.reshape(-1),)]
+
+    def masked_select(self, mask: Any) -> Tensor:
+        """The entries where ``mask`` (broadcast with this Tensor) is True, as a vector."""
+        mask = _index_array(mask)
+        if mask.dtype != np.bool_:
+            raise RuntimeError(f"masked_select: expected BoolTensor for mask, got "
+                               f"{dtype_name(mask.dtype)}")
+        shape = np.broadcast_shapes(self._data.shape, mask.shape)
+        x = self if self._data.shape == shape else self.expand(shape)
+        return x[np.broadcast_to(mask, shape)]
+
+    # -- more elementwise functions ----------------------------------------------------------
+
+    def neg(self) -> Tensor:
+        return _ops.unary("neg", self)
+
+    negative = neg
+
+    def reciprocal(self) -> Tensor:
+        """``1 / t``; integers give float64 (our default floating dtype)."""
+        return _ops.numpy_call(np.reciprocal, (_floating(self),), {})
+
+    def rsqrt(self) -> Tensor:
+        """``1 / sqrt(t)``."""
+        return _ops.unary("rsqrt", self)
+
+    def log1p(self) -> Tensor:
+        return _ops.numpy_call(np.log1p, (self,), {})
+
+    def expm1(self) -> Tensor:
+        return _ops.numpy_call(np.expm1, (self,), {})
+
+    def log2(self) -> Tensor:
+        return _ops.numpy_call(np.log2, (self,), {})
+
+    def log10(self) -> Tensor:
+        return _ops.numpy_call(np.log10, (self,), {})
+
+    def tan(self) -> Tensor:
+        return _ops.numpy_call(np.tan, (self,), {})
+
+    def sinh(self) -> Tensor:
+        return _ops.numpy_call(np.sinh, (self,), {})
+
+    def cosh(self) -> Tensor:
+        return _ops.numpy_call(np.cosh, (self,), {})
+
+    def asin(self) -> Tensor:
+        return _ops.numpy_call(np.arcsin, (self,), {})
+
+    def acos(self) -> Tensor:
+        return _ops.numpy_call(np.arccos, (self,), {})
+
+    def atan(self) -> Tensor:
+        return _ops.numpy_call(np.arctan, (self,), {})
+
+    arcsin, arccos, arctan = asin, acos, atan
+
+    def atan2(self, other: Any) -> Tensor:
+        """The angle of the point ``(other, self)``, elementwise."""
+        return _ops.numpy_call(np.arctan2, (self, other), {})
+
+    arctan2 = atan2
+
+    def maximum(self, other: Any) -> Tensor:
+        """The elementwise maximum (a tie's gradient shared evenly, as in PyTorch)."""
+        return _ops.numpy_call(np.maximum, (self, other), {})
+
+    def minimum(self, other: Any) -> Tensor:
+        """The elementwise minimum."""
+        return _ops.numpy_call(np.minimum, (self, other), {})
+
+    # Piecewise constant: the gradient is zero, and the result still requires grad (its node
+    # sends zeros back), as in PyTorch. Integers and bools are their own floor, ceil...
+
+    def floor(self) -> Tensor:
+        return _stepwise(self, np.floor, "FloorBackward0")
+
+    def ceil(self) -> Tensor:
+        return _stepwise(self, np.ceil, "CeilBackward0")
+
+    def round(self, *, decimals: int = 0) -> Tensor:
+        """Rounded half to even, to ``decimals`` decimal places."""
+        return _stepwise(self, lambda a: np.round(a, decimals), "RoundBackward0")
+
+    def trunc(self) -> Tensor:
+        return _stepwise(self, np.trunc, "TruncBackward0")
+
+    def sign(self) -> Tensor:
+        """-1, 0 or 1; for integers, of their dtype."""
+        if self._data.dtype.kind in "iu":
+            return _make(np.sign(self._data))
+        return _stepwise(self, np.sign, "SignBackward0")
+
+    # -- cumulative functions, reorderings ---------------------------------------------------
+
+    def cumsum(self, dim: int, *, dtype: Any = None) -> Tensor:
+        """Running sums along ``dim`` (after converting to ``dtype``, if given)."""
+        x = self if dtype is None else self.to(dtype)
+        return _ops.numpy_call(np.cumsum, (x,), {"axis": dim})
+
+    def cumprod(self, dim: int, *, dtype: Any = None) -> Tensor:
+        """Running products along ``dim`` (after converting to ``dtype``, if given)."""
+        x = self if dtype is None else self.to(dtype)
+        return _ops.numpy_call(np.cumprod, (x,), {"axis": dim})
+
+    def flip(self, *dims: Any) -> Tensor:
+        """The order of the entries reversed along ``dims`` (``t.flip(0)``, ``t.flip([0,
+        1])``, ``t.flip(0, 1)``); a copy, as in PyTorch."""
+        axes = tuple(dims[0]) if len(dims) == 1 and isinstance(dims[0], Sequence) else dims
+        return _ops.numpy_call(np.flip, (self,), {"axis": tuple(axes)}).clone()
+
+    def roll(self, shifts: Any, dims: Any = None) -> Tensor:
+        """The entries shifted by ``shifts`` along ``dims``, wrapping around; without
+        ``dims``, those of the flattened Tensor (the shape is kept)."""
+        kwargs = {} if dims is None else {"axis": _axis(dims)}
+        return _ops.numpy_call(np.roll, (self, _axis(shifts)), kwargs)
+
+    def sort(self, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Any:
+        """``(values, indices)`` sorted along ``dim``, NaN as the largest value. The sort is
+        always stable (equal entries keep their order), which PyTorch gives with
+        ``stable=True``. The gradient of ``values`` goes to the entries they were taken
+        from."""
+        indices = _sort_indices(self._data, dim, descending)
+        return ReturnSort(_taken(self, indices, dim), _make(indices))
+
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
+        """``(values, indices)`` of the ``k`` largest (``largest=False``: smallest) entries
+        along ``dim``, in order; of equal entries, the first ones."""
+        size = self._data.shape[dim] if self._data.ndim else 1
+        if not 0 <= k <= size:
+            raise RuntimeError("selected index k out of range")
+        indices = _sort_indices(self._data, dim, largest)
+        if self._data.ndim:
+            indices = np.take(indices, np.arange(k), axis=dim)
+        return ReturnTopk(_taken(self, indices, dim), _make(indices))
+
+    # -- splitting, repeating ----------------------------------------------------------------
+
+    def split(self, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+        """Views of consecutive pieces along ``dim``: of ``split_size`` entries each (the last
+        one shorter), or of the sizes listed."""
+        n = self._data.shape[dim]
+        if isinstance(split_size_or_sections, Sequence):
+            sizes = [operator.index(s) for s in split_size_or_sections]
+            if sum(sizes) != n or any(s < 0 for s in sizes):
+                raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
+                                   f"(input tensor's size at dimension {dim}), but got "
+                                   f"split_sizes={sizes}")
+        else:
+            size = operator.index(split_size_or_sections)
+            if size < 0:
+                raise RuntimeError(f"split expects split_size be non-negative, but got "
+                                   f"split_size={size}")
+            if size == 0 and n:
+                raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
+                                   f"dimension size of {n}")
+            sizes = [min(size, n - start) for start in range(0, n, size)] if n else [0]
+        lead = (slice(None),) * (dim % self._data.ndim)
+        bounds = itertools.pairwise(itertools.accumulate(sizes, initial=0))
+        return tuple(self[(*lead, slice(a, b))] for a, b in bounds)
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+        """At most ``chunks`` views of equal size along ``dim`` (the last one may be shorter,
+        and there are fewer when the size does not allow as many)."""
+        if chunks <= 0:
+            raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+        n = self._data.shape[dim]
+        if n == 0:
+            return self.split([0] * chunks, dim)
+        return self.split(-(-n // chunks), dim)
+
+    def unbind(self, dim: int = 0) -> tuple[Tensor, ...]:
+        """The slices along ``dim``, each without that dimension (views)."""
+        return tuple(self.select(dim, i) for i in range(self._data.shape[dim]))
+
+    def repeat(self, *sizes: Any) -> Tensor:
+        """The Tensor tiled ``sizes[d]`` times along each dimension ``d`` (new leading
+        dimensions when ``sizes`` has more)."""
+        reps = _shape(sizes)
+        if len(reps) < self._data.ndim:
+            raise RuntimeError("Number of dimensions of repeat dims can not be smaller than "
+                               "number of dimensions of tensor")
+        return _ops.numpy_call(np.tile, (self, reps), {})
+
+    def repeat_interleave(self, repeats: Any, dim: int | None = None, *,
+                          output_size: int | None = None) -> Tensor:
+        """Each entry repeated ``repeats`` times (or ``repeats[i]`` times for entry ``i``)
+        along ``dim``; without ``dim``, those of the flattened Tensor."""
+        if isinstance(repeats, Tensor):
+            repeats = repeats._data
+        return _ops.numpy_call(np.repeat, (self, repeats), {} if dim is None else {"axis": dim})
+
+    # -- products, triangles -----------------------------------------------------------------
+
+    def bmm(self, mat2: Tensor) -> Tensor:
+        """Matrix products of the matching matrices of two batches ``(b, n, m)`` and
+        ``(b, m, p)``."""
+        for name, t in (("batch1", self), ("batch2", mat2)):
+            if t.ndim != 3:
+                raise RuntimeError(f"{name} must be a 3D tensor")
+        b, _, m = self._data.shape
+        if tuple(mat2.shape[:2]) != (b, m):
+            raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                               f"[{b}, {m}] but got: {list(mat2.shape[:2])}.")
+        return _ops.binary("matmul", self, mat2, "BmmBackward0")
+
+    def outer(self, vec2: Any) -> Tensor:
+        """The matrix of products ``self[i] * vec2[j]`` of two vectors."""
+        for name, t in (("self", self), ("vec2", vec2)):
+            if np.ndim(t) != 1:
+                raise RuntimeError(f"outer: Expected 1-D argument {name}, but got "
+                                   f"{np.ndim(t)}-D")
+        return _ops.numpy_call(np.outer, (self, vec2), {})
+
+    def diag(self, diagonal: int = 0) -> Tensor:
+        """Of a vector, the square matrix with it on the ``diagonal``-th diagonal; of a
+        matrix, that diagonal as a vector (a copy)."""
+        if self._data.ndim == 1:
+            return _ops.numpy_call(np.diag, (self,), {"k": diagonal})
+        if self._data.ndim != 2:
+            raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {self._data.ndim}D")
+        rows, cols = self._data.shape
+        start_row, start_col = max(-diagonal, 0), max(diagonal, 0)
+        i = np.arange(max(0, min(rows - start_row, cols - start_col)))
+        return self[i + start_row, i + start_col]
+
+    def triu(self, diagonal: int = 0) -> Tensor:
+        """The entries on and above the ``diagonal``-th diagonal of each matrix (the last
+        two dimensions), zeros below."""
+        return _triangle(self, np.triu, diagonal, "triu")
+
+    def tril(self, diagonal: int = 0) -> Tensor:
+        """The entries on and below the ``diagonal``-th diagonal, zeros above."""
+        return _triangle(self, np.tril, diagonal, "tril")
+
+    # -- reductions --------------------------------------------------------------------------
+
+    def logsumexp(self, dim: Any, keepdim: bool = False) -> Tensor:
+        """``log(exp(t).sum(dim))``, computed after subtracting the maximum along ``dim``
+        (a constant), so that large entries do not overflow."""
+        x = _floating(self)
+        axes = _axis(dim)
+        top = np.max(x._data, axis=axes, keepdims=True)
+        top = np.where(np.isfinite(top), top, 0.0)  # all -inf (or inf): shift by nothing
+        out = (x - top).exp().sum(axes, keepdim=True).log() + top
+        return out if keepdim else out.squeeze(axes)
+
+    def amax(self, dim: Any = (), keepdim: bool = False) -> Tensor:
+        """The largest entries along ``dim`` (all by default); the gradient is shared evenly
+        by equal ones."""
+        return _ops.reduction(np.amax, self, _all_if_empty(dim), keepdim, None, None)
+
+    def amin(self, dim: Any = (), keepdim: bool = False) -> Tensor:
+        """The smallest entries along ``dim``; as ``amax``."""
+        return _ops.reduction(np.amin, self, _all_if_empty(dim), keepdim, None, None)
+
+    # -- new Tensors of this one's dtype -----------------------------------------------------
+
+    def new_zeros(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+        """Zeros of ``size``, of this Tensor's dtype unless told otherwise."""
+        return _leaf(np.zeros(_shape(size), dtype=self._new_dtype(dtype)), requires_grad)
+
+    def new_ones(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+        return _leaf(np.ones(_shape(size), dtype=self._new_dtype(dtype)), requires_grad)
+
+    def new_empty(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+        return _leaf(np.empty(_shape(size), dtype=self._new_dtype(dtype)), requires_grad)
+
+    def new_full(self, size: Any, fill_value: Any, *, dtype: Any = None,
+                 requires_grad: bool = False) -> Tensor:
+        return _leaf(np.full(_shape((size,)), _number(fill_value),
+                             dtype=self._new_dtype(dtype)), requires_grad)
+
+    def new_tensor(self, data: Any, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+        """A new leaf holding a copy of ``data``, of this Tensor's dtype unless told
+        otherwise."""
+        return Tensor(data, requires_grad=requires_grad, dtype=self._new_dtype(dtype))
+
+    def _new_dtype(self, dtype: Any) -> np.dtype:
+        return self._data.dtype if dtype is None else _dtype(dtype)
+
+    # -- in place, through the same operations -----------------------------------------------
+
+    def clamp_(self, min: Any = None, max: Any = None) -> Tensor:
+        return _ops.apply_(self, lambda t: t.clamp(min, max))
+
+    clip_ = clamp_
+
+    def relu_(self) -> Tensor:
+        return _ops.apply_(self, Tensor.relu)
+
+    def exp_(self) -> Tensor:
+        return _ops.apply_(self, Tensor.exp)
+
+    def neg_(self) -> Tensor:
+        return _ops.apply_(self, Tensor.neg)
+
 
 class ReturnMax(NamedTuple):
     """``t.max(dim)``: the values and their indices along ``dim``."""
@@ -933,6 +1289,18 @@ class ReturnMin(NamedTuple):
     indices: Tensor
 
 
+class ReturnSort(NamedTuple):
+    """``t.sort(dim)``: the sorted values and where they were along ``dim``."""
+    values: Tensor
+    indices: Tensor
+
+
+class ReturnTopk(NamedTuple):
+    """``t.topk(k, dim)``: the ``k`` values and where they were along ``dim``."""
+    values: Tensor
+    indices: Tensor
+
+
 def _axis(dim: Any) -> Any:
     return tuple(dim) if isinstance(dim, list) else dim
 
@@ -940,6 +1308,38 @@ def _axis(dim: Any) -> Any:
 _DTYPE_NAMES = {"float": "float32", "double": "float64", "half": "float16", "long": "int64",
                 "int": "int32", "bool": "bool", "short": "int16", "cfloat": "complex64",
                 "cdouble": "complex128"}
+
+
+# PyTorch's device types: the names ``to("cuda:0")`` may mean as a device rather than a dtype.
+_DEVICE_TYPES = frozenset(["cpu", "cuda", "mps", "xpu", "meta", "hip", "xla", "ipu", "hpu",
+                           "mtia", "vulkan", "lazy", "maia", "privateuseone"])
+
+
+def device_type(device: Any) -> str | None:
+    """The type of the device that ``device`` names (``"cpu"``, ``"cuda:0"``, a
+    ``torch.device``), or None when it names none."""
+    if isinstance(device, str):
+        kind = device.split(":")[0]
+        return kind if kind in _DEVICE_TYPES else None
+    kind = getattr(device, "type", None)  # a torch.device; a dtype's ``type`` is a class
+    return kind if isinstance(kind, str) and kind in _DEVICE_TYPES else None
+
+
+def check_device(device: Any) -> None:
+    """Refuse a device other than the CPU, where all Tensors live."""
+    if device_type(device) != "cpu":
+        raise RuntimeError(f"device {str(device)!r} is not available: s2sgrad computes on the "
+                           f"CPU only (device 'cpu')")
+
+
+# PyTorch's names of Tensor types (``t.type()``), by dtype.
+_TYPES_BY_NAME = {
+    "DoubleTensor": "float64", "FloatTensor": "float32", "HalfTensor": "float16",
+    "LongTensor": "int64", "IntTensor": "int32", "ShortTensor": "int16", "CharTensor": "int8",
+    "ByteTensor": "uint8", "UInt16Tensor": "uint16", "UInt32Tensor": "uint32",
+    "UInt64Tensor": "uint64", "BoolTensor": "bool", "ComplexFloatTensor": "complex64",
+    "ComplexDoubleTensor": "complex128"}
+_TYPE_NAMES = {np.dtype(dtype): name for name, dtype in _TYPES_BY_NAME.items()}
 
 
 def _dtype(dtype: Any) -> np.dtype:
@@ -989,6 +1389,54 @@ def _extremum(t: Tensor, dim: Any, keepdim: bool, reduce: Any, arg: Any, pairwis
         values = values.squeeze(dim)
         indices = np.squeeze(indices, dim)
     return result(values, _make(np.asarray(indices, dtype=np.int64)))
+
+
+def _floating(t: Tensor) -> Tensor:
+    """``t``, converted to float64 (our default) unless floating or complex already."""
+    return t if t._data.dtype.kind in "fc" else t.to(np.float64)
+
+
+def _stepwise(t: Tensor, func: Any, name: str) -> Tensor:
+    """``func(t)`` for a piecewise-constant ``func``: its values, with a zero gradient to
+    ``t`` (the node of ``np.where(False, t, values)``); integers and bools unchanged."""
+    if t._data.dtype.kind not in "fc":
+        return _make(t._data.copy())
+    return _ops.binary("fill", t, func(t._data), name)
+
+
+def _sort_indices(data: np.ndarray, dim: int, descending: bool) -> np.ndarray:
+    """The int64 indices that sort ``data`` along ``dim``, stably (equal entries keep their
+    order, descending too), NaN as the largest value."""
+    if data.ndim == 0:
+        return np.zeros((), dtype=np.int64)
+    if not descending:
+        return np.argsort(data, axis=dim, kind="stable").astype(np.int64)
+    # sorting the reversed entries and reversing the result keeps equal ones in order
+    reverse = np.argsort(np.flip(data, dim), axis=dim, kind="stable")
+    return np.flip(data.shape[dim] - 1 - reverse, dim).astype(np.int64)
+
+
+def _taken(t: Tensor, indices: np.ndarray, dim: int) -> Tensor:
+    """The entries of ``t`` at ``indices`` along ``dim`` (differentiable)."""
+    if t._data.ndim == 0:
+        return t.clone()
+    return _ops.numpy_call(np.take_along_axis, (t, indices, dim), {})
+
+
+def _triangle(t: Tensor, func: Any, diagonal: int, name: str) -> Tensor:
+    if t._data.ndim < 2:
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+    return _ops.numpy_call(func, (t,), {"k": diagonal})
+
+
+def _all_if_empty(dim: Any) -> Any:
+    """PyTorch's ``dim=()`` (all dimensions) as NumPy's ``axis=None``."""
+    axes = _axis(dim)
+    return None if isinstance(axes, tuple) and not axes else axes
+
+
+def _index_array(index: Any) -> np.ndarray:
+    return index._data if isinstance(index, Tensor) else np.asarray(index)
 
 
 def _spread(func: Any, t: Tensor, dim: Any, unbiased: bool, keepdim: bool,
