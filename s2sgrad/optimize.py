@@ -57,14 +57,18 @@ def _own_reads(stmt: gast.stmt) -> set[str]:
     return syntax.names_read(getattr(stmt, kind.head)) if kind.head else set()
 
 
-def optimize(rev: Reversed) -> Optimized:
+def optimize(rev: Reversed, in_place: bool = True) -> Optimized:
+    """The adjoint simplified and what the forward saves decided (see the module).
+    ``in_place``: update the cotangent buffers the adjoint owns in place (inplace.py); not
+    for another library's arrays, which NumPy's in-place operations do not write."""
     # The adjoint is rewritten in place, so it is a copy: what reverse returned stays as it
     # was. The forward's statements are kept; a block that changes is rebuilt.
     adjoint = [_Simplify().visit(s) for s in syntax.clone(rev.adjoint)]
     adjoint = _propagate_copies(adjoint)
     adjoint, _ = _eliminate_dead(adjoint, set())
     adjoint = _map_blocks_all(adjoint, _doubled)
-    adjoint = update_in_place(adjoint, rev.bindings, _numpy_name(rev), *_ranks(rev))
+    if in_place:
+        adjoint = update_in_place(adjoint, rev.bindings, _numpy_name(rev), *_ranks(rev))
     adjoint, forward = _hoist_shapes(adjoint, rev.forward, rev)
     methods = _MethodForms(_array_ranks(rev), rev.bindings)
     adjoint = [methods.visit(s) for s in adjoint]

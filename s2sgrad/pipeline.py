@@ -38,9 +38,9 @@ from typing import Any
 import gast
 import numpy as np
 
+from . import backends, higher, sourcefile, syntax
 from . import codegen as codegen_module
 from . import compiled as compiled_module
-from . import higher, sourcefile, syntax
 from .aliasing import aliasing
 from .analyze import Abstract, Analysis, abstract_of, analyze
 from .analyze.values import identified
@@ -164,11 +164,15 @@ def _run_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
     debug = _debug_level()
     version = registry.version
     own = own_state(fn)  # before reading the source: a change during the compile shows
+    backend = backends.backend_of(signature)
     parsed, analysis, aliases = _analysed(fn, wrt, signature, lifted, compile_vjp, debug)
     reversed_ = reverse(analysis, aliases)
     _show(debug, "reverse (adjoint)", syntax.function("adjoint", [], reversed_.adjoint))
-    optimized = optimize(reversed_)
+    optimized = optimize(reversed_, in_place=backend is None)
     generated = codegen(optimized)
+    if backend is not None:
+        backends.check(backend, generated.filename, _names(parsed, reversed_.bindings),
+                       analysis.values)
     if debug >= 1:
         print(f"[s2sgrad] {fn.__qualname__} wrt {wrt}:\n{generated.forward_source}\n"
               f"{generated.adjoint_source}", file=sys.stderr)
@@ -533,6 +537,10 @@ def _run_tangent_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str,
     if debug >= 1:
         print(f"[s2sgrad] {fn.__qualname__} jvp wrt {wrt}:\n{generated.source}",
               file=sys.stderr)
+    backend = backends.backend_of(signature)
+    if backend is not None:
+        backends.check(backend, generated.filename, _names(parsed, tangents.bindings),
+                       analysis.values)
     return CompiledJvp(fn, parsed.name, wrt, tuple(sorted(signature.items())), generated.jvp,
                        generated.source, tangents.tangent_params, _result_value(analysis),
                        generated.filename, tangents.result_aliases, dependencies, version,
@@ -571,6 +579,19 @@ def _analysed(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstract]
     if debug >= 2:
         print(f"[s2sgrad] after analyze: active = {sorted(analysis.active)}", file=sys.stderr)
     return parsed, analysis, aliasing(analysis)  # aliasing refuses what cannot be followed
+
+
+def _names(parsed: Any, bindings: dict[str, Any]) -> dict[str, Any]:
+    """What the free names of the generated code resolve to: the compile's bindings, the
+    function's closure and globals."""
+    names = dict(parsed.fn.__globals__)
+    for name, cell in parsed.closure.items():
+        try:
+            names[name] = cell.cell_contents
+        except ValueError:  # an empty cell: a name the function assigns later
+            pass
+    names.update(bindings)
+    return names
 
 
 def _by_string_value(analysis: Analysis) -> bool:

@@ -8,6 +8,13 @@ a function, a dtype, a module, a string whose value the code reads).
 
     abstract_of(np.ones((3, 1)))   array[n1]        abstract_of((x, 2.0))   <tuple> of items
     abstract_of(np.tanh)           <ufunc>, value=np.tanh (calls through it resolve to it)
+    abstract_of(dask_array)        array[nn], backend "dask"
+
+An array of another library that implements NumPy's dispatch protocols (``BACKENDS``: Dask,
+CuPy) is an array whose ``backend`` names that library: NumPy's functions called on it run
+that library's, so the same generated code serves it; what the library cannot do is refused
+by the ``backends`` pass. The backend is part of the key: a function called with NumPy and
+with Dask arrays compiles a pair for each.
 
 ``abstract_of`` of the arguments is the cache key of a compiled pair; ``join`` is what a
 name assigned on several paths holds. This module only describes values: it imports
@@ -20,6 +27,7 @@ import collections
 import dataclasses
 import functools
 import inspect
+import math
 import os
 import site
 import sysconfig
@@ -51,6 +59,8 @@ class Abstract:
     # and its class where an argument gave it (the compiled code is specialised on it)
     fields: tuple[str, ...] | None = None
     named: type | None = None
+    # For an array of another library (``BACKENDS``): its name; None for NumPy's
+    backend: str | None = None
 
     @property
     def ndim(self) -> int | None:
@@ -63,7 +73,8 @@ class Abstract:
             return "None"
         dims = "?" if self.dims is None else "".join(
             {True: "1", False: "n", None: "?"}[d] for d in self.dims)
-        return f"{self.kind}[{dims}{'' if self.float else ', int'}]"
+        on = f", {self.backend}" if self.backend else ""
+        return f"{self.kind}[{dims}{'' if self.float else ', int'}{on}]"
 
 
 class ShapeTuple(tuple):
@@ -170,6 +181,12 @@ def abstract_of(value: Any) -> Abstract:
         kind = value.dtype.kind
         return Abstract("array", shapes.of_shape(value.shape), kind in "fc",
                         complex=kind == "c")
+    backend = BACKENDS.get((type(value).__module__, type(value).__name__))
+    if backend is not None:
+        kind = value.dtype.kind
+        # an axis of a size not yet known (a chunked array built from lazy values) is nan
+        dims = tuple(None if math.isnan(n) else n == 1 for n in value.shape)
+        return Abstract("array", dims, kind in "fc", complex=kind == "c", backend=backend)
     if identified(value):
         return Abstract("object", None, False, type(value), value=value)
     functions = _held_functions(value)
@@ -196,6 +213,16 @@ def abstract_of(value: Any) -> Abstract:
 
 
 _OBJECTS: dict[type, Abstract] = {}  # the abstract value of a plain object, per class
+
+# The arrays of other libraries that the generated code runs on as it is, by (module, class)
+# of their type: they implement NumPy's ``__array_ufunc__`` and ``__array_function__``, so a
+# NumPy function called on them runs the library's own. Named here, each one: an object is
+# an array only when it is known to be one.
+BACKENDS: dict[tuple[str, str], str] = {
+    ("dask.array.core", "Array"): "dask",
+    ("cupy", "ndarray"): "cupy",
+    ("cupy._core.core", "ndarray"): "cupy",
+}
 
 _FIELD = type(collections.namedtuple("_Probe", "a").a)  # how a named tuple reads a field
 
