@@ -317,7 +317,7 @@ def record(name: str, compiled: Any, saved: Any, out: Any, args: Sequence[Any],
             checks.append((a._version, a._version.value, a._data,
                            edge if a._requires_grad else None))
     edges = tuple(edges)
-    if isinstance(out, tuple):
+    if isinstance(out, (tuple, list)):  # several outputs (np.split gives a list of them)
         arrays = [np.asarray(o) for o in out]
         node = Node(name, compiled, saved, edges, (), tuple((a.shape, a.dtype) for a in arrays),
                     call)
@@ -330,7 +330,7 @@ def record(name: str, compiled: Any, saved: Any, out: Any, args: Sequence[Any],
                 t = _output(a, None, 0, args)
             outs.append(t)
         node.checks = tuple(checks)
-        return tuple(outs)
+        return outs if isinstance(out, list) else tuple(outs)
     array = out if type(out) is np.ndarray else np.asarray(out)
     if array.dtype.kind not in "fc":
         return _output(array, None, 0, args)  # not differentiable
@@ -362,6 +362,8 @@ def wrap_plain(out: Any, args: Sequence[Any] = (), numbers: bool = True) -> Any:
     ``numbers``) become Tensors; anything else is returned as it is."""
     if isinstance(out, tuple):
         return tuple(wrap_plain(o, args, numbers) for o in out)
+    if isinstance(out, list) and out and all(isinstance(o, np.ndarray) for o in out):
+        return [wrap_plain(o, args, numbers) for o in out]  # np.split's pieces
     if isinstance(out, (np.ndarray, np.generic)) or (
             numbers and isinstance(out, (float, int, complex))):
         return _output(np.asarray(out), None, 0, args)
