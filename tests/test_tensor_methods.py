@@ -557,3 +557,16 @@ def test_numpy_functions_take_dtype_objects() -> None:
     assert y.dtype is s2sgrad.float32
     y.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), np.ones((3, 4)))
+
+
+def test_sigmoid_is_exact_in_both_tails():
+    x = np.array([-700.0, -40.0, -20.0, -1e-3, 0.0, 1e-3, 20.0, 40.0, 700.0])
+    t = s2sgrad.tensor(x, requires_grad=True)
+    y = t.sigmoid()
+    with np.errstate(over="ignore"):
+        want = 1.0 / (1.0 + np.exp(-x))
+    np.testing.assert_allclose(y.detach().numpy(), want, rtol=1e-15, atol=0)
+    y.sum().backward()
+    e = np.exp(-np.abs(x))
+    np.testing.assert_allclose(t.grad.numpy(), e / (1.0 + e) ** 2, rtol=1e-13, atol=0)
+    assert t.grad.numpy()[1] > 0 and t.grad.numpy()[7] > 0  # 4.2e-18, not 0

@@ -89,7 +89,9 @@ _OPERATORS: dict[str, tuple[list[str], str]] = {
     "neg": (["x"], "-x"),
     "pos": (["x"], "+x"),
     "relu": (["x"], "np.where(x > 0.0, x, 0.0)"),  # gradient 0 at 0, as in PyTorch
-    "sigmoid": (["x"], "0.5 * np.tanh(0.5 * x) + 0.5"),  # no overflow for large |x|
+    # exp(-log(1 + exp(-x))): no overflow, and exact in both tails (through tanh it
+    # rounded to 0 below about -37)
+    "sigmoid": (["x"], "np.exp(-np.logaddexp(0.0, -x))"),
     "rsqrt": (["x"], "1.0 / np.sqrt(x)"),
     # A value replaced in place: the old value gets no gradient, the new one all of it.
     "fill": (["x", "y"], "np.where(False, x, y)"),
