@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 import importlib
 import linecache
 import types
@@ -80,6 +81,18 @@ def backend_of(signature: dict[str, Abstract]) -> str | None:
         raise TypeError(f"arrays of {' and '.join(sorted(found))} among the arguments: "
                         "one call works on the arrays of one library")
     return next(iter(found), None)
+
+
+def on(value: Abstract, backend: str) -> Abstract:
+    """``value`` with its arrays (in containers too) those of ``backend``: what a callee
+    receives from a caller compiled for that library."""
+    if value.kind == "array" and value.backend is None:
+        return dataclasses.replace(value, backend=backend)
+    if value.items:
+        items = tuple((k, on(v, backend) if isinstance(v, Abstract) else v)
+                      for k, v in value.items)
+        return dataclasses.replace(value, items=items)
+    return value
 
 
 def check(backend: str, filename: str, names: dict[str, Any],

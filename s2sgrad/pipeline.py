@@ -572,7 +572,11 @@ def _analysed(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstract]
     normalized = normalize(parsed, fence)
     _show(debug, "normalize", normalized.node)
 
+    backend = backends.backend_of(signature)
+
     def callee(fn_, callee_wrt, callee_signature, node):
+        if backend is not None:  # its arrays are the caller's library's: compiled for it
+            callee_signature = {k: backends.on(v, backend) for k, v in callee_signature.items()}
         return compile_callee(fn_, callee_wrt, callee_signature)
 
     analysis = analyze(normalized, wrt, signature, callee)

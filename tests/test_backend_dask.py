@@ -231,3 +231,34 @@ def test_computed_on_a_local_cluster_of_worker_processes():
     for got, want in zip(computed, [want_value, *want_grads], strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-10)
     assert workers  # the results were held by the cluster's workers
+
+
+def _affine(w, X):
+    return X @ w + 0.5
+
+
+def _branching_helper(z):
+    if np.sum(z) > 0:  # a test in a function the loss calls
+        return z
+    return -z
+
+
+def calls_a_helper(w, X, y):
+    r = _affine(w, X) - y
+    return np.mean(r * r)
+
+
+def calls_a_branching_helper(w, X):
+    return np.sum(_branching_helper(X @ w) ** 2)
+
+
+def test_a_called_function_is_compiled_for_dask_too():
+    args = (W, X, YR)
+    want = s2sgrad.gradient(calls_a_helper)(*args)
+    got = s2sgrad.gradient(calls_a_helper)(*on_dask(args))
+    assert isinstance(got, da.Array)
+    np.testing.assert_allclose(got.compute(), want, rtol=1e-12)
+    s2sgrad.gradient(calls_a_branching_helper)(W, X)
+    with pytest.raises(s2sgrad.TransformError) as caught:
+        s2sgrad.gradient(calls_a_branching_helper)(W, chunked(X))
+    assert "dask" in str(caught.value) and "if np.sum(z) > 0" in caught.value.text
