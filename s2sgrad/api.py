@@ -21,6 +21,7 @@ import numpy as np
 
 from . import higher
 from .analyze import abstract_of
+from .analyze.values import backend_of
 from .batching import NotBatchable
 from .compiled import state_of
 from .derivatives import Derivative, set_maker
@@ -62,7 +63,7 @@ def _seed(out: Any, fname: str) -> Any:
         return out.dtype.type(1.0) if isinstance(out, np.generic) else np.ones((), out.dtype)
     if isinstance(out, np.ndarray) and out.size == 1 and out.dtype.kind == "f":
         return np.ones(out.shape, out.dtype)  # a size-1 array: its one entry is the value
-    if abstract_of(out).backend is not None and out.ndim == 0 and out.dtype.kind == "f":
+    if backend_of(out) is not None and out.ndim == 0 and out.dtype.kind == "f":
         return np.ones_like(out)  # another library's array (a lazy one stays lazy)
     shape = np.shape(out) if isinstance(out, (np.ndarray, np.generic, int)) else None
     if shape is not None and shape != ():
@@ -95,7 +96,7 @@ def _as_gradient(g: Any, x: Any, seed: Any) -> Any:
         if not isinstance(x, tuple):
             return items
         return type(x)._make(items) if hasattr(type(x), "_make") else tuple(items)
-    if type(g) is not np.ndarray and abstract_of(g).backend is not None:
+    if type(g) is not np.ndarray and backend_of(g) is not None:
         # another library's array (a NumPy parameter's gradient through chunked data): kept
         # there, never brought into memory here; its arrays are not written in place
         return g if g.dtype == x.dtype else g.astype(x.dtype)

@@ -181,7 +181,7 @@ def abstract_of(value: Any) -> Abstract:
         kind = value.dtype.kind
         return Abstract("array", shapes.of_shape(value.shape), kind in "fc",
                         complex=kind == "c")
-    backend = BACKENDS.get((type(value).__module__, type(value).__name__))
+    backend = backend_of(value)
     if backend is not None:
         kind = value.dtype.kind
         # an axis of a size not yet known (a chunked array built from lazy values) is nan
@@ -223,6 +223,12 @@ BACKENDS: dict[tuple[str, str], str] = {
     ("cupy", "ndarray"): "cupy",
     ("cupy._core.core", "ndarray"): "cupy",
 }
+
+
+def backend_of(value: Any) -> str | None:
+    """The library of an array of ``BACKENDS``, else None (NumPy's arrays included)."""
+    cls = type(value)
+    return BACKENDS.get((cls.__module__, cls.__name__))
 
 _FIELD = type(collections.namedtuple("_Probe", "a").a)  # how a named tuple reads a field
 
