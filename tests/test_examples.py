@@ -19,8 +19,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
-NAMES = ("datasets", "linear_regression", "logistic_regression", "mlp", "newton", "physics",
-         "pytorch_style")
+NAMES = ("dask_regression", "datasets", "linear_regression", "logistic_regression", "mlp",
+         "newton", "physics", "pytorch_style")
 
 
 @pytest.fixture(scope="module")
@@ -280,3 +280,35 @@ def test_newton_converges_where_gradient_descent_has_barely_started(examples, ca
     assert abs(results["Newton"][0] - results["Hessian-free"][0]) < 1e-6
     assert results["Newton"][1] > 0.9 and results["Hessian-free"][1] > 0.9
     assert "def loss_jvp(" in out and "def loss_jvp_backward(" in out
+
+
+# -- Dask: chunked data on a cluster of worker processes --------------------------------------
+
+def test_dask_regression_learns_on_a_cluster_and_reports_memory_per_worker(examples, capsys):
+    pytest.importorskip("dask.array")
+    pytest.importorskip("distributed")
+    result = examples["dask_regression"].main(["--rows", "20000", "--chunk-rows", "5000",
+                                               "--steps", "12"])
+    out = capsys.readouterr().out
+    # the gradient of the chunked data equals NumPy's of the same data, loss included
+    check = result["check"]
+    assert check["relative_difference"] < 1e-12
+    assert check["dask"][0] == pytest.approx(check["numpy"][0], rel=1e-12)
+    # the code each step runs is the NumPy code, printed before training
+    assert "def loss_backward(saved, out_bar):" in out and "w_bar = z_bar @ X" in out
+    assert out.index("def loss_backward") < out.index("step   1")
+    history = result["history"]
+    losses = history["loss"]
+    assert len(losses) == 12 and np.all(np.diff(losses) < 0)
+    assert losses[0] == pytest.approx(np.log(2.0))  # w = 0, b = 0: every probability 1/2
+    assert losses[-1] < 0.6 * losses[0]
+    # from |w - w_true| = |w_true| at w = 0, to within the data's own noise of w_true
+    assert history["error"][0] == 1.0 and result["error"] < 0.1
+    assert abs(result["b"] - result["true_b"]) < 0.1
+    # each worker's peak memory during each step, measured in the workers
+    assert all(len(peak) == 2 for peak in history["peak"])
+    for before, peak in zip(history["before"], history["peak"], strict=True):
+        assert before.keys() == peak.keys()
+        assert all(0 < before[w] <= peak[w] for w in peak)
+    assert result["peak_per_worker"] > 0 and "peak memory per worker:" in out
+    assert result["chunk_bytes"] == 5000 * 100 * 8 and result["dataset_bytes"] == 20000 * 800
