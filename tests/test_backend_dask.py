@@ -262,3 +262,14 @@ def test_a_called_function_is_compiled_for_dask_too():
     with pytest.raises(s2sgrad.TransformError) as caught:
         s2sgrad.gradient(calls_a_branching_helper)(W, chunked(X))
     assert "dask" in str(caught.value) and "if np.sum(z) > 0" in caught.value.text
+
+
+@pytest.mark.parametrize("module", ["jax.numpy", "array_api_strict"])
+def test_arrays_of_a_library_not_supported_yet_are_refused_by_name(module):
+    """Arrays that do not dispatch NumPy's functions would be read through their library's
+    own Python source: refused when the call's key is made, naming the library."""
+    xp = pytest.importorskip(module)
+    library = module.partition(".")[0]
+    for args in ((xp.asarray(W), X), (W, xp.asarray(X))):
+        with pytest.raises(TypeError, match=f"an array of {library} .*not supported yet"):
+            s2sgrad.gradient(least_squares)(*args, YR)

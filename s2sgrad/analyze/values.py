@@ -187,6 +187,8 @@ def abstract_of(value: Any) -> Abstract:
         # an axis of a size not yet known (a chunked array built from lazy values) is nan
         dims = tuple(None if math.isnan(n) else n == 1 for n in value.shape)
         return Abstract("array", dims, kind in "fc", complex=kind == "c", backend=backend)
+    if hasattr(type(value), "__array_namespace__"):  # an array of another library
+        raise TypeError(unsupported_array(value))
     if identified(value):
         return Abstract("object", None, False, type(value), value=value)
     functions = _held_functions(value)
@@ -223,6 +225,17 @@ BACKENDS: dict[tuple[str, str], str] = {
     ("cupy", "ndarray"): "cupy",
     ("cupy._core.core", "ndarray"): "cupy",
 }
+
+
+def unsupported_array(value: Any) -> str:
+    """Why an array of a library the generated code cannot run on is refused."""
+    cls = type(value)
+    library = cls.__module__.partition(".")[0]
+    library = {"jaxlib": "jax"}.get(library, library)  # jax's arrays are jaxlib's class
+    return (f"an array of {library} ({cls.__module__}.{cls.__name__}): the generated code "
+            "runs on NumPy arrays, and on the arrays of libraries that implement NumPy's "
+            f"dispatch protocols (Dask, CuPy); {library}'s arrays are not supported yet. "
+            "Pass np.asarray(...) of it.")
 
 
 def backend_of(value: Any) -> str | None:
