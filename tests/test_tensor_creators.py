@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import pickle
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -25,16 +25,6 @@ from s2sgrad.testing import numeric_gradient
 TORCH_DTYPE_NAMES = ["float16", "float32", "float64", "complex64", "complex128", "int8",
                      "int16", "int32", "int64", "uint8", "bool", "float", "double", "half",
                      "long", "int", "short", "cfloat", "cdouble"]
-
-
-@pytest.fixture
-def torch64() -> Iterator[Any]:
-    """PyTorch with float64 as its default dtype, as ours is."""
-    torch = pytest.importorskip("torch")
-    before = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    yield torch
-    torch.set_default_dtype(before)
 
 
 # -- dtypes ----------------------------------------------------------------------------------

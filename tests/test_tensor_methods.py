@@ -9,7 +9,6 @@ gradients with central finite differences in float64 always."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -245,16 +244,6 @@ PLAIN = {
     "new_tensor_dtype": lambda x: x.new_tensor([1.5, 2.5], dtype=lib(x).float16),
     "new_empty_shape": lambda x: x.new_empty(2, 0),
 }
-
-
-@pytest.fixture
-def torch64() -> Iterator[Any]:
-    """PyTorch with float64 as its default dtype, as ours is (so that reprs agree)."""
-    torch = pytest.importorskip("torch")
-    before = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    yield torch
-    torch.set_default_dtype(before)
 
 
 @pytest.mark.parametrize("name", sorted(PLAIN))
