@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from . import higher
+from . import backends, higher
 from .analyze import abstract_of
 from .analyze.values import backend_of
 from .batching import NotBatchable
@@ -64,7 +64,7 @@ def _seed(out: Any, fname: str) -> Any:
     if isinstance(out, np.ndarray) and out.size == 1 and out.dtype.kind == "f":
         return np.ones(out.shape, out.dtype)  # a size-1 array: its one entry is the value
     if backend_of(out) is not None and out.ndim == 0 and out.dtype.kind == "f":
-        return np.ones_like(out)  # another library's array (a lazy one stays lazy)
+        return backends.ones_like(out)  # another library's array (a lazy one stays lazy)
     shape = np.shape(out) if isinstance(out, (np.ndarray, np.generic, int)) else None
     if shape is not None and shape != ():
         raise TypeError(f"gradient of {fname}(): the function must return a scalar, but it "

@@ -39,11 +39,16 @@ from typing import Any
 import numpy as np
 
 from .analyze import Abstract
+from .analyze.values import backend_of as backend_of_value
 from .errors import TransformError
 from .runtime import containers, unbroadcast
 
-# The library each backend's arrays come from, whose functions NumPy's dispatch calls.
-NAMESPACES = {"dask": "dask.array", "cupy": "cupy"}
+# The library each backend's arrays come from: whose functions NumPy's dispatch calls
+# (``DISPATCHING``), or, for JAX, whose functions the code calls itself: the templates read
+# NumPy through one name, which a compile for JAX binds to ``jax.numpy`` (``namespaced``).
+NAMESPACES = {"dask": "dask.array", "cupy": "cupy", "jax": "jax.numpy"}
+DISPATCHING = frozenset({"dask", "cupy"})
+ALIASES = {"jax": "jnp"}  # the name a library's users give its namespace
 
 # s2sgrad's helpers in generated code that compute only with NumPy's dispatched functions,
 # Python's containers and the arrays' operators: they run on a backend's arrays as they are.
@@ -93,6 +98,52 @@ def on(value: Abstract, backend: str) -> Abstract:
                       for k, v in value.items)
         return dataclasses.replace(value, items=items)
     return value
+
+
+def namespaced(bindings: dict[str, Any], backend: str | None, taken: dict[str, Any]
+               ) -> tuple[dict[str, Any], dict[str, str]]:
+    """The generated code's bindings for ``backend``, and the names to rename in its code:
+    for a library whose arrays do not dispatch NumPy's functions (JAX), NumPy and its
+    submodules bound to the library's namespace under the name its users give it
+    (``jnp``), so that the templates call its functions and the code says so; for the
+    others, the bindings as they are. ``taken``: what the code's other names name (the alias
+    is used where it is free, or names the namespace already)."""
+    if backend is None or backend in DISPATCHING:
+        return bindings, {}
+    space = _namespace(backend)
+    alias = ALIASES[backend]
+    swapped, renames = {}, {}
+    for name, value in bindings.items():
+        if value is np:
+            value = space
+            if taken.get(alias, space) is space and alias not in bindings:
+                renames[name], name = alias, alias
+        elif isinstance(value, types.ModuleType) and value.__name__.startswith("numpy."):
+            value = getattr(space, value.__name__.partition(".")[2], value)
+        swapped[name] = value
+    return swapped, renames
+
+
+def refuse_numpy_calls(backend: str, analysis: Any) -> None:
+    """For a library whose arrays do not dispatch NumPy's functions: refuse, at the user's
+    line, a call of one of NumPy's functions in the user's code (it would convert the
+    arrays to NumPy's); the code must call the library's own."""
+    if backend in DISPATCHING:
+        return
+    for stmt, op in analysis.ops.items():
+        func = getattr(op, "primitive", None)
+        module = getattr(func, "__module__", None) or ""
+        if isinstance(func, np.ufunc) or module == "numpy" or module.startswith("numpy."):
+            name = getattr(func, "__name__", "?")
+            raise analysis.normalized.parsed.error(
+                f"numpy.{name} on {backend} arrays: NumPy converts them to its own arrays",
+                stmt, f"Call {NAMESPACES[backend]}.{name} instead.")
+
+
+def ones_like(value: Any) -> Any:
+    """A seed of ones shaped like ``value``, an array of its own library."""
+    backend = backend_of_value(value)
+    return (np if backend in DISPATCHING else _namespace(backend)).ones_like(value)
 
 
 def check(backend: str, filename: str, names: dict[str, Any],
@@ -232,7 +283,7 @@ class _Check(ast.NodeVisitor):
             if method in _CONVERTING_METHODS and self.array(node.func.value):
                 self.refuse(node, f".{method}() of an array",
                             "Keep the value an array.")
-            if method == "at" and isinstance(self.resolve(node.func.value), np.ufunc):
+            if method == "at":  # np.add.at; jax.numpy's returns a new array instead
                 self._scatter(node)
             if (hasattr(np.ndarray, method) and self.namespace is not None
                     and self.array(node.func.value)
@@ -254,6 +305,9 @@ class _Check(ast.NodeVisitor):
         module = getattr(func, "__module__", None) or ""
         if isinstance(func, np.ufunc) or module == "numpy" or module.startswith("numpy."):
             name = func.__name__
+            if self.backend not in DISPATCHING:
+                self.refuse(node, f"numpy.{name}, which converts {self.backend}'s arrays to "
+                            "NumPy's", f"Call {NAMESPACES[self.backend]}.{name}.")
             if module.startswith(("numpy.random", "numpy.linalg", "numpy.fft")):
                 space = module.split(".", 1)[1]
                 ok = self.namespace is not None and hasattr(
@@ -267,7 +321,7 @@ class _Check(ast.NodeVisitor):
         elif module.startswith("s2sgrad."):
             if func in (_add_at(), _add_at_each()):
                 self._scatter(node)
-            elif func not in PORTABLE_HELPERS:
+            elif func not in PORTABLE_HELPERS or self.backend not in DISPATCHING:
                 self.refuse(node, f"s2sgrad's helper {func.__name__}()",
                             "This construct is supported on NumPy arrays only.")
 

@@ -169,6 +169,15 @@ def _run_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
     reversed_ = reverse(analysis, aliases)
     _show(debug, "reverse (adjoint)", syntax.function("adjoint", [], reversed_.adjoint))
     optimized = optimize(reversed_, in_place=backend is None)
+    if backend is not None:  # the templates read that library's namespace
+        backends.refuse_numpy_calls(backend, analysis)
+        bindings, renames = backends.namespaced(reversed_.bindings, backend,
+                                                _names(parsed, {}))
+        reversed_ = dataclasses.replace(reversed_, bindings=bindings)
+        optimized = dataclasses.replace(
+            optimized, reversed=reversed_,
+            forward=[syntax.rename(syntax.clone(s), renames) for s in optimized.forward],
+            adjoint=[syntax.rename(syntax.clone(s), renames) for s in optimized.adjoint])
     generated = codegen(optimized)
     if backend is not None:
         backends.check(backend, generated.filename, _names(parsed, reversed_.bindings),
@@ -533,11 +542,18 @@ def _run_tangent_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str,
                            (), _result_value(analysis), "", frozenset(), dependencies,
                            version, _by_string_value(analysis), own[0][3], own[1][3], own,
                            len(own) > 2 or bool(dependencies), unbatchable=str(exc))
+    backend = backends.backend_of(signature)
+    if backend is not None:  # the templates read that library's namespace
+        backends.refuse_numpy_calls(backend, analysis)
+        bindings, renames = backends.namespaced(tangents.bindings, backend,
+                                                _names(parsed, {}))
+        tangents = dataclasses.replace(
+            tangents, bindings=bindings,
+            body=[syntax.rename(syntax.clone(s), renames) for s in tangents.body])
     generated = codegen_tangent(tangents)
     if debug >= 1:
         print(f"[s2sgrad] {fn.__qualname__} jvp wrt {wrt}:\n{generated.source}",
               file=sys.stderr)
-    backend = backends.backend_of(signature)
     if backend is not None:
         backends.check(backend, generated.filename, _names(parsed, tangents.bindings),
                        analysis.values)

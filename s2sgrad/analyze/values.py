@@ -13,7 +13,8 @@ a function, a dtype, a module, a string whose value the code reads).
 An array of another library that implements NumPy's dispatch protocols (``BACKENDS``: Dask,
 CuPy) is an array whose ``backend`` names that library: NumPy's functions called on it run
 that library's, so the same generated code serves it; what the library cannot do is refused
-by the ``backends`` pass. The backend is part of the key: a function called with NumPy and
+by the ``backends`` pass. A JAX array is one too (backend "jax"): its code calls
+``jax.numpy``'s functions, which have the rules of NumPy's of the same name. The backend is part of the key: a function called with NumPy and
 with Dask arrays compiles a pair for each.
 
 ``abstract_of`` of the arguments is the cache key of a compiled pair; ``join`` is what a
@@ -30,6 +31,7 @@ import inspect
 import math
 import os
 import site
+import sys
 import sysconfig
 import types
 from collections.abc import Callable
@@ -239,9 +241,15 @@ def unsupported_array(value: Any) -> str:
 
 
 def backend_of(value: Any) -> str | None:
-    """The library of an array of ``BACKENDS``, else None (NumPy's arrays included)."""
+    """The library of an array of ``BACKENDS`` or of JAX (its arrays and the tracers that
+    stand for them under ``jax.jit``), else None (NumPy's arrays included)."""
     cls = type(value)
-    return BACKENDS.get((cls.__module__, cls.__name__))
+    found = BACKENDS.get((cls.__module__, cls.__name__))
+    if found is None:
+        jax = sys.modules.get("jax")
+        if jax is not None and isinstance(value, jax.Array):
+            return "jax"
+    return found
 
 _FIELD = type(collections.namedtuple("_Probe", "a").a)  # how a named tuple reads a field
 

@@ -125,6 +125,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from .check import (  # noqa: F401  (RuleError is part of the contract)
     EACH,
     RuleError,
@@ -484,17 +486,59 @@ def seal_library() -> None:
     _sealed = True
 
 
+# Array libraries whose functions mirror NumPy's: a function of one of them that has no rule
+# of its own takes the rule of NumPy's function of the same name, for the names listed, whose
+# parameters, defaults and results are NumPy's (tests/test_backend_jax.py checks each one
+# against finite differences). The generated code then runs that library's functions
+# (backends.py swaps the namespace the templates read).
+MIRRORED = frozenset({
+    # elementwise
+    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "square", "cbrt",
+    "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh",
+    "arccosh", "arctanh", "abs", "absolute", "negative", "positive", "reciprocal", "add",
+    "subtract", "multiply", "divide", "true_divide", "power", "maximum", "minimum",
+    "logaddexp", "logaddexp2", "arctan2", "hypot", "where",
+    # reductions
+    "sum", "mean", "prod", "max", "min", "amax", "amin",
+    # products and shapes
+    "dot", "matmul", "outer", "inner", "transpose", "reshape", "ravel", "expand_dims",
+    "squeeze", "broadcast_to", "concatenate", "stack", "swapaxes", "moveaxis",
+    # no gradient
+    "argmax", "argmin", "argsort", "sign", "floor", "ceil", "round", "zeros_like",
+    "ones_like", "shape", "size", "ndim", "arange", "zeros", "ones", "full", "eye",
+})
+MIRRORS = {"jax.numpy": np}
+
+
+def twin(primitive: Any) -> Any:
+    """NumPy's function that ``primitive`` mirrors (``MIRRORED``), or None."""
+    module = getattr(primitive, "__module__", None)
+    numpy = MIRRORS.get(module) if isinstance(module, str) else None
+    name = getattr(primitive, "__name__", None)
+    if numpy is None or name not in MIRRORED:
+        return None
+    return getattr(numpy, name, None)
+
+
 def lookup(primitive: Any) -> Rule | None:
-    """The rule of ``primitive``, or None."""
+    """The rule of ``primitive`` (or of the NumPy function it mirrors), or None."""
     if _watched:
         _load_imported()
-    return _RULES.get(_key(primitive))
+    found = _RULES.get(_key(primitive))
+    if found is None:
+        mirrored = twin(primitive)
+        if mirrored is not None:
+            found = _RULES.get(_key(mirrored))
+    return found
 
 
 def is_nondifferentiable(primitive: Any) -> bool:
     if _watched:
         _load_imported()
-    return _key(primitive) in _NONDIFF
+    if _key(primitive) in _NONDIFF:
+        return True
+    mirrored = twin(primitive)
+    return mirrored is not None and _key(mirrored) in _NONDIFF
 
 
 def all_rules() -> list[Rule]:

@@ -1,0 +1,157 @@
+"""Gradients of functions written with jax.numpy, called with JAX arrays: the generated code
+calls jax.numpy's functions (the templates' NumPy is bound to it), jax.numpy's functions take
+the rules of NumPy's of the same name (``registry.MIRRORED``), and the compiled gradient runs
+inside ``jax.jit``. Each function has a NumPy twin whose gradient is checked against finite
+differences; the JAX gradient must equal it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import s2sgrad
+from s2sgrad.testing import check_grads
+
+jax = pytest.importorskip("jax")
+jnp = pytest.importorskip("jax.numpy")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def float64():
+    """JAX in float64, as the NumPy twins are."""
+    before = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)
+    yield
+    jax.config.update("jax_enable_x64", before)
+
+
+RNG = np.random.default_rng(0)
+X = RNG.standard_normal((12, 4))
+W = RNG.standard_normal(4) * 0.5
+W1 = RNG.standard_normal((4, 3)) * 0.5
+Y01 = (RNG.random(12) > 0.5).astype(float)
+
+
+def logistic_np(w, b, X, y):
+    z = X @ w + b
+    return np.mean(np.logaddexp(0.0, z) - y * z)
+
+
+def logistic_jnp(w, b, X, y):
+    z = X @ w + b
+    return jnp.mean(jnp.logaddexp(0.0, z) - y * z)
+
+
+def two_layer_np(W1, w2, X):
+    h = np.tanh(X @ W1)
+    return np.sum((h @ w2) ** 2) / X.shape[0]
+
+
+def two_layer_jnp(W1, w2, X):
+    h = jnp.tanh(X @ W1)
+    return jnp.sum((h @ w2) ** 2) / X.shape[0]
+
+
+def mixture_np(X):
+    a = np.exp(-X ** 2) * np.sin(3.0 * X)
+    b = np.log1p(X ** 2)
+    return np.sum(np.where(X > 0, a, b) + 0.5 * a * b)
+
+
+def mixture_jnp(X):
+    a = jnp.exp(-X ** 2) * jnp.sin(3.0 * X)
+    b = jnp.log1p(X ** 2)
+    return jnp.sum(jnp.where(X > 0, a, b) + 0.5 * a * b)
+
+
+def axes_np(w, X):
+    s = X * w
+    return np.sum(np.max(s, axis=1) ** 2) + np.sum(np.mean(s, axis=0) * np.sqrt(w ** 2 + 1.0))
+
+
+def axes_jnp(w, X):
+    s = X * w
+    return jnp.sum(jnp.max(s, axis=1) ** 2) + jnp.sum(jnp.mean(s, axis=0) *
+                                                      jnp.sqrt(w ** 2 + 1.0))
+
+
+CASES = {
+    "logistic": (logistic_np, logistic_jnp, (W, 0.1, X, Y01), (0, 1, 2)),
+    "two_layer": (two_layer_np, two_layer_jnp, (W1, RNG.standard_normal(3), X), (0, 1, 2)),
+    "mixture": (mixture_np, mixture_jnp, (X,), (0,)),
+    "axes": (axes_np, axes_jnp, (W, X), (0, 1)),
+}
+
+
+def on_jax(args):
+    return tuple(jnp.asarray(a) if isinstance(a, np.ndarray) else a for a in args)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_jax_gradient_equals_numpys(name):
+    fn_np, fn_jnp, args, wrt = CASES[name]
+    check_grads(fn_np, *args, wrt=wrt)
+    value, grads = s2sgrad.value_and_grad(fn_np, wrt=wrt)(*args)
+    got_value, got_grads = s2sgrad.value_and_grad(fn_jnp, wrt=wrt)(*on_jax(args))
+    assert all(isinstance(g, jax.Array) for g in got_grads if np.ndim(g))
+    for got, want in zip([got_value, *got_grads], [value, *grads], strict=True):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_compiled_gradient_runs_inside_jit(name):
+    fn_np, fn_jnp, args, wrt = CASES[name]
+    value, grads = s2sgrad.value_and_grad(fn_np, wrt=wrt)(*args)
+    jitted = jax.jit(s2sgrad.value_and_grad(fn_jnp, wrt=wrt))
+    got_value, got_grads = jitted(*on_jax(args))
+    for got, want in zip([got_value, *got_grads], [value, *grads], strict=True):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12, atol=1e-14)
+
+
+def test_the_adjoint_calls_jax_numpy_and_says_so():
+    compiled = s2sgrad.grad(two_layer_jnp)
+    pair = compiled.compiled_for((0,), on_jax(CASES["two_layer"][2]))
+    assert "jnp.outer(" in pair.adjoint_source or "jnp." in pair.adjoint_source
+    assert "np." not in pair.adjoint_source.replace("jnp.", "")
+
+
+def test_jvp_on_jax():
+    fn_np, fn_jnp, args, _ = CASES["two_layer"]
+    tangents = (np.ones_like(W1), np.zeros(3), np.zeros_like(X))
+    _, want = s2sgrad.jvp(fn_np, args, tangents)
+    _, got = s2sgrad.jvp(fn_jnp, on_jax(args), on_jax(tangents))
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
+
+
+# -- refused, at the user's line ------------------------------------------------------------
+
+def numpy_inside(w, X):
+    return jnp.sum(np.tanh(X @ w))  # NumPy's tanh converts a JAX array
+
+
+def branch_inside(w, X):
+    s = jnp.sum(X @ w)
+    if s > 0:
+        return s
+    return -s
+
+
+def picks_rows(w, X, idx):
+    return jnp.sum((X[idx] @ w) ** 2)  # its adjoint adds into rows: a scatter
+
+
+def sorts(w, X):
+    return jnp.sum(jnp.sort(X @ w) ** 2)  # no rule mirrored for jax.numpy.sort
+
+
+@pytest.mark.parametrize("fn, args, words", [
+    (numpy_inside, (W, X), "numpy.tanh"),
+    (branch_inside, (W, X), "a test on the value of an array"),
+    (picks_rows, (W, X, np.array([0, 2, 2])), "on jax arrays"),
+    (sorts, (W, X), "jax.numpy.sort"),
+])
+def test_what_jax_cannot_do_here_is_refused(fn, args, words):
+    with pytest.raises(s2sgrad.TransformError) as caught:
+        s2sgrad.gradient(fn)(*on_jax(args[:2]), *args[2:])
+    assert words in str(caught.value) and __file__ in str(caught.value), str(caught.value)
