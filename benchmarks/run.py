@@ -5,6 +5,7 @@
     python benchmarks/run.py --quick      # smoke run: short timings, one cold-start sample
     python benchmarks/run.py --only mlp   # one workload (scalar, logistic, mlp, first-call)
     python benchmarks/run.py --only mixture   # elementwise, 10^6 floats; with torch.compile
+                                              # and s2sgrad's code on jax.numpy in jax.jit
     python benchmarks/run.py --only mlp-jvp,mlp-hvp,rnn-jvp,rnn-hvp,second-order-first-call
     python benchmarks/run.py --only jacobian-field,jacobian-logits,hessian-potential
     python benchmarks/run.py --only horner,scalar-tensor,index-loop,ode-loop,closure-per-step
@@ -129,6 +130,9 @@ class Workload:
     first_call_warm: int = 20  # calls per warm batch there
     size: str = ""  # the size, for workloads run at several sizes ("n=2,000")
     torch_compile: bool = False  # a torch.compile row after PyTorch's eager one
+    # a row of s2sgrad's value_and_grad of make_numpy_like(jax.numpy) in jax.jit, after JAX's
+    # jit row: s2sgrad's generated code calling jax.numpy, compiled by XLA
+    s2sgrad_jax: bool = False
 
 
 def vg_first_call(fn: str, inputs: str, wrt: tuple[int, ...], hand: str) -> str:
@@ -173,7 +177,7 @@ def build_workloads() -> list[Workload]:
                  W.make_mixture_loss, W.mixture_inputs(), W.WRT["mixture"], 1.1,
                  first_call=vg_first_call("mixture_loss", "W.mixture_inputs()",
                                           W.WRT["mixture"], "mixture_value_and_grad"),
-                 first_call_warm=2, torch_compile=True),
+                 first_call_warm=2, torch_compile=True, s2sgrad_jax=True),
         Workload("horner", "horner: Horner's rule over 100 coefficients, a Python loop over a "
                  "list of floats, grad wrt (x, coeffs)",
                  W.horner, W.horner_value_and_grad, W.make_horner, W.make_horner,
@@ -393,6 +397,16 @@ def make_impl(lib: Library | None, wl: Workload) -> Impl:
     if name == "torch-compile":
         return torch_compile_impl(lib.module, wl)
 
+    if name == "s2sgrad-jax":
+        jax, jnp = lib.extra["jax"], lib.extra["np"]
+        # the function as written with jax.numpy; s2sgrad reads its source, as the NumPy one's
+        f = wl.make_numpy_like(jnp)
+        forward, vg = jax.jit(f), jax.jit(lib.module.value_and_grad(f, wrt=wl.wrt))
+        jargs = [jnp.asarray(a, dtype=jnp.float64) for a in args]
+        ready = jax.block_until_ready
+        return Impl(lambda: ready(forward(*jargs)), lambda: ready(vg(*jargs)), _plain,
+                    note="(s2sgrad's code on jax.numpy, compiled by XLA)")
+
     if name == "jax":
         jax = lib.module
         jnp = lib.extra["np"]
@@ -426,8 +440,10 @@ def table_libraries(wl: Workload, libs: list[Library], compile_torch: bool = Tru
                     ) -> list[Library]:
     """The rows of ``wl``'s table: ``libs``, and for a workload with ``torch_compile`` a
     ``torch-compile`` row after PyTorch's (unavailable when PyTorch is, or when
-    ``compile_torch`` is False)."""
+    ``compile_torch`` is False); for one with ``s2sgrad_jax``, when ``libs`` has s2sgrad and
+    JAX, an ``s2sgrad-jax`` row after JAX's jit row (``s2sgrad_jax_library``)."""
     out = []
+    sg = _library(libs, "s2sgrad")
     for lib in libs:
         out.append(lib)
         if lib.name == "torch" and wl.torch_compile:
@@ -436,7 +452,26 @@ def table_libraries(wl: Workload, libs: list[Library], compile_torch: bool = Tru
             if not reason and not compile_torch:
                 reason = TORCH_COMPILE_QUICK
             out.append(Library("torch-compile", label, None if reason else lib.module, reason))
+        if lib.name == "jax" and lib.extra.get("jit") and wl.s2sgrad_jax and sg is not None:
+            out.append(s2sgrad_jax_library(sg, lib))
     return out
+
+
+S2SGRAD_JAX = "in jax.jit (XLA)"  # the s2sgrad-jax row's label, after s2sgrad's
+S2SGRAD_ROWS = frozenset({"s2sgrad", "s2sgrad-jax"})  # rows whose failure is s2sgrad's
+
+
+def s2sgrad_jax_library(sg: Library, jax: Library) -> Library:
+    """The ``s2sgrad-jax`` row: s2sgrad's module, with JAX's module and ``jax.numpy`` in
+    ``extra``; unavailable (with the reason) when s2sgrad or JAX is."""
+    if sg.module is None:
+        reason = sg.reason
+    elif jax.module is None:
+        reason = f"unavailable: JAX {jax.reason}"
+    else:
+        reason = ""
+    return Library("s2sgrad-jax", f"{sg.label} {S2SGRAD_JAX}", None if reason else sg.module,
+                   reason, {"jax": jax.module, "np": jax.extra.get("np")})
 
 
 def torch_compile_impl(torch: Any, wl: Workload) -> Impl:
@@ -660,6 +695,7 @@ class Row:
     vg: Timing | None = None
     note: str = ""  # shown instead of (or after) the figures
     paired: float | None = None  # value+grad / hand-written, from interleaved batches
+    library: str = ""  # the Library's name ("" for the hand-written row)
 
 
 COLS = "{:<30} {:>10} {:>7} {:>11} {:>7} {:>8} {:>7}"
@@ -689,6 +725,28 @@ def print_block(wl: Workload, rows: list[Row], base: Row, out) -> None:
         if row.note:
             line += f"  {row.note}"
         print(line, file=out)
+
+
+def s2sgrad_jax_line(wl: Workload, rows: list[Row], base: Row) -> str:
+    """The ``s2sgrad-jax`` row's value+grad over the hand-written one (the interleaved
+    ratio), over s2sgrad's on NumPy and over torch.compile's (ratios of medians), for those
+    rows the table has."""
+    by_library = {row.library: row for row in rows}
+    xla = by_library["s2sgrad-jax"]
+    head = f"s2sgrad in jax.jit on {wl.name}"
+    if xla.vg is None:
+        return f"{head}: not measured ({xla.note})"
+    ratio = xla.paired if xla.paired is not None else xla.vg.median / base.vg.median
+    parts = [f"{ratio:.2f}x hand-written"]
+    for name, what in (("s2sgrad", "s2sgrad on NumPy"), ("torch-compile", "PyTorch (compile)")):
+        other = by_library.get(name)
+        if other is None:
+            continue
+        if other.vg is None:
+            parts.append(f"{what} not measured ({other.note})")
+        else:
+            parts.append(f"{xla.vg.median / other.vg.median:.2f}x {what}")
+    return f"{head}: value+grad = {', '.join(parts)} (no target is set for this row)"
 
 
 def verdict(wl: Workload, s2s: Row, base: Row) -> str:
@@ -1250,7 +1308,8 @@ def run_workload(wl: Workload, libs: list[Library], min_time: float, batches: in
     rows = [base]
     s2s_row = None
     for lib in table_libraries(wl, libs, compile_torch):
-        row = Row(lib.label)
+        row = Row(lib.label, library=lib.name)
+        is_s2sgrad = lib.name in S2SGRAD_ROWS
         if lib.name == "s2sgrad":
             s2s_row = row
         rows.append(row)
@@ -1274,7 +1333,7 @@ def run_workload(wl: Workload, libs: list[Library], min_time: float, batches: in
         except Exception as exc:  # noqa: BLE001 - a failing library is a table entry
             row.forward = None
             row.note = f"error: {type(exc).__name__}: {_first_line(exc)}"
-            if lib.name == "s2sgrad":
+            if is_s2sgrad:
                 status["s2sgrad_error"] = True
                 traceback.print_exc()
             continue
@@ -1284,13 +1343,13 @@ def run_workload(wl: Workload, libs: list[Library], min_time: float, batches: in
             banner = "!" * 78
             print(f"\n{banner}\n{lib.label} on {wl.name}: gradient disagrees with the "
                   f"hand-written one:\n  {problem}\n{banner}", file=out)
-            if lib.name == "s2sgrad":
+            if is_s2sgrad:
                 status["s2sgrad_mismatch"] = True
             continue
-        paired_with = base_impl.value_and_grad if lib.name == "s2sgrad" else None
+        paired_with = base_impl.value_and_grad if is_s2sgrad else None
         # s2sgrad and JAX transform or compile on the first call; autograd and PyTorch do not
         # (torch.compile's rows were compiled when they were built)
-        compiles = lib.name in ("s2sgrad", "jax", "tangent")
+        compiles = lib.name in ("s2sgrad", "s2sgrad-jax", "jax", "tangent")
         row.vg, row.paired, calls = measure_any(impl.value_and_grad, min_time, batches, budget,
                                                 first=first, base=paired_with,
                                                 compiles=compiles)
@@ -1303,6 +1362,8 @@ def run_workload(wl: Workload, libs: list[Library], min_time: float, batches: in
     print_block(wl, rows, base, out)
     if s2s_row is not None:
         print(verdict(wl, s2s_row, base), file=out)
+    if any(row.library == "s2sgrad-jax" for row in rows):
+        print(s2sgrad_jax_line(wl, rows, base), file=out)
     if first_call_samples and wl.first_call:
         sg = _library(libs, "s2sgrad")
         if sg is not None and sg.module is not None:

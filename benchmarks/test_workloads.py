@@ -461,6 +461,91 @@ def test_torch_compile_row_gives_the_hand_written_gradient(harness):
     assert impl.note.startswith("(compile: ")
 
 
+@pytest.fixture
+def jax_x64():
+    """JAX in float64 (as ``load_libraries`` sets it), restored afterwards."""
+    jax = pytest.importorskip("jax")
+    before = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)
+    yield jax
+    jax.config.update("jax_enable_x64", before)
+
+
+def jax_jit_library(harness, jax):
+    return harness.Library("jax", "JAX (jit)", jax, extra={"jit": True, "np": jax.numpy})
+
+
+def scaled_s2sgrad(harness, scale):
+    """s2sgrad whose value_and_grad scales the gradients it returns (a wrong result)."""
+    import s2sgrad
+
+    def value_and_grad(fn, wrt=0):
+        vg = s2sgrad.value_and_grad(fn, wrt=wrt)
+
+        def run(*args):
+            value, grads = vg(*args)
+            return value, tuple(g * scale for g in grads)
+
+        return run
+
+    module = types.SimpleNamespace(value_and_grad=value_and_grad, __version__="test")
+    return harness.Library("s2sgrad", "s2sgrad test", module)
+
+
+def test_s2sgrad_jax_row_gives_the_hand_written_gradient(harness, jax_x64, capsys):
+    wl = small_mixture(harness, n=300)
+    libs = [scaled_s2sgrad(harness, 1.0), harness.Library("torch", "PyTorch", None,
+                                                          "not installed"),
+            jax_jit_library(harness, jax_x64)]
+    row_lib = harness.table_libraries(wl, libs)[-1]
+    assert row_lib.name == "s2sgrad-jax" and row_lib.label == "s2sgrad test in jax.jit (XLA)"
+    impl = harness.make_impl(row_lib, wl)
+    out = impl.value_and_grad()
+    assert all(isinstance(g, jax_x64.Array) for g in out[1])
+    ref = harness._plain(wl.hand(*wl.inputs))
+    assert harness.compare(ref, impl.to_numpy(out)) == ""
+    assert float(impl.forward()) == pytest.approx(ref[0], rel=1e-12)
+
+    status = {}
+    rows = harness.run_workload(wl, libs, min_time=0.002, batches=2, status=status)
+    printed = capsys.readouterr().out
+    assert status == {}, printed
+    row = next(r for r in rows if r.label == row_lib.label)
+    assert row.vg is not None and row.paired is not None
+    line = next(ln for ln in printed.splitlines() if ln.startswith("s2sgrad in jax.jit"))
+    assert "x hand-written" in line and "x s2sgrad on NumPy" in line
+    assert "PyTorch (compile) not measured (not installed)" in line
+
+
+def test_harness_flags_a_wrong_gradient_in_the_s2sgrad_jax_row(harness, jax_x64, capsys):
+    status = {}
+    rows = harness.run_workload(small_mixture(harness),
+                                [scaled_s2sgrad(harness, 1.001), jax_jit_library(harness, jax_x64)],
+                                min_time=0.002, batches=2, status=status)
+    out = capsys.readouterr().out
+    assert status.get("s2sgrad_mismatch")
+    assert "s2sgrad test in jax.jit (XLA) on mixture: gradient disagrees" in out
+    assert rows[-1].note == "GRADIENT MISMATCH, not timed" and rows[-1].vg is None
+
+
+def test_s2sgrad_jax_row_without_jax_reads_unavailable(harness, capsys):
+    jax = harness.Library("jax", "JAX (jit)", None, "not installed", {"jit": True})
+    libs = [fake_s2sgrad(harness), jax]
+    wl = small_mixture(harness)
+    row_lib = harness.table_libraries(wl, libs)[-1]
+    assert row_lib.name == "s2sgrad-jax" and row_lib.module is None
+    with pytest.raises(harness.Unavailable, match="unavailable: JAX not installed"):
+        harness.make_impl(row_lib, wl)
+    status = {}
+    rows = harness.run_workload(wl, libs, min_time=0.002, batches=2, status=status)
+    assert status == {}
+    assert rows[-1].note == "unavailable: JAX not installed"
+    assert "s2sgrad in jax.jit on mixture: not measured" in capsys.readouterr().out
+    # only the workloads that ask for it get the row
+    logistic = next(w for w in harness.build_workloads() if w.name == "logistic")
+    assert harness.table_libraries(logistic, libs) == libs
+
+
 def test_compare_reports_shape_and_value_differences(harness):
     ref = (1.0, (np.zeros(3),))
     assert harness.compare(ref, (1.0, (np.zeros(3),))) == ""
