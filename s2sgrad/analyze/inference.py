@@ -184,13 +184,25 @@ def _item(facts: Facts, rule: Rule, bindings: dict, container: Abstract) -> Abst
 
 
 def index_dims(facts: Facts, dims: tuple | None, index: Any) -> tuple | None:
-    """Dims of ``a[index]`` for ints, slices, None and ... (None for array indices)."""
+    """Dims of ``a[index]`` for ints, slices, None and ..., and one 1-d array of integers or
+    booleans among slices (``X[idx]``, ``X[:, mask]``: either way the axis it indexes becomes
+    one axis of a size not known here); None for other array indices."""
     if dims is None:
         return None
     parts = index.elts if isinstance(index, gast.Tuple) else [index]
 
     def const(part, value):
         return syntax.is_const(part) and part.value is value
+
+    def vector(part):
+        value = facts.value(part) if isinstance(part, gast.Name) else None
+        return value is not None and value.kind == "array" and value.ndim == 1 and \
+            not value.float and not value.complex
+
+    vectors = [p for p in parts if vector(p)]
+    if len(vectors) > 1 or vectors and any(not (isinstance(p, gast.Slice) or vector(p) or const(
+            p, None) or const(p, Ellipsis)) for p in parts):
+        return None  # several advanced indexes: NumPy may move their axes to the front
 
     consumed = sum(1 for p in parts if not (const(p, None) or const(p, Ellipsis)))
     if consumed > len(dims):
@@ -206,6 +218,9 @@ def index_dims(facts: Facts, dims: tuple | None, index: Any) -> tuple | None:
         elif isinstance(part, gast.Slice):
             whole = part.lower is None and part.upper is None and part.step is None
             out.append(dims[axis] if whole else None)
+            axis += 1
+        elif vector(part):
+            out.append(None)
             axis += 1
         elif (syntax.is_const(part) and isinstance(part.value, int)
               and not isinstance(part.value, bool)) or (
