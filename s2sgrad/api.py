@@ -21,7 +21,7 @@ import numpy as np
 
 from . import backends, higher
 from .analyze import abstract_of
-from .analyze.values import backend_of
+from .analyze.values import backend_of, dtype_kind
 from .batching import NotBatchable
 from .compiled import state_of
 from .derivatives import Derivative, set_maker
@@ -63,7 +63,7 @@ def _seed(out: Any, fname: str) -> Any:
         return out.dtype.type(1.0) if isinstance(out, np.generic) else np.ones((), out.dtype)
     if isinstance(out, np.ndarray) and out.size == 1 and out.dtype.kind == "f":
         return np.ones(out.shape, out.dtype)  # a size-1 array: its one entry is the value
-    if backend_of(out) is not None and out.ndim == 0 and out.dtype.kind == "f":
+    if backend_of(out) is not None and out.ndim == 0 and dtype_kind(out) == "f":
         return backends.ones_like(out)  # another library's array (a lazy one stays lazy)
     shape = np.shape(out) if isinstance(out, (np.ndarray, np.generic, int)) else None
     if shape is not None and shape != ():
@@ -99,7 +99,11 @@ def _as_gradient(g: Any, x: Any, seed: Any) -> Any:
     if type(g) is not np.ndarray and backend_of(g) is not None:
         # another library's array (a NumPy parameter's gradient through chunked data): kept
         # there, never brought into memory here; its arrays are not written in place
-        return g if g.dtype == x.dtype else g.astype(x.dtype)
+        if g.dtype == x.dtype:
+            return g
+        astype = getattr(g, "astype", None)  # the array API standard's is a function
+        return astype(x.dtype) if astype is not None else g.__array_namespace__().astype(
+            g, x.dtype)
     if type(x) is np.ndarray and (type(g) is not np.ndarray or g.dtype != x.dtype
                                   or not g.flags.writeable or g is seed):
         return np.array(g, dtype=x.dtype)

@@ -2,26 +2,42 @@
 library can do with its arrays where they are.
 
 Before: the generated forward and adjoint (or tangent function) of a compile whose arguments
-include arrays of a backend (``analyze.values.BACKENDS``: Dask, CuPy). Those libraries
-implement NumPy's dispatch protocols, so the NumPy-style code s2sgrad generates runs on their
-arrays unchanged: ``np.tanh(x)`` runs ``dask.array.tanh``, ``x.T @ g`` is a lazy product.
+include arrays of a backend (``analyze.values.backend_of``). Two kinds:
+
+- libraries that implement NumPy's dispatch protocols (``DISPATCHING``: Dask, CuPy), on whose
+  arrays the NumPy-style code s2sgrad generates runs unchanged: ``np.tanh(x)`` runs
+  ``dask.array.tanh``, ``x.T @ g`` is a lazy product;
+- libraries whose arrays do not (JAX; the namespaces of the Python array API standard, such
+  as ``array_api_strict``): the code calls the library's namespace, which ``namespaced``
+  binds in place of NumPy under the name its users give it (``jnp``, ``xp``); for the
+  standard's namespaces, optimize.standard_forms has written the adjoint in the standard's
+  names and forms first.
+
+Either way, the adjoint's accumulations into indexed positions (``add_at``,
+``add_at_each``, ``zeroed_at``) are bound to the library's own implementation of them
+(``runtime.indexing.SCATTER``), and helpers that call NumPy's functions to their standard
+versions (``STANDARD_HELPERS``) where NumPy's dispatch does not reach the arrays.
 
 After: the same code, checked; or a TransformError at the user's line, naming the backend,
 for the first statement that would need the arrays' values in this process (a Dask array has
 none until it is computed; a CuPy array's are on the GPU) or that the library cannot do:
 
     if s > 0: ...                 a test on an array (``if``, ``while``, ``and``/``or``, ``x if c
-                                  else y``): Python asks for the value now
+                                  else y``): Python asks for the value now (a namespace of
+                                  the standard answers it as the standard says: allowed)
     float(np.sum(x)), x.item()    a conversion to a Python number, a list or a NumPy array
-    out[idx] += v                 a write into positions of an array (the scatter-add of
-                                  ``y[idx] += v``'s adjoint included)
+    out[idx] += v                 a write into positions of an array by the user's code, and
+                                  an accumulation the library has no implementation of
     np.sort(x)                    a NumPy function the library does not have (NumPy would
-                                  convert the array and compute it here)
+                                  convert the array and compute it here), or that converts
+                                  the arrays of a library that does not dispatch NumPy's
+    xp.outer(a, b)                a function the namespace does not have
 
 The checks read names in the generated code through what the code's names resolve to (the
-compile's bindings, the function's globals and builtins) and what the analysis knows of the
-user's values; a runtime helper of s2sgrad passes only where it is known to run on any
-array that implements NumPy's protocols (``PORTABLE_HELPERS``).
+compile's bindings, the function's globals and builtins, the namespace a local name holds)
+and what the analysis knows of the user's values; a runtime helper of s2sgrad passes only
+where it is known to run on the library's arrays (``PORTABLE_HELPERS``,
+``NAMESPACE_HELPERS``, the library's scatter helpers).
 
 Part of the compiler layer.
 """
@@ -31,7 +47,6 @@ from __future__ import annotations
 import ast
 import builtins
 import dataclasses
-import importlib
 import linecache
 import types
 from typing import Any
@@ -39,16 +54,18 @@ from typing import Any
 import numpy as np
 
 from .analyze import Abstract
+from .analyze.values import NAMESPACES, namespace_of
 from .analyze.values import backend_of as backend_of_value
 from .errors import TransformError
-from .runtime import containers, unbroadcast
+from .runtime import containers, indexing, standard, unbroadcast
 
 # The library each backend's arrays come from: whose functions NumPy's dispatch calls
 # (``DISPATCHING``), or, for JAX, whose functions the code calls itself: the templates read
 # NumPy through one name, which a compile for JAX binds to ``jax.numpy`` (``namespaced``).
-NAMESPACES = {"dask": "dask.array", "cupy": "cupy", "jax": "jax.numpy"}
 DISPATCHING = frozenset({"dask", "cupy"})
-ALIASES = {"jax": "jnp"}  # the name a library's users give its namespace
+# The name a library's users give its namespace; "xp" for a namespace of the array API
+# standard (``xp = array_namespace(x)``)
+ALIASES = {"jax": "jnp"}
 
 # s2sgrad's helpers in generated code that compute only with NumPy's dispatched functions,
 # Python's containers and the arrays' operators: they run on a backend's arrays as they are.
@@ -56,7 +73,18 @@ PORTABLE_HELPERS = frozenset({
     unbroadcast.unbroadcast, containers.unbroadcast_each, containers.tree_add,
     containers.concat, containers.repeat, containers.leading, containers.trailing,
     containers.add_item, containers.add_leaf, containers.item_or_absent,
+    containers.pieces_along,
 })
+# For a library whose arrays do not dispatch NumPy's functions (JAX, the array API
+# standard's namespaces): the helpers that compute only with Python's containers, the
+# arrays' operators, slices and shapes, which run on its arrays as they are; and the
+# standard's versions of those that call NumPy's functions, bound in their place.
+NAMESPACE_HELPERS = frozenset({
+    containers.tree_add, containers.concat, containers.repeat, containers.leading,
+    containers.trailing, containers.add_item, containers.add_leaf, containers.item_or_absent,
+    containers.pieces_along, standard.unbroadcast,
+})
+STANDARD_HELPERS = {unbroadcast.unbroadcast: standard.unbroadcast}
 
 # Builtins that turn an array into a Python value (asking for the array's values now).
 _CONVERSIONS = frozenset({float, int, bool, complex})
@@ -103,15 +131,21 @@ def on(value: Abstract, backend: str) -> Abstract:
 def namespaced(bindings: dict[str, Any], backend: str | None, taken: dict[str, Any]
                ) -> tuple[dict[str, Any], dict[str, str]]:
     """The generated code's bindings for ``backend``, and the names to rename in its code:
-    for a library whose arrays do not dispatch NumPy's functions (JAX), NumPy and its
-    submodules bound to the library's namespace under the name its users give it
-    (``jnp``), so that the templates call its functions and the code says so; for the
-    others, the bindings as they are. ``taken``: what the code's other names name (the alias
+    for a library whose arrays do not dispatch NumPy's functions (JAX, the array API
+    standard's namespaces), NumPy and its submodules bound to the library's namespace under
+    the name its users give it (``jnp``, ``xp``), so that the templates call its functions
+    and the code says so, and the helpers that call NumPy's functions bound to their
+    standard versions (``STANDARD_HELPERS``); for the others, the bindings as they are. ``taken``: what the code's other names name (the alias
     is used where it is free, or names the namespace already)."""
-    if backend is None or backend in DISPATCHING:
+    if backend is None:
         return bindings, {}
-    space = _namespace(backend)
-    alias = ALIASES[backend]
+    helpers = scatter_helpers(backend)
+    if backend in DISPATCHING:
+        return {name: helpers.get(value, value) if isinstance(value, types.FunctionType)
+                else value for name, value in bindings.items()}, {}
+    helpers = {**STANDARD_HELPERS, **helpers}
+    space = namespace_of(backend)
+    alias = ALIASES.get(backend, "xp")
     swapped, renames = {}, {}
     for name, value in bindings.items():
         if value is np:
@@ -120,8 +154,19 @@ def namespaced(bindings: dict[str, Any], backend: str | None, taken: dict[str, A
                 renames[name], name = alias, alias
         elif isinstance(value, types.ModuleType) and value.__name__.startswith("numpy."):
             value = getattr(space, value.__name__.partition(".")[2], value)
+        elif isinstance(value, types.FunctionType):
+            value = helpers.get(value, value)
         swapped[name] = value
     return swapped, renames
+
+
+def scatter_helpers(backend: str) -> dict[Any, Any]:
+    """The adjoint's helpers that accumulate into indexed positions (``add_at``,
+    ``add_at_each``, ``zeroed_at``), each mapped to ``backend``'s implementation of it
+    (``runtime.indexing.SCATTER``); one the backend cannot do is absent, and stays NumPy's,
+    which the check refuses."""
+    found = indexing.SCATTER.get(backend) or indexing.SCATTER["array_api"]
+    return {getattr(indexing, name): helper for name, helper in found.items()}
 
 
 def refuse_numpy_calls(backend: str, analysis: Any) -> None:
@@ -137,13 +182,30 @@ def refuse_numpy_calls(backend: str, analysis: Any) -> None:
             name = getattr(func, "__name__", "?")
             raise analysis.normalized.parsed.error(
                 f"numpy.{name} on {backend} arrays: NumPy converts them to its own arrays",
-                stmt, f"Call {NAMESPACES[backend]}.{name} instead.")
+                stmt, _call_instead(backend, name))
+
+
+def follows_standard(backend: str | None) -> bool:
+    """Whether ``backend`` is a namespace of the array API standard (named by its module)
+    rather than a library s2sgrad knows by name."""
+    return backend is not None and backend not in DISPATCHING and backend not in NAMESPACES
+
+
+def _call_instead(backend: str, name: str) -> str:
+    """The hint to call ``backend``'s function ``name``: ``jax.numpy.tanh``; ``xp.tanh``,
+    with ``xp = array_namespace(x)``, for a namespace of the array API standard."""
+    if backend in NAMESPACES:
+        return f"Call {NAMESPACES[backend]}.{name} instead."
+    return f"Call xp.{name} instead, with xp = array_namespace(x)."
 
 
 def ones_like(value: Any) -> Any:
     """A seed of ones shaped like ``value``, an array of its own library."""
     backend = backend_of_value(value)
-    return (np if backend in DISPATCHING else _namespace(backend)).ones_like(value)
+    return (np if backend in DISPATCHING else namespace_of(backend)).ones_like(value)
+
+
+_SCATTERS = frozenset(f for helpers in indexing.SCATTER.values() for f in helpers.values())
 
 
 def check(backend: str, filename: str, names: dict[str, Any],
@@ -153,14 +215,9 @@ def check(backend: str, filename: str, names: dict[str, Any],
     function's globals, its closure, the compile's bindings); ``values``: what the analysis
     knows of the user's names."""
     tree = ast.parse("".join(linecache.getlines(filename)))
-    _Check(backend, _namespace(backend), names, values, filename).visit(tree)
-
-
-def _namespace(backend: str) -> Any:
-    try:
-        return importlib.import_module(NAMESPACES[backend])
-    except ImportError:  # the arrays came from it: it is installed
-        return None
+    check = _Check(backend, namespace_of(backend), names, values, filename)
+    check.find_numbers(tree)
+    check.visit(tree)
 
 
 class _Check(ast.NodeVisitor):
@@ -172,6 +229,12 @@ class _Check(ast.NodeVisitor):
         self.values = values
         self.filename = filename
         self.local: set[str] = set()
+        self.numbers: set[str] = set()  # generated names assigned numbers, not arrays
+        # A namespace of the array API standard answers bool(), float() and int() of a 0-d
+        # array as the standard defines them (an eager library computes the value, a lazy one
+        # raises): the user's tests and conversions are the user's to make there.
+        self.standard = follows_standard(backend)
+        self.array_type = type(namespace.zeros(()))  # whose methods the arrays have
 
     # -- what a name or an expression is ----------------------------------------------------
 
@@ -184,6 +247,8 @@ class _Check(ast.NodeVisitor):
             value = self.values.get(node.id)
             if value is not None:
                 return value.kind == "array"
+            if node.id in self.numbers:
+                return False
             return node.id not in self.names  # the adjoint's own names: assume an array
         if isinstance(node, ast.Call) and self.resolve(node.func) in _SIZES:
             return False
@@ -195,8 +260,10 @@ class _Check(ast.NodeVisitor):
     def resolve(self, node: ast.expr) -> Any:
         """What a dotted name of free names resolves to, or None."""
         if isinstance(node, ast.Name):
-            if node.id in self.local:
-                return None
+            if node.id in self.local:  # a user's name holding a module (xp = ...)
+                value = self.values.get(node.id)
+                return value.value if value is not None and isinstance(
+                    value.value, types.ModuleType) else None
             if node.id in self.names:
                 return self.names[node.id]
             return getattr(builtins, node.id, None)
@@ -206,13 +273,39 @@ class _Check(ast.NodeVisitor):
                 return getattr(base, node.attr, None)
         return None
 
-    def refuse(self, node: ast.AST, what: str, hint: str) -> None:
-        raise TransformError(
-            f"{what}, on {self.backend} arrays: {self.backend} cannot do it where the arrays "
-            "are, without bringing their values into this process", self.filename,
-            node.lineno, node.col_offset, hint)
+    def refuse(self, node: ast.AST, what: str, hint: str, why: str | None = None) -> None:
+        why = why or (f"{self.backend} cannot do it where the arrays are, without bringing "
+                      "their values into this process")
+        raise TransformError(f"{what}, on {self.backend} arrays: {why}", self.filename,
+                             node.lineno, node.col_offset, hint)
 
     # -- statements ---------------------------------------------------------------------------
+
+    def find_numbers(self, tree: ast.AST) -> None:
+        """The generated code's own names that every assignment gives a number computed
+        from shapes and numbers only (a count of entries), never an array."""
+        assigned: dict[str, list[ast.expr]] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.AugAssign | ast.AnnAssign | ast.For | ast.With):
+                for name in ast.walk(node.target if not isinstance(node, ast.With) else node):
+                    if isinstance(name, ast.Name):
+                        assigned.setdefault(name.id, []).append(None)
+            elif isinstance(node, ast.Assign):
+                for target in node.targets:
+                    simple = isinstance(target, ast.Name)
+                    for name in ast.walk(target):
+                        if isinstance(name, ast.Name):
+                            assigned.setdefault(name.id, []).append(
+                                node.value if simple else None)
+        self.numbers = {name for name, values in assigned.items()
+                        if name not in self.values and None not in values}
+        changed = True
+        while changed:  # a name assigned an array, or a name that may hold one, is not
+            changed = False
+            for name in list(self.numbers):
+                if any(self.array(value) for value in assigned[name]):
+                    self.numbers.discard(name)
+                    changed = True
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         if node.name != "__s2sgrad_make__":  # whose parameters are the bindings
@@ -260,6 +353,8 @@ class _Check(ast.NodeVisitor):
         self.generic_visit(node)
 
     def _test(self, test: ast.expr, node: ast.AST) -> None:
+        if self.standard:
+            return
         if isinstance(test, ast.Name) and test.id not in self.values:
             return  # a flag the forward saved for the adjoint: a Python bool
         if self.array(test):
@@ -272,12 +367,18 @@ class _Check(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         func = self.resolve(node.func)
         operands = [*node.args, *(k.value for k in node.keywords)]
-        if func in _CONVERSIONS and any(self.array(a) for a in operands):
+        if func in _CONVERSIONS and not self.standard and any(self.array(a) for a in operands):
             self.refuse(node, f"{func.__name__}() of an array",
                         "Keep the value an array (np.sum(x) rather than float(np.sum(x))).")
         if func in _NUMPY_CONVERSIONS and any(self.array(a) for a in operands):
             self.refuse(node, f"numpy.{func.__name__}() of an array",
                         "Leave the array as it is.")
+        if isinstance(node.func, ast.Attribute) and func is None and isinstance(
+                self.resolve(node.func.value), types.ModuleType):
+            module = self.resolve(node.func.value)
+            self.refuse(node, f"{module.__name__}.{node.func.attr}()",
+                        "Write it with the functions the library has.",
+                        f"{module.__name__} has no such function")
         if isinstance(node.func, ast.Attribute) and func is None:
             method = node.func.attr
             if method in _CONVERTING_METHODS and self.array(node.func.value):
@@ -285,10 +386,8 @@ class _Check(ast.NodeVisitor):
                             "Keep the value an array.")
             if method == "at":  # np.add.at; jax.numpy's returns a new array instead
                 self._scatter(node)
-            if (hasattr(np.ndarray, method) and self.namespace is not None
-                    and self.array(node.func.value)
-                    and not hasattr(getattr(self.namespace, "Array", None) or
-                                    getattr(self.namespace, "ndarray", object), method)):
+            if (hasattr(np.ndarray, method) and self.array(node.func.value)
+                    and not hasattr(self.array_type, method)):
                 self.refuse(node, f"the array method .{method}()",
                             f"{self.backend}'s arrays have no such method.")
         elif func is not None:
@@ -307,7 +406,7 @@ class _Check(ast.NodeVisitor):
             name = func.__name__
             if self.backend not in DISPATCHING:
                 self.refuse(node, f"numpy.{name}, which converts {self.backend}'s arrays to "
-                            "NumPy's", f"Call {NAMESPACES[self.backend]}.{name}.")
+                            "NumPy's", _call_instead(self.backend, name))
             if module.startswith(("numpy.random", "numpy.linalg", "numpy.fft")):
                 space = module.split(".", 1)[1]
                 ok = self.namespace is not None and hasattr(
@@ -319,18 +418,9 @@ class _Check(ast.NodeVisitor):
                             "Write it with functions the library has, or compute the arrays "
                             "first.")
         elif module.startswith("s2sgrad."):
-            if func in (_add_at(), _add_at_each()):
-                self._scatter(node)
-            elif func not in PORTABLE_HELPERS or self.backend not in DISPATCHING:
+            if func in (indexing.add_at, indexing.add_at_each, indexing.zeroed_at):
+                self._scatter(node)  # NumPy's: the backend has none (scatter_helpers)
+            elif func not in (PORTABLE_HELPERS if self.backend in DISPATCHING
+                              else NAMESPACE_HELPERS) and func not in _SCATTERS:
                 self.refuse(node, f"s2sgrad's helper {func.__name__}()",
                             "This construct is supported on NumPy arrays only.")
-
-
-def _add_at() -> Any:
-    from .runtime import indexing
-    return indexing.add_at
-
-
-def _add_at_each() -> Any:
-    from .runtime import indexing
-    return indexing.add_at_each

@@ -57,10 +57,13 @@ def _own_reads(stmt: gast.stmt) -> set[str]:
     return syntax.names_read(getattr(stmt, kind.head)) if kind.head else set()
 
 
-def optimize(rev: Reversed, in_place: bool = True) -> Optimized:
+def optimize(rev: Reversed, in_place: bool = True, standard: bool = False) -> Optimized:
     """The adjoint simplified and what the forward saves decided (see the module).
     ``in_place``: update the cotangent buffers the adjoint owns in place (inplace.py); not
-    for another library's arrays, which NumPy's in-place operations do not write."""
+    for another library's arrays, which NumPy's in-place operations do not write.
+    ``standard``: for the arrays of a namespace of the array API standard, the adjoint's
+    calls in the standard's names and forms (``standard_forms``); else NumPy's functions as
+    the arrays' methods where a NumPy programmer would call them (``a.sum()``, ``a.T``)."""
     # The adjoint is rewritten in place, so it is a copy: what reverse returned stays as it
     # was. The forward's statements are kept; a block that changes is rebuilt.
     adjoint = [_Simplify().visit(s) for s in syntax.clone(rev.adjoint)]
@@ -70,8 +73,11 @@ def optimize(rev: Reversed, in_place: bool = True) -> Optimized:
     if in_place:
         adjoint = update_in_place(adjoint, rev.bindings, _numpy_name(rev), *_ranks(rev))
     adjoint, forward = _hoist_shapes(adjoint, rev.forward, rev)
-    methods = _MethodForms(_array_ranks(rev), rev.bindings)
-    adjoint = [methods.visit(s) for s in adjoint]
+    if standard:
+        adjoint = standard_forms(adjoint, rev.bindings, _array_ranks(rev))
+    else:
+        forms = _MethodForms(_array_ranks(rev), rev.bindings)
+        adjoint = [forms.visit(s) for s in adjoint]
     read = _reads(adjoint)
     while True:  # drop shape saves and snapshots nothing reads (a hoisted shape may read one)
         unread = rev.shape_saves - read - _reads_of_others(forward, rev.shape_saves)
@@ -102,6 +108,9 @@ def optimize(rev: Reversed, in_place: bool = True) -> Optimized:
     saved += tuple(n for n in sorted(needed) if n not in saved and n not in written
                    and n not in assigned and n not in rev.bindings
                    and _is_data(parsed.lookup(n)))
+    if standard:  # the saves of shapes included
+        forward = standard_forms([syntax.clone(s) for s in forward], rev.bindings,
+                                 _array_ranks(rev))
     out = syntax.tuple_([syntax.clone(rev.result), syntax.tuple_(syntax.name(n) for n in saved)])
     forward.append(syntax.ret(out))
     pushed = {steps: set(names) for steps, names in stack.lists.values()}
@@ -679,6 +688,136 @@ class _MethodForms(gast.NodeTransformer):
         return node
 
 
+def standard_forms(stmts: list[gast.stmt], bindings: dict, ranks: dict[str, int]
+                   ) -> list[gast.stmt]:
+    """``stmts`` (rewritten in place) with NumPy's calls in the names and forms of the array
+    API standard, which NumPy 2 also has: ``np.concatenate`` -> ``np.concat``,
+    ``np.transpose(a)`` -> ``np.permute_dims(a, (1, 0))`` (a's rank known),
+    ``np.outer(a, b)`` -> a column times a row, ``np.shape(a)`` -> ``a.shape``, and a
+    comparison used as a number (``u - (u != 0)``) cast to the compared value's dtype (the
+    standard does no arithmetic on booleans). The code then runs unchanged on the standard's
+    namespace bound to NumPy's name (backends.namespaced); a call the standard lacks is left
+    as it is, for the backends pass to refuse at the user's line."""
+    forms = _StandardForms(ranks, bindings, *_comparisons(stmts))
+    return [forms.visit(s) for s in stmts]
+
+
+def _comparisons(stmts: list[gast.stmt]) -> tuple[dict[str, str], set[str]]:
+    """The names assigned a comparison of a named value (``hits = a == m``), each with that
+    value's name; and those of them the code uses only as numbers (never as a condition:
+    ``where``'s first argument, a test)."""
+    assigned, conditions = {}, set()
+    for stmt in stmts:
+        for node in gast.walk(stmt):
+            if isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(
+                    node.targets[0], gast.Name) and isinstance(node.value, gast.Compare) \
+                    and isinstance(node.value.left, gast.Name):
+                assigned[node.targets[0].id] = node.value.left.id
+            tests = []
+            if isinstance(node, (gast.If, gast.While, gast.IfExp, gast.Assert)):
+                tests.append(node.test)
+            elif isinstance(node, gast.BoolOp):
+                tests.extend(node.values)
+            elif isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
+                tests.append(node.operand)
+            elif isinstance(node, gast.Call) and (syntax.dotted_name(node.func) or "").endswith(
+                    ".where") and node.args:
+                tests.append(node.args[0])
+            conditions.update(n.id for t in tests for n in gast.walk(t)
+                              if isinstance(n, gast.Name))
+    return assigned, set(assigned) - conditions
+
+
+# NumPy's names that the array API standard spells differently (NumPy 2 has both)
+_STANDARD_NAMES = {
+    "concatenate": "concat", "power": "pow", "absolute": "abs", "true_divide": "divide",
+    "amax": "max", "amin": "min", "arccos": "acos", "arcsin": "asin", "arctan": "atan",
+    "arctan2": "atan2", "arccosh": "acosh", "arcsinh": "asinh", "arctanh": "atanh",
+}
+
+
+class _StandardForms(gast.NodeTransformer):
+    def __init__(self, ranks: dict[str, int], bindings: dict, comparisons: dict[str, str],
+                 masks: set[str]):
+        self.ranks = ranks
+        self.numpy = min((name for name, obj in bindings.items() if obj is np), default=None)
+        self.comparisons = comparisons  # name -> the name of the value compared
+        self.masks = masks  # those used only as numbers: cast where they are assigned
+
+    def visit_Assign(self, node: gast.Assign) -> gast.stmt:
+        self.generic_visit(node)
+        target = node.targets[0]
+        if isinstance(target, gast.Name) and target.id in self.masks:
+            node.value = self.number(node.value)  # a mask used as numbers: 0.0 and 1.0
+        return node
+
+    def rank(self, node: gast.expr) -> int | None:
+        return self.ranks.get(node.id) if isinstance(node, gast.Name) else None
+
+    def visit_Call(self, node: gast.Call) -> gast.expr:
+        self.generic_visit(node)
+        func = syntax.dotted_name(node.func) or ""
+        head, _, attr = func.rpartition(".")
+        if head != self.numpy:
+            return node
+        args = node.args
+        if attr in ("sum", "prod", "cumsum") and args:  # of booleans: of 0.0 and 1.0
+            node.args = [self.number(args[0]), *args[1:]]
+        if attr == "reshape":  # NumPy's default order is the standard's only one
+            node.keywords = [k for k in node.keywords if not (
+                k.arg == "order" and syntax.is_const(k.value) and k.value.value == "C")]
+        if node.keywords and attr not in _STANDARD_NAMES:
+            return node
+        if attr in _STANDARD_NAMES:
+            node.func = syntax.attribute(syntax.name(head), _STANDARD_NAMES[attr])
+            return node
+        if attr in ("shape", "ndim", "size") and len(args) == 1:
+            return syntax.located(syntax.attribute(args[0], attr), node)
+        if attr == "result_type" and len(args) == 1:
+            return syntax.located(syntax.attribute(args[0], "dtype"), node)
+        if attr == "swapaxes" and len(args) == 3 and all(syntax.is_const(a) for a in args[1:]):
+            first, second = sorted(a.value for a in args[1:])
+            if (first, second) == (-2, -1):
+                return syntax.located(syntax.call(f"{head}.matrix_transpose", [args[0]]), node)
+            rank = self.rank(args[0])
+            if rank is not None:
+                axes = list(range(rank))
+                axes[first], axes[second] = axes[second], axes[first]
+                return syntax.located(syntax.call(f"{head}.permute_dims", [args[0], syntax.tuple_(
+                    syntax.const(i) for i in axes)]), node)
+        if attr == "transpose" and len(args) == 1 and self.rank(args[0]) is not None:
+            axes = syntax.tuple_(syntax.const(i) for i in reversed(range(self.rank(args[0]))))
+            return syntax.located(syntax.call(f"{head}.permute_dims", [args[0], axes]), node)
+        if attr == "transpose" and len(args) == 2:
+            return syntax.located(syntax.call(f"{head}.permute_dims", args), node)
+        if attr == "outer" and len(args) == 2:  # np.outer flattens both
+            column = syntax.call(f"{head}.reshape", [args[0], syntax.tuple_(
+                [syntax.const(-1), syntax.const(1)])])
+            row = args[1] if self.rank(args[1]) == 1 else syntax.call(
+                f"{head}.reshape", [args[1], syntax.tuple_([syntax.const(-1)])])
+            return syntax.located(syntax.binop(column, "Mult", row), node)
+        return node
+
+    def visit_BinOp(self, node: gast.BinOp) -> gast.expr:
+        self.generic_visit(node)
+        if isinstance(node.op, (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow)):
+            node.left, node.right = self.number(node.left), self.number(node.right)
+        return node
+
+    def number(self, operand: gast.expr) -> gast.expr:
+        """A comparison of a named value, or a name holding one that is also used as a
+        condition, cast to the compared value's dtype."""
+        if isinstance(operand, gast.Compare) and isinstance(operand.left, gast.Name):
+            compared = operand.left.id
+        elif isinstance(operand, gast.Name) and operand.id in self.comparisons and \
+                operand.id not in self.masks:
+            compared = self.comparisons[operand.id]
+        else:
+            return operand
+        return syntax.call(f"{self.numpy}.astype", [operand, syntax.attribute(
+            syntax.name(compared), "dtype")])
+
+
 def _only_default_order(keywords: dict) -> bool:
     order = keywords.get("order")
     return set(keywords) <= {"order"} and (order is None or (
@@ -724,6 +863,23 @@ class _Simplify(gast.NodeTransformer):
             return syntax.located(flipped, node)
         return node
 
+    def visit_Compare(self, node: gast.Compare) -> gast.expr:
+        """``None is None``, ``0 == 1``: a template's test of a constant argument."""
+        self.generic_visit(node)
+        if len(node.ops) == 1 and syntax.is_const(node.left) and syntax.is_const(
+                node.comparators[0]) and type(node.ops[0]) in _COMPARE and (
+                not isinstance(node.ops[0], (gast.Is, gast.IsNot))
+                or None in (node.left.value, node.comparators[0].value)):
+            value = _COMPARE[type(node.ops[0])](node.left.value, node.comparators[0].value)
+            return syntax.located(syntax.const(value), node)
+        return node
+
+    def visit_IfExp(self, node: gast.IfExp) -> gast.expr:
+        self.generic_visit(node)
+        if syntax.is_const(node.test) and isinstance(node.test.value, (bool, type(None))):
+            return node.body if node.test.value else node.orelse
+        return node
+
     def visit_UnaryOp(self, node: gast.UnaryOp) -> gast.expr:
         self.generic_visit(node)
         if isinstance(node.op, gast.USub) and isinstance(node.operand, gast.UnaryOp) \
@@ -733,6 +889,10 @@ class _Simplify(gast.NodeTransformer):
                 and isinstance(node.operand.value, (int, float)):
             return syntax.located(syntax.const(-node.operand.value), node)
         return node
+
+
+_COMPARE = {gast.Is: operator.is_, gast.IsNot: operator.is_not, gast.Eq: operator.eq,
+            gast.NotEq: operator.ne}
 
 
 def _is(node: gast.expr, number: int) -> bool:

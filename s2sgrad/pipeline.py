@@ -50,7 +50,7 @@ from .compiled import Compiled, CompiledJvp, state_of
 from .derivatives import Derivative
 from .fence import fence
 from .normalize import normalize
-from .optimize import optimize
+from .optimize import optimize, standard_forms
 from .parse import (
     MISSING,
     Parsed,
@@ -168,11 +168,12 @@ def _run_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
     parsed, analysis, aliases = _analysed(fn, wrt, signature, lifted, compile_vjp, debug)
     reversed_ = reverse(analysis, aliases)
     _show(debug, "reverse (adjoint)", syntax.function("adjoint", [], reversed_.adjoint))
-    optimized = optimize(reversed_, in_place=backend is None)
+    optimized = optimize(reversed_, in_place=backend is None,
+                         standard=backends.follows_standard(backend))
     if backend is not None:  # the templates read that library's namespace
         backends.refuse_numpy_calls(backend, analysis)
         bindings, renames = backends.namespaced(reversed_.bindings, backend,
-                                                _names(parsed, {}))
+                                                _taken(parsed, analysis))
         reversed_ = dataclasses.replace(reversed_, bindings=bindings)
         optimized = dataclasses.replace(
             optimized, reversed=reversed_,
@@ -546,10 +547,15 @@ def _run_tangent_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str,
     if backend is not None:  # the templates read that library's namespace
         backends.refuse_numpy_calls(backend, analysis)
         bindings, renames = backends.namespaced(tangents.bindings, backend,
-                                                _names(parsed, {}))
+                                                _taken(parsed, analysis))
+        body = tangents.body
+        if backends.follows_standard(backend):
+            ranks = {n: v.ndim for n, v in analysis.values.items() if v.kind == "array"
+                     and v.ndim}
+            body = standard_forms([syntax.clone(s) for s in body], tangents.bindings, ranks)
         tangents = dataclasses.replace(
             tangents, bindings=bindings,
-            body=[syntax.rename(syntax.clone(s), renames) for s in tangents.body])
+            body=[syntax.rename(syntax.clone(s), renames) for s in body])
     generated = codegen_tangent(tangents)
     if debug >= 1:
         print(f"[s2sgrad] {fn.__qualname__} jvp wrt {wrt}:\n{generated.source}",
@@ -611,6 +617,17 @@ def _names(parsed: Any, bindings: dict[str, Any]) -> dict[str, Any]:
         except ValueError:  # an empty cell: a name the function assigns later
             pass
     names.update(bindings)
+    return names
+
+
+def _taken(parsed: Any, analysis: Analysis) -> dict[str, Any]:
+    """What the names of the generated code other than its bindings name: the function's
+    globals and closure, and its own local names (what the analysis knows they hold, as a
+    namespace ``xp = array_namespace(x)``; a value of its own otherwise)."""
+    names = _names(parsed, {})
+    for name in parsed.local_names:
+        value = analysis.values.get(name)
+        names[name] = value.value if value is not None and value.value is not None else value
     return names
 
 

@@ -1082,14 +1082,14 @@ def test_prod_with_zeros(x, expected):
 # --- the templates obey what inlining needs --------------------------------------------------
 
 # Templates call NumPy and math; the container rules also call two small run-time helpers
-# (split points of a concatenation, a sum's cotangent per item, an item's cotangent), which
+# (the pieces of a concatenation, a sum's cotangent per item, an item's cotangent), which
 # are plain functions.
 from s2sgrad.rules import decompositions as _decompositions
 from s2sgrad.rules import products as _products
 from s2sgrad.runtime import containers as _containers
 from s2sgrad.runtime import odeint as _odeint
 
-ALLOWED_GLOBALS = {"np": np, "math": math, "split_points": _containers.split_points,
+ALLOWED_GLOBALS = {"np": np, "math": math, "pieces_along": _containers.pieces_along,
                    "unbroadcast_each": _containers.unbroadcast_each,
                    "leading": _containers.leading, "trailing": _containers.trailing,
                    "sum_repeats": _containers.sum_repeats,

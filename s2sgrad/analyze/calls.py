@@ -46,6 +46,7 @@ from .values import (
     is_container,
     is_library,
     is_sequence,
+    namespace_of,
     user_method,
 )
 
@@ -144,6 +145,8 @@ class Calls:
             return self.recomputed(op, node)
         if resolved is checkpoint:
             return self.checkpointed(args, keywords, target, node)
+        if _finds_namespace(resolved):
+            return self.namespace(resolved, args, keywords, target, node)
         maker = derivatives.maker_of(resolved)
         if maker is not None:
             return self.derivative(resolved, maker, args, keywords, target, node)
@@ -200,6 +203,30 @@ class Calls:
         made = resolved(fn, syntax.const_value(wrt))
         self.set_value(target, abstract_of(made))
         return Op("nondiff", target, what=resolved.__name__)
+
+    def namespace(self, find: Callable, args: list, keywords: dict, target: str | None,
+                  node: gast.AST) -> Op:
+        """``xp = array_namespace(X, w)`` or ``xp = X.__array_namespace__()``: the namespace
+        of the arrays' library, known here since the library is part of the key; found by
+        calling ``find`` on an array of each argument's library (the statement still runs,
+        finding the same one), so that calls through ``xp`` resolve to its functions."""
+        samples = []
+        for atom in args:
+            value = self.value(atom)
+            if value.kind != "array":
+                raise self.parsed.error(
+                    "the array namespace of a value that is not known to be an array", atom,
+                    "Pass the arrays only: `xp = array_namespace(X, w)`.")
+            samples.append(namespace_of(value.backend).zeros(()))
+        options = {}
+        for key, atom in keywords.items():
+            options[key] = self.static(atom)
+            if options[key] is MISSING:
+                raise self.parsed.error(
+                    f"'{key}=' of an array namespace lookup is not known when the code is "
+                    "compiled", atom, f"Pass '{key}' as a literal.")
+        self.set_value(target, abstract_of(find(*samples, **options)))
+        return Op("nondiff", target, what="array_namespace")
 
     def recomputed(self, op: Op, node: gast.AST) -> Op:
         """The call ``op`` of a checkpointed function (if differentiated through, a user
@@ -280,6 +307,9 @@ class Calls:
         if func.attr in held and held[func.attr].value is not None:
             # a function stored on the object (self.act = np.tanh): specialised on
             return self.call_resolved(held[func.attr].value, func, args, keywords, target, node)
+        if func.attr == "__array_namespace__" and owner.kind == "array":
+            return self.namespace(lambda array, **options: array.__array_namespace__(**options),
+                                  [func.value, *args], keywords, target, node)
         method = self.method_of(owner, func.attr)
         if owner.kind == "object" and owner.type is not None and owner.type.__module__ not in (
                 "builtins",) and method is not MISSING:
@@ -331,10 +361,13 @@ class Calls:
     def primitive(self, prim: Any, args: list, keywords: dict, target: str | None,
                   node: gast.AST) -> Op:
         what = registry.primitive_name(prim)
+        keywords = registry.mirrored_keywords(prim, keywords)
         atoms = args + list(keywords.values())
         checks.refuse_out(self.facts, prim, args, keywords, node)
         if registry.is_nondifferentiable(prim):
-            inference.infer_nondiff(self.facts, prim, args, target, keywords)
+            # another library's function: what NumPy's of the same name gives, it gives
+            inference.infer_nondiff(self.facts, registry.twin(prim) or prim, args, target,
+                                    keywords)
             return Op("nondiff", target, what=what, primitive=prim)
         rule = registry.lookup(prim)
         if rule is None:
@@ -505,6 +538,14 @@ class Calls:
         refusal = checks.unsupported_call(what, prim) if varied else None
         return Op("unknown", target, what=what, primitive=prim, refusal=refusal,
                   always=refusal is not None)
+
+
+def _finds_namespace(resolved: Any) -> bool:
+    """Whether ``resolved`` is a function that gives the array API namespace of arrays
+    (``array_api_compat.array_namespace`` and its older name)."""
+    module = getattr(resolved, "__module__", None)
+    return isinstance(module, str) and module.startswith("array_api_compat") and getattr(
+        resolved, "__name__", None) in ("array_namespace", "get_namespace")
 
 
 def _holds_object(value: Abstract) -> bool:

@@ -13,9 +13,11 @@ a function, a dtype, a module, a string whose value the code reads).
 An array of another library that implements NumPy's dispatch protocols (``BACKENDS``: Dask,
 CuPy) is an array whose ``backend`` names that library: NumPy's functions called on it run
 that library's, so the same generated code serves it; what the library cannot do is refused
-by the ``backends`` pass. A JAX array is one too (backend "jax"): its code calls
-``jax.numpy``'s functions, which have the rules of NumPy's of the same name. The backend is part of the key: a function called with NumPy and
-with Dask arrays compiles a pair for each.
+by the ``backends`` pass. A JAX array is one too (backend "jax"), and so is the array of a
+namespace of the Python array API standard (``__array_namespace__``; its backend is the
+namespace's module name, as ``array_api_strict``): their code calls the namespace's own
+functions, which have the rules of NumPy's of the same name. The backend is part of the key:
+a function called with NumPy and with Dask arrays compiles a pair for each.
 
 ``abstract_of`` of the arguments is the cache key of a compiled pair; ``join`` is what a
 name assigned on several paths holds. This module only describes values: it imports
@@ -27,6 +29,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import functools
+import importlib
 import inspect
 import math
 import os
@@ -185,12 +188,11 @@ def abstract_of(value: Any) -> Abstract:
                         complex=kind == "c")
     backend = backend_of(value)
     if backend is not None:
-        kind = value.dtype.kind
-        # an axis of a size not yet known (a chunked array built from lazy values) is nan
-        dims = tuple(None if math.isnan(n) else n == 1 for n in value.shape)
+        kind = dtype_kind(value)
+        # an axis of a size not yet known (a chunked array built from lazy values) is nan,
+        # or None in the array API standard
+        dims = tuple(None if n is None or math.isnan(n) else n == 1 for n in value.shape)
         return Abstract("array", dims, kind in "fc", complex=kind == "c", backend=backend)
-    if hasattr(type(value), "__array_namespace__"):  # an array of another library
-        raise TypeError(unsupported_array(value))
     if identified(value):
         return Abstract("object", None, False, type(value), value=value)
     functions = _held_functions(value)
@@ -229,27 +231,52 @@ BACKENDS: dict[tuple[str, str], str] = {
 }
 
 
-def unsupported_array(value: Any) -> str:
-    """Why an array of a library the generated code cannot run on is refused."""
-    cls = type(value)
-    library = cls.__module__.partition(".")[0]
-    library = {"jaxlib": "jax"}.get(library, library)  # jax's arrays are jaxlib's class
-    return (f"an array of {library} ({cls.__module__}.{cls.__name__}): the generated code "
-            "runs on NumPy arrays, and on the arrays of libraries that implement NumPy's "
-            f"dispatch protocols (Dask, CuPy); {library}'s arrays are not supported yet. "
-            "Pass np.asarray(...) of it.")
-
-
 def backend_of(value: Any) -> str | None:
-    """The library of an array of ``BACKENDS`` or of JAX (its arrays and the tracers that
-    stand for them under ``jax.jit``), else None (NumPy's arrays included)."""
+    """The library of an array of ``BACKENDS``, of JAX (its arrays and the tracers that
+    stand for them under ``jax.jit``) or of a namespace of the array API standard (named by
+    its module, as ``array_api_strict``), else None (NumPy's arrays included)."""
     cls = type(value)
     found = BACKENDS.get((cls.__module__, cls.__name__))
     if found is None:
         jax = sys.modules.get("jax")
         if jax is not None and isinstance(value, jax.Array):
             return "jax"
+        if hasattr(cls, "__array_namespace__"):
+            found = _NAMESPACES.get(cls)
+            if found is None:
+                name = getattr(value.__array_namespace__(), "__name__", "")
+                found = _NAMESPACES[cls] = "" if name == "numpy" else name
+            return found or None
     return found
+
+
+_NAMESPACES: dict[type, str] = {}  # an array API class -> its namespace's module name
+
+# The module of each backend's functions, where it is not the backend's name (a namespace of
+# the array API standard is named by its module)
+NAMESPACES = {"dask": "dask.array", "cupy": "cupy", "jax": "jax.numpy"}
+
+
+def namespace_of(backend: str | None) -> types.ModuleType:
+    """The module of the functions of ``backend``'s arrays (NumPy for None)."""
+    if backend is None:
+        return np
+    return importlib.import_module(NAMESPACES.get(backend, backend))
+
+
+def dtype_kind(array: Any) -> str:
+    """NumPy's kind letter of an array's dtype ('f', 'c', 'i', 'b', ...), for the dtypes of
+    the array API standard too (which have no ``kind``)."""
+    dtype = array.dtype
+    kind = getattr(dtype, "kind", None)
+    if isinstance(kind, str):
+        return kind
+    xp = array.__array_namespace__()
+    for letter, name in (("b", "bool"), ("f", "real floating"), ("c", "complex floating"),
+                         ("i", "signed integer"), ("u", "unsigned integer")):
+        if xp.isdtype(dtype, name):
+            return letter
+    return "O"
 
 _FIELD = type(collections.namedtuple("_Probe", "a").a)  # how a named tuple reads a field
 

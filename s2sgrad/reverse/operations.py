@@ -181,9 +181,15 @@ class Operations:
         cot = self.cotangents
         bar = cot.bar(a.id)
         if a.id not in cot.defined:
-            shape = self.forward.save_shape(stmt, a.id)
-            cot.emit(syntax.assign(bar, syntax.call(f"{self.ctx.np}.zeros", [
-                syntax.name(shape)])))
+            value = self.ctx.analysis.values.get(a.id)
+            if value is not None and value.backend is not None:
+                # another library's array: zeros of that library, laid out as it is (a Dask
+                # array's chunks), rather than NumPy's zeros of its shape
+                zeros = syntax.call(f"{self.ctx.np}.zeros_like", [syntax.name(a.id)])
+            else:
+                shape = self.forward.save_shape(stmt, a.id)
+                zeros = syntax.call(f"{self.ctx.np}.zeros", [syntax.name(shape)])
+            cot.emit(syntax.assign(bar, zeros))
             cot.defined.add(a.id)
         helper = self.ctx.bindings.claim(*(("add_at", add_at) if self.is_basic(index) else (
             "add_at_each", add_at_each)))

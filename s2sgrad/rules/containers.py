@@ -13,8 +13,8 @@ from ..runtime.containers import (
     flat_pieces,
     item_cotangent,
     leading,
+    pieces_along,
     repeat,
-    split_points,
     sum_repeats,
     trailing,
     unbroadcast_each,
@@ -33,7 +33,7 @@ def concatenate(g, ans, arrays, axis=0, out=None, dtype=None, casting="same_kind
     if axis is None:  # the arrays were flattened first
         pieces = flat_pieces(g, arrays)
     else:
-        pieces = np.split(g, split_points(arrays, axis), axis=axis)
+        pieces = pieces_along(g, arrays, axis)
     return pieces
 
 

@@ -9,6 +9,8 @@ where it is 0 (as in PyTorch). Over an empty axis the gradient is an empty array
 the input, computed without dividing by zero.
 """
 
+import math
+
 import numpy as np
 
 from .registry import jvp_rule, linear, vjp_rule
@@ -31,9 +33,9 @@ def mean(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
     if axis is None:
         g_kept = g / (np.size(a) or 1)
     elif keepdims:
-        g_kept = g * (np.size(g) / (np.size(a) or 1))
+        g_kept = g * (math.prod(np.shape(g)) / (np.size(a) or 1))
     else:
-        g_kept = np.expand_dims(g, axis) * (np.size(g) / (np.size(a) or 1))
+        g_kept = np.expand_dims(g, axis) * (math.prod(np.shape(g)) / (np.size(a) or 1))
     return np.broadcast_to(g_kept, np.shape(a))
 
 
@@ -76,7 +78,7 @@ def var(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     # Each output averages `count` entries; over an empty axis a and its gradient are empty
     # and `or 1` only keeps the arithmetic away from 0 / 0. With ddof == count NumPy's
     # value is nan, and so is the gradient (as in PyTorch), rather than a division by zero.
-    count = np.size(a) // (np.size(g) or 1) or 1
+    count = np.size(a) // (math.prod(np.shape(g)) or 1) or 1
     return g_kept * (2.0 / (count - ddof or np.nan)) * (
         a - np.sum(a, axis=axis, keepdims=True) / count)
 
@@ -91,7 +93,7 @@ def std(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
         g_kept = g_scaled
     else:
         g_kept = np.expand_dims(g_scaled, axis)
-    count = np.size(a) // (np.size(g) or 1) or 1
+    count = np.size(a) // (math.prod(np.shape(g)) or 1) or 1
     return g_kept * (1.0 / (count - ddof or np.nan)) * (
         a - np.sum(a, axis=axis, keepdims=True) / count)
 
@@ -141,7 +143,7 @@ def prod_jvp(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
 
 @jvp_rule(np.var, np.ndarray.var)
 def var_jvp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-    count = np.size(a) // (np.size(ans) or 1) or 1
+    count = np.size(a) // (math.prod(np.shape(ans)) or 1) or 1
     centered = a - np.sum(a, axis=axis, keepdims=True) / count
     return np.sum(g * centered, axis=axis, keepdims=keepdims) * (2.0 / (count - ddof or np.nan))
 
@@ -149,7 +151,7 @@ def var_jvp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
 @jvp_rule(np.std, np.ndarray.std)
 def std_jvp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     # The var rule divided by 2 * ans, and 0 where ans is 0 (as the vjp rule).
-    count = np.size(a) // (np.size(ans) or 1) or 1
+    count = np.size(a) // (math.prod(np.shape(ans)) or 1) or 1
     centered = a - np.sum(a, axis=axis, keepdims=True) / count
     return np.sum(g * centered, axis=axis, keepdims=keepdims) * (
         1.0 / (count - ddof or np.nan)) / (ans + (ans == 0))

@@ -509,15 +509,70 @@ MIRRORED = frozenset({
 })
 MIRRORS = {"jax.numpy": np}
 
+# The functions of the Python array API standard whose NumPy function of the same name (NumPy
+# 2 has the standard's names: ``np.acos is np.arccos``, ``np.permute_dims is np.transpose``)
+# takes the same parameters with the same defaults and computes the same values: a function of
+# these names in a namespace that follows the standard (``follows_standard``) takes its rule
+# (tests/test_backend_array_api.py checks them against finite differences). The generated code
+# then calls that namespace's functions (backends.py). Left out: the names whose parameters
+# differ (``sort``'s ``descending``), and those without a rule of NumPy's.
+STANDARD = frozenset({
+    # elementwise
+    "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh", "clip", "cos",
+    "cosh", "divide", "exp", "expm1", "hypot", "log", "log1p", "log2", "log10", "logaddexp",
+    "maximum", "minimum", "multiply", "negative", "positive", "pow", "sin", "sinh", "sqrt",
+    "square", "subtract", "tan", "tanh", "where",
+    # statistics
+    "sum", "prod", "mean", "max", "min", "std", "var",
+    # products and shapes
+    "matmul", "tensordot", "matrix_transpose", "vecdot", "broadcast_to", "concat",
+    "expand_dims", "flip", "moveaxis", "permute_dims", "reshape", "roll", "squeeze", "stack",
+    "tile",
+    # no gradient
+    "argmax", "argmin", "argsort", "sign", "floor", "ceil", "round", "trunc", "zeros_like",
+    "ones_like", "full_like", "zeros", "ones", "full", "eye", "arange", "linspace",
+})
+STANDARD_LINALG = frozenset({"inv", "det"})
+# The standard's keywords that NumPy's function of the same name spells differently
+STANDARD_KEYWORDS = {"std": {"correction": "ddof"}, "var": {"correction": "ddof"}}
+# Packages whose functions follow the standard without the marker attribute on the package
+STANDARD_PACKAGES = frozenset({"array_api_strict", "array_api_compat"})
+
+
+def follows_standard(module: str) -> bool:
+    """Whether a function of ``module`` belongs to a namespace of the array API standard
+    other than NumPy's own (whose functions have their rules directly)."""
+    package = module.partition(".")[0]
+    if package in STANDARD_PACKAGES:
+        return True
+    found = sys.modules.get(package)
+    return package != "numpy" and hasattr(found, "__array_api_version__")
+
 
 def twin(primitive: Any) -> Any:
-    """NumPy's function that ``primitive`` mirrors (``MIRRORED``), or None."""
+    """NumPy's function that ``primitive`` mirrors (``MIRRORED``, ``STANDARD``), or None."""
     module = getattr(primitive, "__module__", None)
-    numpy = MIRRORS.get(module) if isinstance(module, str) else None
     name = getattr(primitive, "__name__", None)
-    if numpy is None or name not in MIRRORED:
+    if not isinstance(module, str) or not isinstance(name, str):
         return None
-    return getattr(numpy, name, None)
+    numpy = MIRRORS.get(module)
+    if numpy is not None:
+        return getattr(numpy, name, None) if name in MIRRORED else None
+    if not follows_standard(module):
+        return None
+    if "linalg" in module:
+        return getattr(np.linalg, name, None) if name in STANDARD_LINALG else None
+    return getattr(np, name, None) if name in STANDARD else None
+
+
+def mirrored_keywords(primitive: Any, keywords: dict[str, Any]) -> dict[str, Any]:
+    """A call's keywords as NumPy's function that ``primitive`` mirrors names them
+    (``xp.std(x, correction=1)`` is ``np.std(x, ddof=1)``)."""
+    names = STANDARD_KEYWORDS.get(getattr(primitive, "__name__", None))
+    module = getattr(primitive, "__module__", None)
+    if not names or not isinstance(module, str) or not follows_standard(module):
+        return keywords
+    return {names.get(key, key): value for key, value in keywords.items()}
 
 
 def lookup(primitive: Any) -> Rule | None:

@@ -126,13 +126,17 @@ def as_structure(g: Any, like: Any) -> Any:
     return g
 
 
-def split_points(arrays: Any, axis: int) -> list[int]:
-    """Where np.concatenate(arrays, axis) starts each array after the first."""
-    points, total = [], 0
-    for a in list(arrays)[:-1]:
-        total += np.shape(a)[axis]
-        points.append(total)
-    return points
+def pieces_along(g: Any, arrays: Any, axis: int) -> list:
+    """The cotangent of ``np.concatenate(arrays, axis)`` for each array: the slice of ``g``
+    along ``axis`` where that array went (slices only: any array library's arrays)."""
+    axis = axis % np.ndim(g)
+    before = (slice(None),) * axis
+    out, start = [], 0
+    for a in arrays:
+        stop = start + np.shape(a)[axis]
+        out.append(g[(*before, slice(start, stop), ...)])
+        start = stop
+    return out
 
 
 def flat_pieces(g: Any, arrays: Any) -> list:
