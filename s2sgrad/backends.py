@@ -73,7 +73,7 @@ PORTABLE_HELPERS = frozenset({
     unbroadcast.unbroadcast, containers.unbroadcast_each, containers.tree_add,
     containers.concat, containers.repeat, containers.leading, containers.trailing,
     containers.add_item, containers.add_leaf, containers.item_or_absent,
-    containers.pieces_along,
+    containers.pieces_along, containers.inverse_axes,
 })
 # For a library whose arrays do not dispatch NumPy's functions (JAX, the array API
 # standard's namespaces): the helpers that compute only with Python's containers, the
@@ -82,7 +82,7 @@ PORTABLE_HELPERS = frozenset({
 NAMESPACE_HELPERS = frozenset({
     containers.tree_add, containers.concat, containers.repeat, containers.leading,
     containers.trailing, containers.add_item, containers.add_leaf, containers.item_or_absent,
-    containers.pieces_along, standard.unbroadcast,
+    containers.pieces_along, containers.inverse_axes, standard.unbroadcast,
 })
 STANDARD_HELPERS = {unbroadcast.unbroadcast: standard.unbroadcast}
 

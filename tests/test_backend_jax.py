@@ -172,6 +172,26 @@ def test_gradients_of_broadcast_operands_on_jax():
             np.testing.assert_allclose(np.asarray(a), b, rtol=1e-12)
 
 
+def standard_names_np(u, p):
+    h = np.transpose(np.concatenate([np.arccos(u), np.power(p, u)], axis=0))
+    return np.sum(np.arctan2(h, 2.0) * np.arcsinh(h))
+
+
+def standard_names_jnp(u, p):
+    # the array API standard's names, which jax.numpy has too
+    h = jnp.permute_dims(jnp.concat([jnp.acos(u), jnp.pow(p, u)], axis=0), (1, 0))
+    return jnp.sum(jnp.atan2(h, 2.0) * jnp.asinh(h))
+
+
+def test_the_standards_names_in_jax_numpy():
+    u, p = RNG.uniform(-0.9, 0.9, (3, 4)), RNG.uniform(0.5, 2.0, (3, 4))
+    check_grads(standard_names_np, u, p, wrt=(0, 1))
+    want = s2sgrad.gradient(standard_names_np, wrt=(0, 1))(u, p)
+    got = jax.jit(s2sgrad.gradient(standard_names_jnp, wrt=(0, 1)))(*on_jax((u, p)))
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_allclose(np.asarray(a), b, rtol=1e-12)
+
+
 def test_jvp_on_jax():
     fn_np, fn_jnp, args, _ = CASES["two_layer"]
     tangents = (np.ones_like(W1), np.zeros(3), np.zeros_like(X))

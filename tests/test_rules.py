@@ -1090,6 +1090,7 @@ from s2sgrad.runtime import containers as _containers
 from s2sgrad.runtime import odeint as _odeint
 
 ALLOWED_GLOBALS = {"np": np, "math": math, "pieces_along": _containers.pieces_along,
+                   "inverse_axes": _containers.inverse_axes,
                    "unbroadcast_each": _containers.unbroadcast_each,
                    "leading": _containers.leading, "trailing": _containers.trailing,
                    "sum_repeats": _containers.sum_repeats,

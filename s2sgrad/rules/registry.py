@@ -556,8 +556,8 @@ def twin(primitive: Any) -> Any:
     if not isinstance(module, str) or not isinstance(name, str):
         return None
     numpy = MIRRORS.get(module)
-    if numpy is not None:
-        return getattr(numpy, name, None) if name in MIRRORED else None
+    if numpy is not None:  # its functions of the standard's names follow the standard too
+        return getattr(numpy, name, None) if name in MIRRORED or name in STANDARD else None
     if not follows_standard(module):
         return None
     if "linalg" in module:

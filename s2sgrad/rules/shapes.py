@@ -10,6 +10,7 @@ import operator
 
 import numpy as np
 
+from ..runtime.containers import inverse_axes
 from ..runtime.indexing import item_rows, rows_with_item
 from ..runtime.unbroadcast import unbroadcast
 from .registry import linear, vjp_rule
@@ -34,22 +35,20 @@ def item_rows_(g, ans, rows, index):
 
 @vjp_rule(np.transpose, shape="transpose")
 def transpose(g, ans, a, axes=None):
-    # argsort of a permutation is its inverse; np.mod makes negative axes positive first.
     if axes is None:
         g_a = np.transpose(g)
     else:
-        g_a = np.transpose(g, np.argsort(np.mod(axes, np.ndim(a))))
+        g_a = np.transpose(g, inverse_axes(axes, np.ndim(a)))
     return g_a
 
 
 @vjp_rule(np.ndarray.transpose, shape="transpose")
 def transpose_method(g, ans, a, *axes):
-    # x.transpose() / x.transpose((1, 0, 2)) / x.transpose(1, 0, 2): np.reshape(axes, -1)
-    # flattens the last two spellings to one list of axes.
+    # x.transpose() / x.transpose((1, 0, 2)) / x.transpose(1, 0, 2)
     if np.size(axes) == 0:
         g_a = np.transpose(g)
     else:
-        g_a = np.transpose(g, np.argsort(np.mod(np.reshape(axes, -1), np.ndim(a))))
+        g_a = np.transpose(g, inverse_axes(axes, np.ndim(a)))
     return g_a
 
 

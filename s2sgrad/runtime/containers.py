@@ -7,6 +7,7 @@ the adjoint builds them; ``as_structure`` gives a gradient the argument's own ty
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
@@ -124,6 +125,17 @@ def as_structure(g: Any, like: Any) -> Any:
             return items
         return type(like)._make(items) if hasattr(type(like), "_make") else tuple(items)
     return g
+
+
+def inverse_axes(axes: Any, ndim: int) -> tuple[int, ...]:
+    """The permutation that undoes ``np.transpose(a, axes)`` for an array of ``ndim`` axes
+    (negative axes counted from the end), computed with Python's ints: the axes stay known
+    to a library that traces the code. ``axes`` as a method takes them too:
+    ``x.transpose(1, 0)`` or ``x.transpose((1, 0))``."""
+    if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+        axes = axes[0]
+    order = [operator.index(k) % ndim for k in axes]
+    return tuple(sorted(range(len(order)), key=order.__getitem__))
 
 
 def pieces_along(g: Any, arrays: Any, axis: int) -> list:
