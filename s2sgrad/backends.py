@@ -83,8 +83,10 @@ NAMESPACE_HELPERS = frozenset({
     containers.tree_add, containers.concat, containers.repeat, containers.leading,
     containers.trailing, containers.add_item, containers.add_leaf, containers.item_or_absent,
     containers.pieces_along, containers.inverse_axes, standard.unbroadcast,
+    standard.zeros_tree,
 })
-STANDARD_HELPERS = {unbroadcast.unbroadcast: standard.unbroadcast}
+STANDARD_HELPERS = {unbroadcast.unbroadcast: standard.unbroadcast,
+                    containers.zeros_tree: standard.zeros_tree}
 
 # Builtins that turn an array into a Python value (asking for the array's values now).
 _CONVERSIONS = frozenset({float, int, bool, complex})

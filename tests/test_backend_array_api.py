@@ -187,6 +187,23 @@ def test_a_namespace_passed_as_an_argument():
         np.testing.assert_allclose(as_numpy(a), b, rtol=1e-12)
 
 
+def tuple_of_parameters(params, X):
+    xp = array_namespace(X)
+    W1, w2 = params  # a tuple of parameters: its gradient is a list of their gradients
+    h = xp.maximum(X[2:9, :] @ W1, 0.0)
+    return xp.mean((h @ w2) ** 2)
+
+
+def test_a_tuple_of_parameters():
+    params = (W1, W2)
+    check_grads(tuple_of_parameters, params, X, wrt=0)
+    want = s2sgrad.gradient(tuple_of_parameters)(params, X)
+    got = s2sgrad.gradient(tuple_of_parameters)(strict(params), *strict((X,)))
+    for a, b in zip(got, want, strict=True):
+        assert isinstance(a, ARRAY)
+        np.testing.assert_allclose(as_numpy(a), b, rtol=1e-12)
+
+
 def test_strict_and_numpy_arguments_compile_apart():
     fn, args, wrt = CASES["two_layer"]
     derivative = s2sgrad.gradient(fn, wrt=wrt)

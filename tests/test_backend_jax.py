@@ -192,6 +192,28 @@ def test_the_standards_names_in_jax_numpy():
         np.testing.assert_allclose(np.asarray(a), b, rtol=1e-12)
 
 
+def minibatch_np(params, X, y, idx):
+    W1, w2 = params
+    h = np.maximum(X[idx] @ W1, 0.0)
+    return np.mean((h @ w2 - y[idx]) ** 2)
+
+
+def minibatch_jnp(params, X, y, idx):
+    W1, w2 = params  # a tuple of parameters: the cotangent starts as zeros of each
+    h = jnp.maximum(X[idx] @ W1, 0.0)
+    return jnp.mean((h @ w2 - y[idx]) ** 2)
+
+
+def test_a_tuple_of_parameters_in_jit():
+    params, idx = (W1, RNG.standard_normal(3)), np.array([1, 4, 4, 9, 11])
+    check_grads(minibatch_np, params, X, Y01, idx, wrt=0)
+    want = s2sgrad.gradient(minibatch_np)(params, X, Y01, idx)
+    got = jax.jit(s2sgrad.gradient(minibatch_jnp))(tuple(on_jax(params)), *on_jax((X, Y01, idx)))
+    for a, b in zip(got, want, strict=True):
+        assert isinstance(a, jax.Array)
+        np.testing.assert_allclose(np.asarray(a), b, rtol=1e-12)
+
+
 def test_jvp_on_jax():
     fn_np, fn_jnp, args, _ = CASES["two_layer"]
     tangents = (np.ones_like(W1), np.zeros(3), np.zeros_like(X))

@@ -26,3 +26,19 @@ def unbroadcast(a: Any, shape: tuple[int, ...]) -> Any:
     if stretched:
         a = xp.sum(a, axis=stretched, keepdims=True)
     return a
+
+
+def zeros_tree(value: Any, batch: int | None = None) -> Any:
+    """``containers.zeros_tree``: zeros shaped like ``value``, arrays (of their own
+    namespace) and numbers inside lists, tuples and dicts; with ``batch``, ``batch`` rows of
+    them."""
+    if isinstance(value, dict):
+        return {k: zeros_tree(v, batch) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [zeros_tree(v, batch) for v in value]
+    if not hasattr(value, "__array_namespace__"):  # a Python number
+        return 0.0 if batch is None else [0.0] * batch
+    xp = value.__array_namespace__()
+    if batch is not None:
+        return xp.zeros((batch, *value.shape), dtype=value.dtype)
+    return xp.zeros_like(value)
