@@ -94,6 +94,7 @@ _CONVERTING_METHODS = frozenset({"item", "tolist", "tobytes", "__array__", "__fl
                                  "__int__", "__bool__"})
 # Functions that give a Python number or tuple of an array without reading its values.
 _SIZES = frozenset({len, np.size, np.ndim, np.shape, np.result_type})
+_SHAPE_ATTRIBUTES = frozenset({"shape", "size", "ndim", "dtype"})
 _NUMPY_CONVERSIONS = frozenset({np.asarray, np.array, np.asanyarray, np.ascontiguousarray,
                                 np.copyto})
 
@@ -305,9 +306,17 @@ class _Check(ast.NodeVisitor):
         while changed:  # a name assigned an array, or a name that may hold one, is not
             changed = False
             for name in list(self.numbers):
-                if any(self.array(value) for value in assigned[name]):
+                if any(self.array(value) or self.reads_attribute(value)
+                       for value in assigned[name]):
                     self.numbers.discard(name)
                     changed = True
+
+    def reads_attribute(self, node: ast.expr) -> bool:
+        """Whether ``node`` reads an attribute of a value other than its shape's (``X.T``
+        is an array; ``X.shape``, ``math.prod`` are not)."""
+        return any(isinstance(n, ast.Attribute) and n.attr not in _SHAPE_ATTRIBUTES
+                   and not isinstance(self.resolve(n.value), types.ModuleType | type)
+                   for n in ast.walk(node))
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         if node.name != "__s2sgrad_make__":  # whose parameters are the bindings

@@ -10,6 +10,8 @@ checks against finite differences (and here too, on the NumPy path).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -281,3 +283,24 @@ def test_a_called_function_is_compiled_for_dask_too():
     with pytest.raises(s2sgrad.TransformError) as caught:
         s2sgrad.gradient(calls_a_branching_helper)(W, chunked(X))
     assert "dask" in str(caught.value) and "if np.sum(z) > 0" in caught.value.text
+
+
+def test_the_check_tells_counts_from_arrays_in_generated_code():
+    """A name the generated code assigns a count computed from shapes may be tested (``count
+    - ddof or nan``); one assigned an array read through an attribute (``X.T``) may not."""
+    import linecache
+
+    from s2sgrad import backends
+
+    def check(source):
+        name = f"<generated check {abs(hash(source))}>"
+        linecache.cache[name] = (len(source), None, source.splitlines(True), name)
+        backends.check("dask", name, {"math": math}, {})
+
+    check("def f_backward(saved, g):\n"
+          "    _count = math.prod(saved.shape) // (g.size or 1) or 1\n"
+          "    return g * (1.0 / (_count - 1 or 2.0))\n")
+    with pytest.raises(s2sgrad.TransformError, match="a test on the value of an array"):
+        check("def f_backward(saved, g):\n"
+              "    _t = saved.T\n"
+              "    return g if _t > 0 else -g\n")
