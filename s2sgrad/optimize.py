@@ -74,7 +74,7 @@ def optimize(rev: Reversed, in_place: bool = True, standard: bool = False) -> Op
         adjoint = update_in_place(adjoint, rev.bindings, _numpy_name(rev), *_ranks(rev))
     adjoint, forward = _hoist_shapes(adjoint, rev.forward, rev)
     if standard:
-        adjoint = standard_forms(adjoint, rev.bindings, _array_ranks(rev))
+        adjoint = standard_forms(adjoint, rev.bindings, _array_ranks(rev), _arrays(rev))
     else:
         forms = _MethodForms(_array_ranks(rev), rev.bindings)
         adjoint = [forms.visit(s) for s in adjoint]
@@ -110,7 +110,7 @@ def optimize(rev: Reversed, in_place: bool = True, standard: bool = False) -> Op
                    and _is_data(parsed.lookup(n)))
     if standard:  # the saves of shapes included
         forward = standard_forms([syntax.clone(s) for s in forward], rev.bindings,
-                                 _array_ranks(rev))
+                                 _array_ranks(rev), _arrays(rev))
     out = syntax.tuple_([syntax.clone(rev.result), syntax.tuple_(syntax.name(n) for n in saved)])
     forward.append(syntax.ret(out))
     pushed = {steps: set(names) for steps, names in stack.lists.values()}
@@ -648,6 +648,14 @@ def _array_ranks(rev: Reversed) -> dict[str, int]:
     return ranks
 
 
+def _arrays(rev: Reversed) -> set[str]:
+    """Names certain to hold arrays, of any rank: primal arrays, their cotangents, and the
+    seed when the result is an array."""
+    values = rev.analysis.values
+    arrays = {n for n, v in values.items() if v.kind == "array"}
+    return arrays | {bar for p, bar in rev.bar_of.items() if p in arrays}
+
+
 class _MethodForms(gast.NodeTransformer):
     """``np.sum(a)`` -> ``a.sum()``, ``np.transpose(a)`` -> ``a.T``, ``np.expand_dims(a, 1)``
     -> ``a[:, None]``, ``np.shape(a)`` -> ``a.shape``: on names known to be arrays, the forms
@@ -688,17 +696,18 @@ class _MethodForms(gast.NodeTransformer):
         return node
 
 
-def standard_forms(stmts: list[gast.stmt], bindings: dict, ranks: dict[str, int]
-                   ) -> list[gast.stmt]:
+def standard_forms(stmts: list[gast.stmt], bindings: dict, ranks: dict[str, int],
+                   arrays: set[str]) -> list[gast.stmt]:
     """``stmts`` (rewritten in place) with NumPy's calls in the names and forms of the array
     API standard, which NumPy 2 also has: ``np.concatenate`` -> ``np.concat``,
     ``np.transpose(a)`` -> ``np.permute_dims(a, (1, 0))`` (a's rank known),
-    ``np.outer(a, b)`` -> a column times a row, ``np.shape(a)`` -> ``a.shape``, and a
+    ``np.outer(a, b)`` -> a column times a row, ``np.shape(a)`` -> ``a.shape`` (``arrays``:
+    the names known to hold arrays, of any rank), and a
     comparison used as a number (``u - (u != 0)``) cast to the compared value's dtype (the
     standard does no arithmetic on booleans). The code then runs unchanged on the standard's
     namespace bound to NumPy's name (backends.namespaced); a call the standard lacks is left
     as it is, for the backends pass to refuse at the user's line."""
-    forms = _StandardForms(ranks, bindings, *_comparisons(stmts))
+    forms = _StandardForms(ranks, arrays, bindings, *_comparisons(stmts))
     return [forms.visit(s) for s in stmts]
 
 
@@ -736,10 +745,28 @@ _STANDARD_NAMES = {
 }
 
 
+# The standard's functions that take as keywords only what NumPy's take by position too:
+# how many NumPy's take first by position, then the names of the rest, in NumPy's order (a
+# call passing more positionally gets them as keywords)
+_KEYWORD_ONLY = {
+    "sum": (1, ("axis", "dtype", "out", "keepdims")), "prod": (1, ("axis", "dtype", "out",
+                                                                    "keepdims")),
+    "mean": (1, ("axis", "dtype", "out", "keepdims")), "max": (1, ("axis", "out", "keepdims")),
+    "min": (1, ("axis", "out", "keepdims")), "std": (1, ("axis", "dtype", "out", "ddof",
+                                                          "keepdims")),
+    "var": (1, ("axis", "dtype", "out", "ddof", "keepdims")), "flip": (1, ("axis",)),
+    "roll": (2, ("axis",)), "concat": (1, ("axis",)), "stack": (1, ("axis",)),
+    "unstack": (1, ("axis",)), "tensordot": (2, ("axes",)), "argsort": (1, ("axis",)),
+}
+# and NumPy's keywords that the standard names otherwise
+_KEYWORD_NAMES = {("std", "ddof"): "correction", ("var", "ddof"): "correction"}
+
+
 class _StandardForms(gast.NodeTransformer):
-    def __init__(self, ranks: dict[str, int], bindings: dict, comparisons: dict[str, str],
-                 masks: set[str]):
+    def __init__(self, ranks: dict[str, int], arrays: set[str], bindings: dict,
+                 comparisons: dict[str, str], masks: set[str]):
         self.ranks = ranks
+        self.arrays = arrays
         self.numpy = min((name for name, obj in bindings.items() if obj is np), default=None)
         self.comparisons = comparisons  # name -> the name of the value compared
         self.masks = masks  # those used only as numbers: cast where they are assigned
@@ -762,16 +789,26 @@ class _StandardForms(gast.NodeTransformer):
             return node
         args = node.args
         if attr in ("sum", "prod", "cumsum") and args:  # of booleans: of 0.0 and 1.0
-            node.args = [self.number(args[0]), *args[1:]]
+            node.args = args = [self.number(args[0]), *args[1:]]
         if attr == "reshape":  # NumPy's default order is the standard's only one
             node.keywords = [k for k in node.keywords if not (
                 k.arg == "order" and syntax.is_const(k.value) and k.value.value == "C")]
-        if node.keywords and attr not in _STANDARD_NAMES:
-            return node
         if attr in _STANDARD_NAMES:
-            node.func = syntax.attribute(syntax.name(head), _STANDARD_NAMES[attr])
+            attr = _STANDARD_NAMES[attr]
+            node.func = syntax.attribute(syntax.name(head), attr)
+        if attr in _KEYWORD_ONLY:
+            first, rest = _KEYWORD_ONLY[attr]
+            moved = [syntax.keyword(key, value)
+                     for key, value in zip(rest, args[first:], strict=False)]
+            node.args, args = args[:first], args[:first]
+            node.keywords = moved + node.keywords
+            for k in node.keywords:
+                k.arg = _KEYWORD_NAMES.get((attr, k.arg), k.arg)
             return node
-        if attr in ("shape", "ndim", "size") and len(args) == 1:
+        if node.keywords:
+            return node
+        if attr in ("shape", "ndim", "size") and len(args) == 1 and isinstance(
+                args[0], gast.Name) and args[0].id in self.arrays:
             return syntax.located(syntax.attribute(args[0], attr), node)
         if attr == "result_type" and len(args) == 1:
             return syntax.located(syntax.attribute(args[0], "dtype"), node)

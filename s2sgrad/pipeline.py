@@ -550,9 +550,9 @@ def _run_tangent_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str,
                                                 _taken(parsed, analysis))
         body = tangents.body
         if backends.follows_standard(backend):
-            ranks = {n: v.ndim for n, v in analysis.values.items() if v.kind == "array"
-                     and v.ndim}
-            body = standard_forms([syntax.clone(s) for s in body], tangents.bindings, ranks)
+            arrays = {n: v.ndim for n, v in analysis.values.items() if v.kind == "array"}
+            body = standard_forms([syntax.clone(s) for s in body], tangents.bindings,
+                                  {n: k for n, k in arrays.items() if k}, set(arrays))
         tangents = dataclasses.replace(
             tangents, bindings=bindings,
             body=[syntax.rename(syntax.clone(s), renames) for s in body])

@@ -92,6 +92,33 @@ def clipped(w, X):
     return xp.sum(xp.clip(X @ w, -0.5, 0.5) ** 2) + xp.sum(xp.maximum(X, 0.1) * xp.minimum(X, w))
 
 
+# every name of registry.STANDARD that has a gradient, at least once
+
+def every_elementwise(u, p):
+    xp = array_namespace(u, p)
+    one = (xp.sin(u) + xp.cos(u) + xp.tan(u) + xp.sinh(u) + xp.cosh(u) + xp.tanh(u)
+           + xp.exp(u) + xp.expm1(u) + xp.log(p) + xp.log1p(p) + xp.log2(p) + xp.log10(p)
+           + xp.sqrt(p) + xp.square(u) + xp.negative(u) + xp.positive(u) + xp.abs(u))
+    two = (xp.add(u, p) + xp.subtract(u, p) + xp.multiply(u, p) + xp.divide(u, p)
+           + xp.pow(p, u) + xp.atan2(u, p) + xp.hypot(u, p) + xp.logaddexp(u, p)
+           + xp.maximum(u, p - 1.0) + xp.minimum(u, p - 1.0))
+    return xp.sum(one * two)
+
+
+def every_shape(u, p):
+    xp = array_namespace(u, p)
+    a = xp.matmul(u, xp.permute_dims(p, (1, 0)))  # (3, 3)
+    b = xp.flip(u, axis=1) * xp.roll(p, 1, axis=0) + xp.moveaxis(xp.stack([u, p]), 0, 2)[..., 0]
+    c = xp.concat([u[0, :], u[1, :]]) + xp.broadcast_to(p[0:1, 0:1], (1, 8))[0, :]
+    return xp.sum(a * a) + xp.sum(b ** 2) + xp.sum(xp.sin(c))
+
+
+def every_linalg(u, p):
+    xp = array_namespace(u, p)
+    m = u[:, 0:3] + 3.0 * xp.eye(3)  # well away from singular
+    return xp.sum(xp.linalg.inv(m) * p[:, 0:3]) + xp.linalg.det(m)
+
+
 # control flow: Python's if, for and while on the values of 0-d arrays (an eager namespace)
 
 def branches(w, X):
@@ -147,6 +174,9 @@ CASES = {
     "shapes": (shapes, (W1, X), (0, 1)),
     "statistics": (statistics, (X,), (0,)),
     "clipped": (clipped, (W, X), (0, 1)),
+    "every_elementwise": (every_elementwise, (U, P), (0, 1)),
+    "every_shape": (every_shape, (U, P), (0, 1)),
+    "every_linalg": (every_linalg, (U, P), (0, 1)),
     "branches": (branches, (W, X), (0, 1)),
     "branches_other_side": (branches, (-W, X), (0, 1)),
     "fixed_steps": (fixed_steps, (W, X, Y01), (0, 1)),
@@ -260,8 +290,21 @@ def sorts(w, X):
     return xp.sum(xp.sort(X @ w) ** 2)
 
 
+def tiles(w, X):
+    xp = array_namespace(X)
+    return xp.sum(xp.tile(X @ w, (2,)) ** 2)  # its adjoint pads: the standard has no pad
+
+
+def contracts(w, X):
+    xp = array_namespace(X)
+    # its adjoint counts the axes with np.size, which the standard does not have
+    return xp.sum(xp.tensordot(X, w, axes=1) ** 2)
+
+
 @pytest.mark.parametrize("fn, args, words", [
     (numpy_inside, (W, X), "numpy.tanh"),
+    (tiles, (W, X), "array_api_strict.pad()"),
+    (contracts, (W, X), "array_api_strict.size()"),
     (picks_entries, (W, X, np.array([0, 2, 2])), "accumulation into indexed positions"),
     (sorts, (W, X), "array_api_strict.sort"),
 ])

@@ -513,9 +513,10 @@ MIRRORS = {"jax.numpy": np}
 # 2 has the standard's names: ``np.acos is np.arccos``, ``np.permute_dims is np.transpose``)
 # takes the same parameters with the same defaults and computes the same values: a function of
 # these names in a namespace that follows the standard (``follows_standard``) takes its rule
-# (tests/test_backend_array_api.py checks them against finite differences). The generated code
-# then calls that namespace's functions (backends.py). Left out: the names whose parameters
-# differ (``sort``'s ``descending``), and those without a rule of NumPy's.
+# (tests/test_backend_array_api.py checks each against finite differences). The generated
+# code then calls that namespace's functions (backends.py). Left out: the names whose
+# parameters differ (``sort``'s ``descending``), and those without a rule of NumPy's
+# (``vecdot``).
 STANDARD = frozenset({
     # elementwise
     "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh", "clip", "cos",
@@ -525,7 +526,7 @@ STANDARD = frozenset({
     # statistics
     "sum", "prod", "mean", "max", "min", "std", "var",
     # products and shapes
-    "matmul", "tensordot", "matrix_transpose", "vecdot", "broadcast_to", "concat",
+    "matmul", "tensordot", "matrix_transpose", "broadcast_to", "concat",
     "expand_dims", "flip", "moveaxis", "permute_dims", "reshape", "roll", "squeeze", "stack",
     "tile",
     # no gradient
