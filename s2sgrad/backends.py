@@ -57,7 +57,7 @@ from .analyze import Abstract
 from .analyze.values import NAMESPACES, namespace_of
 from .analyze.values import backend_of as backend_of_value
 from .errors import TransformError
-from .runtime import containers, indexing, standard, unbroadcast
+from .runtime import chunks, containers, indexing, standard, unbroadcast
 
 # The library each backend's arrays come from: whose functions NumPy's dispatch calls
 # (``DISPATCHING``), or, for JAX, whose functions the code calls itself: the templates read
@@ -73,7 +73,7 @@ PORTABLE_HELPERS = frozenset({
     unbroadcast.unbroadcast, containers.unbroadcast_each, containers.tree_add,
     containers.concat, containers.repeat, containers.leading, containers.trailing,
     containers.add_item, containers.add_leaf, containers.item_or_absent,
-    containers.pieces_along, containers.inverse_axes,
+    containers.pieces_along, containers.inverse_axes, chunks.broadcast_like,
 })
 # For a library whose arrays do not dispatch NumPy's functions (JAX, the array API
 # standard's namespaces): the helpers that compute only with Python's containers, the

@@ -29,6 +29,7 @@ from .coalesce import coalesce
 from .inplace import update_in_place, without_restores
 from .parse import MISSING
 from .reverse import POP, PUSH, Reversed
+from .runtime import chunks
 
 _FOLD = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
          gast.Div: operator.truediv, gast.Pow: operator.pow}
@@ -57,13 +58,16 @@ def _own_reads(stmt: gast.stmt) -> set[str]:
     return syntax.names_read(getattr(stmt, kind.head)) if kind.head else set()
 
 
-def optimize(rev: Reversed, in_place: bool = True, standard: bool = False) -> Optimized:
+def optimize(rev: Reversed, in_place: bool = True, standard: bool = False,
+             chunked: bool = False) -> Optimized:
     """The adjoint simplified and what the forward saves decided (see the module).
     ``in_place``: update the cotangent buffers the adjoint owns in place (inplace.py); not
     for another library's arrays, which NumPy's in-place operations do not write.
     ``standard``: for the arrays of a namespace of the array API standard, the adjoint's
     calls in the standard's names and forms (``standard_forms``); else NumPy's functions as
-    the arrays' methods where a NumPy programmer would call them (``a.sum()``, ``a.T``)."""
+    the arrays' methods where a NumPy programmer would call them (``a.sum()``, ``a.T``).
+    ``chunked``: for arrays that may be chunked (Dask's), a reduction's cotangent broadcast
+    back over the array it reduced is laid out in that array's chunks (``broadcast_like``)."""
     # The adjoint is rewritten in place, so it is a copy: what reverse returned stays as it
     # was. The forward's statements are kept; a block that changes is rebuilt.
     adjoint = [_Simplify().visit(s) for s in syntax.clone(rev.adjoint)]
@@ -72,6 +76,8 @@ def optimize(rev: Reversed, in_place: bool = True, standard: bool = False) -> Op
     adjoint = _map_blocks_all(adjoint, _doubled)
     if in_place:
         adjoint = update_in_place(adjoint, rev.bindings, _numpy_name(rev), *_ranks(rev))
+    if chunked:
+        adjoint = _chunked_broadcasts(adjoint, rev)
     adjoint, forward = _hoist_shapes(adjoint, rev.forward, rev)
     if standard:
         adjoint = standard_forms(adjoint, rev.bindings, _array_ranks(rev), _arrays(rev))
@@ -117,6 +123,35 @@ def optimize(rev: Reversed, in_place: bool = True, standard: bool = False) -> Op
     if stack.used:
         pushed[stack.name] = {n for names in stack.needed.values() for n in names}
     return Optimized(rev, forward, adjoint, saved, _external(rev, saved, params, pushed))
+
+
+def _chunked_broadcasts(adjoint: list[gast.stmt], rev: Reversed) -> list[gast.stmt]:
+    """``np.broadcast_to(g, np.shape(a))`` -> ``broadcast_like(g, a)``, which keeps ``a``'s
+    chunks (``a`` is then saved for the adjoint: for a chunked array, its graph, not its
+    values). The adjoint is rewritten in place."""
+    numpy_names = {name for name, obj in rev.bindings.items() if obj is np}
+    name = None
+
+    class Rewrite(gast.NodeTransformer):
+        def visit_Call(self, node: gast.Call) -> gast.expr:
+            nonlocal name
+            self.generic_visit(node)
+            func = syntax.dotted_name(node.func) or ""
+            head, _, attr = func.rpartition(".")
+            if head not in numpy_names or attr != "broadcast_to" or len(node.args) != 2 \
+                    or node.keywords:
+                return node
+            query = _shape_query(node.args[1], numpy_names)
+            if query is None or query[1] != "shape":
+                return node
+            if name is None:
+                name = rev.namer.fresh("broadcast_like")
+                rev.bindings[name] = chunks.broadcast_like
+            return syntax.located(syntax.call(syntax.name(name), [
+                node.args[0], syntax.name(query[0])]), node)
+
+    rewrite = Rewrite()
+    return [rewrite.visit(stmt) for stmt in adjoint]
 
 
 def _numpy_name(rev: Reversed) -> str:

@@ -169,7 +169,8 @@ def _run_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
     reversed_ = reverse(analysis, aliases)
     _show(debug, "reverse (adjoint)", syntax.function("adjoint", [], reversed_.adjoint))
     optimized = optimize(reversed_, in_place=backend is None,
-                         standard=backends.follows_standard(backend))
+                         standard=backends.follows_standard(backend),
+                         chunked=backend in backends.DISPATCHING)
     if backend is not None:  # the templates read that library's namespace
         backends.refuse_numpy_calls(backend, analysis)
         bindings, renames = backends.namespaced(reversed_.bindings, backend,

@@ -119,6 +119,30 @@ def test_a_differentiated_dask_array():
                                rtol=1e-12)
 
 
+def means_and_sums(w, X, y):
+    z = X @ w
+    r = np.mean(np.logaddexp(0.0, z) - y * z)  # the seed broadcast back over z's rows
+    return r + np.sum(X * w, axis=1).mean() + np.sum(np.tanh(X)) / X.shape[0]
+
+
+def test_a_reductions_cotangent_is_broadcast_in_the_chunks_it_reduced():
+    """The adjoint of np.mean(v) and np.sum(v) broadcasts g back over v: laid out in v's
+    chunks, so that no task holds more than a chunk of it (one block of n entries
+    otherwise)."""
+    check_grads(means_and_sums, W, X, Y01, wrt=(0, 1))
+    want = s2sgrad.gradient(means_and_sums, wrt=(0, 1))(W, X, Y01)
+    got = s2sgrad.gradient(means_and_sums, wrt=(0, 1))(W, chunked(X), chunked(Y01))
+    assert got[1].chunks == chunked(X).chunks, got[1].chunks
+    # no array in the graph has a chunk of more rows than the data's chunks
+    for layer in got[1].__dask_graph__().layers.values():
+        chunks = getattr(layer, "collection_annotations", None) or {}
+        assert all(max(c) <= 16 for c in chunks.get("chunks", ((16,),))[:1]), chunks
+    for a, b in zip(dask.compute(*got), want, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    pair = s2sgrad.grad(means_and_sums).compiled_for((0, 1), (W, chunked(X), chunked(Y01)))
+    assert "broadcast_like(" in pair.adjoint_source, pair.adjoint_source
+
+
 def test_dask_and_numpy_arguments_compile_apart():
     fn, args, wrt = CASES["least_squares"]
     derivative = s2sgrad.gradient(least_squares)
