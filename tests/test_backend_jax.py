@@ -172,6 +172,21 @@ def test_gradients_of_broadcast_operands_on_jax():
             np.testing.assert_allclose(np.asarray(a), b, rtol=1e-12)
 
 
+def spread_np(X):
+    return np.sum(np.std(X, axis=0, ddof=1)) + np.sum(np.var(X, axis=1))
+
+
+def spread_jnp(X):
+    return jnp.sum(jnp.std(X, axis=0, correction=1)) + jnp.sum(jnp.var(X, axis=1))
+
+
+def test_std_and_var_with_the_standards_correction():
+    check_grads(spread_np, X)
+    want = s2sgrad.gradient(spread_np)(X)
+    got = jax.jit(s2sgrad.gradient(spread_jnp))(jnp.asarray(X))
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
+
+
 def standard_names_np(u, p):
     h = np.transpose(np.concatenate([np.arccos(u), np.power(p, u)], axis=0))
     return np.sum(np.arctan2(h, 2.0) * np.arcsinh(h))

@@ -571,7 +571,8 @@ def mirrored_keywords(primitive: Any, keywords: dict[str, Any]) -> dict[str, Any
     (``xp.std(x, correction=1)`` is ``np.std(x, ddof=1)``)."""
     names = STANDARD_KEYWORDS.get(getattr(primitive, "__name__", None))
     module = getattr(primitive, "__module__", None)
-    if not names or not isinstance(module, str) or not follows_standard(module):
+    if not names or not isinstance(module, str) or not (
+            module in MIRRORS or follows_standard(module)):
         return keywords
     return {names.get(key, key): value for key, value in keywords.items()}
 
