@@ -9,23 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import unbroadcast as _unbroadcast
+
 
 def unbroadcast(a: Any, shape: tuple[int, ...]) -> Any:
-    """``unbroadcast.unbroadcast``: sum ``a`` over the axes that broadcasting added or
-    stretched to reach ``a.shape`` from ``shape``."""
-    a_shape = tuple(a.shape)
-    if a_shape == tuple(shape):
-        return a
-    xp = a.__array_namespace__()
-    extra = len(a_shape) - len(shape)
-    if extra < 0:
-        return xp.broadcast_to(a, tuple(shape))
-    if extra:
-        a = xp.sum(a, axis=tuple(range(extra)))
-    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and a_shape[extra + i] != 1)
-    if stretched:
-        a = xp.sum(a, axis=stretched, keepdims=True)
-    return a
+    """``unbroadcast.unbroadcast`` with the functions of ``a``'s own namespace."""
+    return _unbroadcast.unbroadcast(a, tuple(shape), a.__array_namespace__())
 
 
 def zeros_tree(value: Any, batch: int | None = None) -> Any:
