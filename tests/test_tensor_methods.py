@@ -18,6 +18,11 @@ import s2sgrad
 from s2sgrad.autograd.tensor import Tensor, tensor
 from s2sgrad.testing import numeric_gradient
 
+try:
+    from tests.torch_compare import assert_like_torch
+except ImportError:  # tests/ itself on sys.path
+    from torch_compare import assert_like_torch
+
 rng = np.random.default_rng(11)
 X = rng.standard_normal((3, 4))  # no ties, no integers: finite differences are valid
 T = np.array([[1.0, 3.0, 3.0, -2.0], [2.0, 2.0, 0.5, 0.5], [5.0, -1.0, 5.0, 5.0]])  # ties
@@ -190,20 +195,9 @@ def test_against_torch(name: str, data: str) -> None:
     torch = pytest.importorskip("torch")
     if data == "ties" and name in UNSTABLE:
         pytest.skip("PyTorch does not specify the order of equal elements here")
-    fn = DIFFERENTIABLE[name]
     value = X if data == "plain" else T
-    x = tensor(value, requires_grad=True)
-    tx = torch.tensor(value, requires_grad=True)
-    y, ty = fn(x), fn(tx)
-    assert tuple(y.shape) == tuple(ty.shape)
-    assert str(y.dtype) == str(ty.dtype) and y.dtype == ty.dtype
-    assert y.requires_grad and ty.requires_grad
-    tol = 1e-6 if name in FLOAT32 else 1e-12
-    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=tol, atol=tol)
-    w = rng.standard_normal(tuple(ty.shape))
-    (y * tensor(w)).sum().backward()
-    (ty * torch.tensor(w)).sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-6, atol=1e-12)
+    assert_like_torch(torch, DIFFERENTIABLE[name], value, rng,
+                      1e-6 if name in FLOAT32 else 1e-12)
 
 
 # -- results without a gradient, against torch ----------------------------------------------

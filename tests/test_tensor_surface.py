@@ -12,6 +12,11 @@ import s2sgrad.autograd  # noqa: F401  (binds Tensor's operations)
 from s2sgrad.autograd.tensor import Tensor, tensor
 from s2sgrad.testing import numeric_gradient
 
+try:
+    from tests.torch_compare import assert_like_torch
+except ImportError:  # tests/ itself on sys.path
+    from torch_compare import assert_like_torch
+
 rng = np.random.default_rng(7)
 X = rng.standard_normal((3, 4))  # no ties: finite differences are valid for max/min
 T = np.array([[1.0, 3.0, 3.0, -2.0], [2.0, 2.0, 0.0, 0.0], [5.0, -1.0, 5.0, 5.0]])  # ties
@@ -92,18 +97,8 @@ def test_against_finite_differences(name):
 @pytest.mark.parametrize("name", sorted(DIFFERENTIABLE))
 def test_against_torch(name, data):
     torch = pytest.importorskip("torch")
-    fn = DIFFERENTIABLE[name]
     value = X if data == "plain" else T
-    x = tensor(value, requires_grad=True)
-    tx = torch.tensor(value, requires_grad=True)
-    y, ty = fn(x), fn(tx)
-    assert tuple(y.shape) == tuple(ty.shape)
-    assert str(y.dtype) == str(ty.dtype) and y.dtype == ty.dtype
-    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-6)
-    w = rng.standard_normal(tuple(ty.shape))
-    (y * tensor(w)).sum().backward()
-    (ty * torch.tensor(w)).sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-6, atol=1e-12)
+    assert_like_torch(torch, DIFFERENTIABLE[name], value, rng, 1e-6)
 
 
 # -- comparisons ------------------------------------------------------------------------------
