@@ -2,6 +2,19 @@
 source, the column of a token on it, the file, and a hint. Shared by the refusal tests."""
 
 import inspect
+import os
+
+import s2sgrad
+
+#: the installed package's own folder, with its separator: a message naming a file in it
+#: points inside s2sgrad rather than at the user's code. (The checkout's folder may itself
+#: be named ``s2sgrad``, so the bare name says nothing.)
+PACKAGE_DIR = os.path.dirname(os.path.abspath(s2sgrad.__file__)) + os.sep
+
+
+def assert_names_no_place_inside_s2sgrad(message: str) -> None:
+    """``message`` names no file of the s2sgrad package itself."""
+    assert PACKAGE_DIR not in message, message
 
 
 def marked_line(fn) -> tuple[int, str]:
