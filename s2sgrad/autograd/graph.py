@@ -594,7 +594,7 @@ def _run(roots: list[tuple[Tensor, Any]], retain_graph: bool,
         if create_graph:
             in_bars = backward_graph(node, out_bar)
         else:
-            in_bars = node.compiled.backward(node.saved, out_bar)
+            in_bars = _by_position(node, node.compiled.backward(node.saved, out_bar))
         if len(node.edges) == 1 and not isinstance(in_bars, tuple):
             in_bars = (in_bars,)
         if not retain_graph and node.freeable:
@@ -603,6 +603,22 @@ def _run(roots: list[tuple[Tensor, Any]], retain_graph: bool,
             if g is not None:
                 deliver(target, index, g)
     return found if inputs is not None else None
+
+
+def _by_position(node: Node, in_bars: Any) -> Any:
+    """A compiled backward gives one cotangent per differentiated parameter, the tuple of
+    values ``*args`` received as one: one per differentiated argument, as the node's edges
+    are (the Tensors read through attributes, lifted, after them)."""
+    if node.call is None:
+        return in_bars
+    function, args, _, wrt, _ = node.call
+    spec = function._spec
+    if spec.star is None or not any(len(spec.params) <= i < len(args) for i in wrt):
+        return in_bars
+    in_bars = in_bars if isinstance(in_bars, tuple) else (in_bars,)
+    positions = tuple(i for i in wrt if i < len(args))
+    count = len({spec.params[i] if i < len(spec.params) else spec.star for i in positions})
+    return spec.by_position(in_bars[:count], positions, len(args)) + in_bars[count:]
 
 
 def _needed(order: list[Node], leaf_slot: dict, node_slot: dict) -> set[int]:
