@@ -34,6 +34,19 @@ stands for):
 
 ``x += v`` on a version that is an argument is refused as an update of the argument, and an
 element write into a value that is not an array where that value is fresh.
+
+An augmented assignment through a slot or an attribute is Python's: ``d[k] += v`` reads the
+item and calls its own ``+=``, which updates an array (or a list) in place, in every name,
+slot and attribute that holds it, and rebinds a number or a tuple. So the item's update is
+an in-place update of the item's memory, whose group is every value the container may hold
+(put into it, or read out of it); the forward does it in place as NumPy does, and the checks
+below refuse what another holder would show afterwards:
+
+    b = {"k": y}; b["k"] += x; use(y)       refused: y is the updated array
+    b = [y, y]; b[0] += x                   refused: another slot holds it too
+    b = [x * 1.0] * 2; b[0] += x            refused: what b holds is not known here
+    p = {"w": w * 2.0}; p["w"] -= g         fine: one slot holds the array
+    layer.w += 1  (an object built here)    the attribute's variable updated in place
 """
 
 from __future__ import annotations
@@ -213,6 +226,12 @@ class Aliasing:
         self.values = analysis.values
         self.parsed = analysis.normalized.parsed
         self.augmented = analysis.normalized.augmented
+        # `_t3 = _t2 + v` of `c[k] += v` -> (c's version, the item _t2 read from it)
+        self.item_updates = dict(analysis.normalized.item_updates)
+        # of those, the updates in place (an array's or a list's +=), by position
+        self.item_updated: dict[int, tuple[gast.stmt, str, str]] = {}
+        self.holds: dict[str, set[str]] = {}  # a container -> the names put into it
+        self.put_at: dict[str, list[int]] = {}  # a name -> where it is put into a container
         self.origin = origins(analysis.normalized)
         self.branch_path: dict[int, tuple] = {}  # position -> ((if position, branch), ...)
         # values put into a tuple, list or dict (or read out of one), with where that happens
@@ -226,6 +245,7 @@ class Aliasing:
             if stmt in analysis.normalized.views:
                 self._check_view_write(stmt, *analysis.normalized.views[stmt])
         self._walk(analysis.body[:-1], analysis)
+        self._join_items()
         self._check()
 
     def _check_augmented(self, stmt: gast.stmt, name: str, previous: str) -> None:
@@ -322,21 +342,22 @@ class Aliasing:
                 self.assigned_by[target] = stmt
                 for name in self._shares_memory_with(stmt, op):
                     self._union(target, name)
-                if op.kind in UPDATES or id(stmt) in self.in_place:
+                if op.kind in UPDATES or id(stmt) in self.in_place or \
+                        here in self.item_updated:
                     self.writes.setdefault(target, []).append((here, stmt))
 
     def _shares_memory_with(self, stmt: gast.Assign, op: Any) -> list[str]:
         value = stmt.value
         if isinstance(value, (gast.Tuple, gast.List, gast.Dict)):  # differentiated or not,
-            self._contain(value.values if isinstance(value, gast.Dict) else value.elts)  # held
+            self._hold(op.target, value.values if isinstance(value, gast.Dict) else value.elts)
             return []
         if op.kind == "setitem":
             return [op.bindings["a"].id]
         if op.kind in ("append", "insert"):  # the same list; its new item is contained
-            self._contain([op.bindings["v"]])
+            self._hold(op.target, [op.bindings["v"]])
             return [op.bindings["xs"].id]
         if op.kind == "put":  # the same list or dict, with a new item
-            self._contain([op.bindings["v"]])
+            self._hold(op.target, [op.bindings["v"]])
             return [op.bindings["c"].id]
         if op.kind == "pop":
             return [op.bindings["xs"].id]
@@ -348,6 +369,18 @@ class Aliasing:
             return []
         augmented = self.augmented.get(stmt)
         target_value = self.values.get(op.target)
+        item_update = self.item_updates.get(stmt)
+        if item_update is not None and is_container(self.values.get(item_update[0])) and (
+                _may_hold_array(target_value) or target_value.type is list):
+            # c[k] += v: the item's own += (an array's, a list's) updates it in place, in
+            # every slot and name that holds it (_join_items adds those to its group). The
+            # forward does it in place for an array; a list's slot is given the longer list
+            # (its cotangent keeps the structure of each version), which is the same where
+            # no other holder of the list is read afterwards, as _check makes sure
+            if target_value is None or target_value.type is not list:
+                self.in_place.add(id(stmt))
+            self.item_updated[self.position[id(stmt)]] = (stmt, *item_update)
+            return [item_update[1]]
         if augmented is not None and target_value is not None and (
                 target_value.kind == "array" or target_value.type is list):  # xs += [v] too
             self.in_place.add(id(stmt))
@@ -390,6 +423,81 @@ class Aliasing:
                 self.values.get(a.id))]
         return []
 
+    def _hold(self, container: str, atoms: Any) -> None:
+        """``atoms`` are put into ``container`` (a new one, or a new version of one)."""
+        self._contain(atoms)
+        here = len(self.position) - 1
+        for a in atoms:
+            if isinstance(a, gast.Name):
+                self.holds.setdefault(container, set()).add(a.id)
+                self.put_at.setdefault(a.id, []).append(here)
+
+    def _join_items(self) -> None:
+        """Each item a ``c[k] += v`` may update in place joins the memory of every value
+        that may be that item: those put into c (any version of it) and those read out of
+        it. A read of one of them after the update is then a read of updated memory, and an
+        argument among them an update of the caller's array (both refused in _check). Where
+        what c holds is not known (c made by a call, by list arithmetic, passed in), the
+        update is refused."""
+        for stmt, container, item in self.item_updated.values():
+            for holder in self._holders(container, stmt):
+                self._union(item, holder)
+
+    def _holders(self, container: str, stmt: gast.stmt) -> set[str]:
+        """The names whose values ``container`` (any version of it) may hold."""
+        group = self._find(container)
+        names = set(self.group) | set(self.group.values()) | set(self.defs) | set(
+            self.parsed.params) | set(self.item_of)
+        versions = [n for n in names if self._find(n) == group and is_container(
+            self.values.get(n))]
+        holders: set[str] = set()
+        for version in versions:
+            made = self.assigned_by.get(version)
+            op = self.ops.get(made) if made is not None else None
+            known = op is not None and (
+                isinstance(made.value, (gast.Tuple, gast.List, gast.Dict))
+                or op.kind in ("put", "append", "insert", "pop", "copy"))
+            if not known:
+                raise self.parsed.error(
+                    f"this updates, in place, an item of '{self._user(container)}', a "
+                    f"{self.values[container].type.__name__} whose items may be held "
+                    "elsewhere too (it is not made here from known values): NumPy would "
+                    "change them there, which the gradient cannot follow", stmt,
+                    f"Store a new value instead: `{self._user(container)}[k] = "
+                    f"{self._user(container)}[k] + v`.")
+            holders |= self.holds.get(version, set())
+        holders |= {n for n in self.item_of if any(
+            self._find(c) == group for c in self.item_of[n])}
+        return holders
+
+    def _single_homed(self, name: str) -> bool:
+        """Is ``name``'s value held by one slot only: a new value (not a copy or a view of
+        another), put into a container once (in a loop, made anew in each iteration
+        before it)?"""
+        puts = self.put_at.get(name, [])
+        if len(puts) != 1 or self.origin.get(name, "fresh") != "fresh":
+            return False
+        loop = self._loop_of(puts[0])
+        return loop is None or any(loop[0] <= d < puts[0] for d in self.defs.get(name, ()))
+
+    def _exempt(self, position: int) -> set[str]:
+        """The names an in-place item update at ``position`` may find in a container:
+        the item it read and updated, and each value put into the container that no
+        other slot holds (the update then changes one slot's value, as Python does)."""
+        if position not in self.item_updated:
+            return set()
+        stmt, container, item = self.item_updated[position]
+        group = self._find(container)
+        exempt = {item, stmt.targets[0].id}
+        for name in self._holders(container, stmt):
+            if name in self.item_of and all(self._find(c) == group for c in self.item_of[
+                    name]) and name not in self.put_at:
+                exempt.add(name)  # old = c[k]: read out of c only
+            elif self._single_homed(name) and not self.item_of.get(name) or \
+                    name in self.parsed.params:  # (refused below: the caller's array)
+                exempt.add(name)
+        return exempt
+
     def _loop_of(self, position: int) -> tuple[int, int] | None:
         inner = [(f, last) for f, last in self.loops if f <= position <= last]
         return min(inner, key=lambda r: r[1] - r[0]) if inner else None
@@ -401,7 +509,9 @@ class Aliasing:
             names = set(self.group) | set(self.group.values()) | set(self.defs) | params
             members = [n for n in names if self._find(n) == group]
             for position, stmt in updates:
-                inside = [m for m in members if self._contained_before(m, position, stmt)]
+                exempt = self._exempt(position)
+                inside = [m for m in members if m not in exempt and self._contained_before(
+                    m, position, stmt)]
                 if inside:
                     what = "a list or dict" if is_container(self.values.get(target)) else \
                         "an array"

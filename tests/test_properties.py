@@ -18,8 +18,10 @@ from its threshold, and points closer than ``MARGIN`` are rejected with ``assume
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import importlib.util
+import os
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -35,7 +37,10 @@ from s2sgrad.testing import check_grads
 MARGIN = 1e-3
 ARRAYS = ("a0", "a1", "a2")
 SCALARS = ("s0", "s1")
-SETTINGS = settings(max_examples=70, deadline=None, derandomize=True,
+# S2SGRAD_PROPERTY_EXAMPLES=N runs N programs a test, drawn afresh each run (a long run,
+# outside the suite); the suite's runs are the same 70 every time
+_LONG = int(os.environ.get("S2SGRAD_PROPERTY_EXAMPLES", "0"))
+SETTINGS = settings(max_examples=_LONG or 70, deadline=None, derandomize=not _LONG,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
 # --- programs ------------------------------------------------------------------------------
@@ -54,6 +59,9 @@ class Features:
     writes_in_branches: bool = False  # and inside an if, or in a loop with break/continue
     # decorated functions, functions passed as values, tuple/list + and *, index objects
     values: bool = False
+    # a dict, a list and an object holding arrays that names hold too, and augmented
+    # updates through names, slots, attributes and a method's self (refusals allowed)
+    storage: bool = False
 
 
 @dataclass
@@ -63,6 +71,7 @@ class Scope:
     jumps_here: bool = False  # this loop body has break/continue
     in_branch: bool = False
     values: bool = False  # Features.values
+    storage: bool = False  # Features.storage
 
 
 # What programs with Features.values call: a decorator that adds a penalty (wraps, passing
@@ -102,9 +111,22 @@ def apply(fn, v):
 ACTS = {"t": np.tanh, "s": np.sin, "c": np.cos}
 """
 
+# What programs with Features.storage build: an object holding an array, whose method
+# updates it in place through self.
+STORAGE_PRELUDE = """
+
+class Box:
+    def __init__(self, w):
+        self.w = w
+
+    def damp(self, c):
+        self.w *= c
+"""
+
 
 CONSTANTS = st.sampled_from([0.1, 0.2, 0.3, 0.5, 0.7, -0.2, -0.4, -0.6])
 THRESHOLDS = st.sampled_from([-0.6, -0.3, -0.1, 0.0, 0.2, 0.4, 0.7])
+SLOTS = ('d["k"]', 'd["j"]', "xs[0]", "xs[1]", "box.w")  # Features.storage
 
 
 @st.composite
@@ -204,7 +226,22 @@ def statement(draw, features: Features, scope: Scope, depth: int, counter: list[
             kinds.append("for")
         if features.while_loops:
             kinds.append("while")
+    if features.storage and depth == 0:  # (loops carrying containers: an increment)
+        kinds += ["hold", "update", "update", "update"]
     kind = draw(st.sampled_from(kinds))
+    if kind == "hold":  # a name and a slot or an attribute hold the same array
+        a = draw(st.sampled_from(ARRAYS))
+        slot = draw(st.sampled_from(SLOTS))
+        return _same(0, draw(st.sampled_from([f"{a} = {slot}", f"{slot} = {a}"])))
+    if kind == "update":  # an augmented update, in place on an array
+        target = draw(st.sampled_from(SLOTS + ARRAYS))
+        c1 = draw(CONSTANTS)
+        return _same(0, draw(st.sampled_from([
+            f"{target} += {c1} * np.tanh({draw(array_expr(scope))})",
+            f"{target} -= {c1} * {draw(st.sampled_from(ARRAYS))}",
+            f"{target} *= {c1}",
+            f"{target} /= 1.5",
+            f"box.damp({c1})"])))
     if kind == "assign_array":
         return _same(0, f"{draw(st.sampled_from(ARRAYS))} = {draw(array_expr(scope))}")
     if kind == "assign_scalar":
@@ -216,7 +253,7 @@ def statement(draw, features: Features, scope: Scope, depth: int, counter: list[
         a = draw(st.sampled_from(ARRAYS))
         return _same(0, f"{a}[{draw(st.integers(0, 2))}] = {draw(scalar_expr(scope))}")
     inner = Scope(list(scope.loop_vars), scope.in_loop, scope.jumps_here, scope.in_branch,
-                  scope.values)
+                  scope.values, scope.storage)
     if kind in ("if", "if_elif"):
         inner.in_branch = True
         test, probe = draw(condition())
@@ -276,12 +313,18 @@ def block(draw, features: Features, scope: Scope, depth: int, counter: list[int]
 @st.composite
 def program(draw, features: Features) -> tuple[str, str]:
     """(source, probe source) of ``f(x, y, s, n)`` and ``f_probe(x, y, s, n)``."""
-    body = draw(block(features, Scope(values=features.values), 0, [0]))
+    body = draw(block(features, Scope(values=features.values, storage=features.storage), 0,
+                      [0]))
     a, b, c = draw(st.sampled_from(ARRAYS)), draw(st.sampled_from(ARRAYS)), draw(
         st.sampled_from(ARRAYS))
     result = f"np.sum({a} * {b}) + np.sum({c}) * s0 + s1"
     head = ["a0 = np.tanh(x)", "a1 = np.sin(y)", "a2 = x * y * 0.5", "s0 = np.tanh(s)",
             "s1 = 0.5 * s"]
+    if features.storage:
+        head += ['d = {"k": a0 * 1.0, "j": np.cos(x)}', "xs = [a1 * 1.0, np.sin(x * y)]",
+                 "box = Box(np.tanh(y) * 0.5)"]
+        slot = draw(st.sampled_from(SLOTS))
+        result += f" + np.sum({slot} * {draw(st.sampled_from(ARRAYS))})"
 
     decorated = features.values and draw(st.booleans())
 
@@ -296,6 +339,8 @@ def program(draw, features: Features) -> tuple[str, str]:
     source = render("f", False)
     prelude = [PRELUDE, "", "def helper_one(v):", "    return np.tanh(v) * 0.5 + 0.1"] \
         if features.values else ["import numpy as np"]
+    if features.storage:
+        prelude.append(STORAGE_PRELUDE)
     return source, "\n".join(prelude + ["", "", source, "", "", render("f_probe", True), ""])
 
 
@@ -339,18 +384,34 @@ def inputs(draw) -> tuple:
     return (rng.standard_normal(3), rng.standard_normal(3), float(rng.standard_normal()), n)
 
 
-def _check(text: str, args: tuple, modes: tuple = ("rev",), order: int = 1) -> None:
+def _check(text: str, args: tuple, modes: tuple = ("rev",), order: int = 1,
+           refusals: bool = False) -> None:
+    """The compiled value and gradients are Python's and finite differences', the inputs
+    unchanged; with ``refusals``, a program may instead be refused, at its own line."""
     module = _load(text)
     margins = _margins(module, args)
     assume(not margins or min(margins) > MARGIN)
     x, y, s, n = args
     before = [x.copy(), y.copy()]
-    value, grads = s2sgrad.value_and_grad(module.f, wrt=(0, 1, 2))(x, y, s, n)
+    try:
+        value, grads = s2sgrad.value_and_grad(module.f, wrt=(0, 1, 2))(x, y, s, n)
+    except s2sgrad.TransformError as error:
+        if not refusals:
+            raise
+        assert error.filename == module.__file__, str(error)
+        assert np.array_equal(x, before[0]) and np.array_equal(y, before[1])
+        REFUSED.append(str(error).splitlines()[0])
+        return
+    ACCEPTED.append(text)
     assert np.array_equal(x, before[0]) and np.array_equal(y, before[1]), "inputs modified"
     expected = module.f(x.copy(), y.copy(), s, n)
     assert np.isclose(value, expected, rtol=1e-12, atol=1e-12), (value, expected)
     assert [np.shape(g) for g in grads] == [(3,), (3,), ()]
     check_grads(module.f, x, y, s, n, wrt=[0, 1, 2], modes=modes, order=order)
+
+
+REFUSED: list[str] = []  # (with refusals allowed) what was refused, and what ran
+ACCEPTED: list[str] = []
 
 
 def _run(features: Features, shrink: bool = True, modes: tuple = ("rev",), order: int = 1,
@@ -360,7 +421,7 @@ def _run(features: Features, shrink: bool = True, modes: tuple = ("rev",), order
     @settings(chosen, phases=tuple(Phase) if shrink else (Phase.explicit, Phase.generate))
     @given(source=program(features), args=inputs())
     def run(source: tuple[str, str], args: tuple) -> None:
-        _check(source[1], args, modes, order)
+        _check(source[1], args, modes, order, refusals=features.storage)
     return run
 
 
@@ -382,6 +443,18 @@ def test_writes_in_branches_and_jumping_loops():
 
 def test_decorators_function_values_containers_and_index_objects():
     _run(Features(writes=False, values=True))()
+
+
+def test_arrays_held_by_names_slots_and_attributes_updated_in_place():
+    """Either Python's value and gradient or a refusal at the program's line; most run."""
+    REFUSED.clear()
+    ACCEPTED.clear()
+    _run(Features(storage=True))()
+    assert len(ACCEPTED) > len(REFUSED), REFUSED[:5]
+    if _LONG:
+        print(f"\n{len(ACCEPTED)} ran as Python does, {len(REFUSED)} refused:")
+        for message, count in collections.Counter(REFUSED).most_common():
+            print(f"{count:6d}  {message}")
 
 
 # forward mode (the tangent function) and second order (derivatives of the gradient, from

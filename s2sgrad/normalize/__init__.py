@@ -102,6 +102,9 @@ class Normalized:
     # `a = t[0]` statements that start unpacking `a, b = t`, with how many names: the
     # analysis checks the count where it knows t's length (Python raises otherwise)
     unpacks: tuple[tuple[gast.stmt, int], ...] = ()
+    # `_t3 = _t2 + v` statements of `c[k] += v` (`_t2 = c[k]`), with the version of c and
+    # _t2: Python updates the item in place where its own `+=` does (an array, a list)
+    item_updates: tuple[tuple[gast.stmt, tuple[str, str]], ...] = ()
 
 
 def normalize(parsed: Parsed, fence: Callable[[Parsed], Any] = lambda parsed: parsed
@@ -124,7 +127,8 @@ def normalize(parsed: Parsed, fence: Callable[[Parsed], Any] = lambda parsed: pa
                       dict(versions.variable_of), frozenset(versions.placeholders),
                       frozenset(statements.loops.iterations),
                       tuple(statements.loops.unpacked.items()),
-                      tuple(assignments.unpacks.items()))
+                      tuple(assignments.unpacks.items()),
+                      tuple(assignments.item_updates.items()))
 
 
 class _Statements:

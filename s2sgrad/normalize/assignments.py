@@ -8,6 +8,9 @@ Takes the targets and value of a user-level assignment; gives, through the walk,
     (p, q), y[0] = v        _t2 = v[0]; p = _t2[0]; q = _t2[1]; _t3 = v[1]; y[0] = _t3
     h += x                  h_1 = h + x                     recorded in ``augmented``
     y[i] += v               _t2 = y[i]; _t3 = _t2 + v; y_1 = __setitem__(y[i], _t3)
+                                                            _t3's statement recorded in
+                                                            ``item_updates``
+    obj.w += v              _t4 = obj_w + v; obj_w_1 = _t4  recorded in ``augmented``
     y.T[i] = v              y_1 = __setitem__(y[..., i], v)     recorded in ``views``
     xs.append(v)            xs_1 = __append__(xs, v)
     xs.insert(i, v)         xs_1 = __insert__(xs, i, v)
@@ -17,6 +20,9 @@ An element write, an append, an insert or a pop makes a new version of the varia
 updates (the forward does it in place, as Python does). The statements that came from
 ``h += x`` and ``y[i] = v`` are recorded with the variable and the version they update:
 NumPy's ``+=`` and element writes change that version's memory, which ``aliasing`` checks.
+So does the ``+=`` of an item (``d[k] += v``) or of an attribute (``obj.w += v``): Python
+calls the item's own ``__iadd__``, in place for an array or a list, whichever other name,
+slot or attribute holds it; aliasing decides from the item's kind.
 An attribute of an object the function builds is a variable of its own (``objects``).
 """
 
@@ -55,6 +61,8 @@ class Assignments:
         self.augmented: dict[gast.stmt, tuple[str, str]] = {}  # `h += x` statements
         self.writes: dict[gast.stmt, tuple[str, str]] = {}  # `y[i] = v` statements
         self.views: dict[gast.stmt, tuple[str, int]] = {}  # of those, `y.T[i] = v` ones
+        # `_t3 = _t2 + v` of `c[k] += v` (`_t2 = c[k]`) -> (the version of c, _t2)
+        self.item_updates: dict[gast.stmt, tuple[str, str]] = {}
         self.unpacks: dict[gast.stmt, int] = {}  # `a = t[0]` of `a, b = t` -> how many
 
     def assign(self, targets: list[gast.expr], value: gast.expr) -> None:
@@ -160,8 +168,16 @@ class Assignments:
         if isinstance(stmt.target, gast.Attribute):  # obj.n += 1: obj.n = obj.n + 1
             load = syntax.located(syntax.attribute(syntax.clone(stmt.target.value),
                                                    stmt.target.attr), stmt.target)
-            self.set_attribute(stmt.target, syntax.located(syntax.binop(
-                load, stmt.op, stmt.value), stmt), stmt)
+            variable = self.expressions.objects.variable(stmt.target)
+            previous = self.versions.current.get(variable.id) if isinstance(
+                variable, gast.Name) else None
+            value = syntax.located(syntax.binop(load, stmt.op, stmt.value), stmt)
+            mark = len(self.walk.out)
+            self.set_attribute(stmt.target, value, stmt)
+            update = self._update_of(mark, previous)
+            if update is not None:  # the array the attribute holds, updated in place
+                text = ast.unparse(syntax.to_python_ast(syntax.clone(stmt.target)))
+                self.augmented[update] = (text, previous)
             return
         previous = self.versions.current.get(stmt.target.id)
         value = syntax.binop(syntax.name(stmt.target.id), stmt.op, stmt.value)
@@ -190,14 +206,30 @@ class Assignments:
             current = syntax.name(self.namer.temp())
             read = syntax.subscript(syntax.name(previous), syntax.clone(index))
             self.emit(syntax.assign(current.id, read), origin)
+            mark = len(self.walk.out)
             atom = self.expressions.atom(syntax.located(syntax.binop(current, op, value),
                                                         origin))
+            update = self._update_of(mark, current.id)
+            if update is not None:  # what Python's += does to the item it read
+                self.item_updates[update] = (previous, current.id)
         region = syntax.subscript(syntax.name(previous), index)
         new = self.versions.define(base.id)
         self.emit(syntax.assign(new, syntax.call(syntax.name(SETITEM), [region, atom])), origin)
         self.writes[self.walk.out[-1]] = (base.id, previous)
         if view is not None:
             self.views[self.walk.out[-1]] = view
+
+    def _update_of(self, mark: int, previous: str | None) -> gast.stmt | None:
+        """The statement emitted since ``mark`` that computes ``previous op value`` (the
+        operation of an augmented assignment), if there is one."""
+        if previous is None:
+            return None
+        for stmt in self.walk.out[mark:]:
+            value = getattr(stmt, "value", None)
+            if isinstance(stmt, gast.Assign) and isinstance(value, gast.BinOp) and \
+                    syntax.is_name(value.left, previous):
+                return stmt
+        return None
 
     def through_view(self, target: gast.Subscript) -> tuple[gast.Subscript, tuple | None]:
         """A write through a view of a local array, as one element write into the array:
