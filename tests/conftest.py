@@ -17,3 +17,30 @@ def torch64() -> Iterator[Any]:
     torch.set_default_dtype(torch.float64)
     yield torch
     torch.set_default_dtype(before)
+
+
+def pytest_configure(config: Any) -> None:
+    """``S2SGRAD_DUMP_COMPILES=DIR`` writes every source the compiler generates during the
+    run into DIR, one file per distinct text (named by its hash), so that two runs of the
+    suite (before and after a restructuring) can be compared compile by compile:
+    ``diff -r before/ after/``."""
+    import os
+
+    target = os.environ.get("S2SGRAD_DUMP_COMPILES")
+    if not target:
+        return
+    import hashlib
+    from pathlib import Path
+
+    from s2sgrad import codegen
+
+    folder = Path(target)
+    folder.mkdir(parents=True, exist_ok=True)
+    unique = codegen._unique
+
+    def dumping(filename: str, text: str) -> str:
+        name = hashlib.sha1(text.encode()).hexdigest()
+        (folder / f"{name}.py").write_text(text)
+        return unique(filename, text)
+
+    codegen._unique = dumping
