@@ -136,9 +136,9 @@ class Operations:
                     self.parsed.dependencies.append((owner.type, node.attr, "static",
                                                      descriptor))
                     return self.calls.user_call(descriptor.fget, [node.value], {}, target, node)
-                return self.calls.opaque(target, [node.value], f".{node.attr}")
+                return self.calls.opaque(target, [], {}, f".{node.attr}", receiver=node.value)
             if descriptor is MISSING:
-                return self.calls.opaque(target, [node.value], f".{node.attr}")
+                return self.calls.opaque(target, [], {}, f".{node.attr}", receiver=node.value)
             if isinstance(descriptor, _METHODS) and self.is_varied(node.value):
                 name = self.calls.user_name(node) or f"(...).{node.attr}"
                 raise self.parsed.error(
@@ -326,7 +326,7 @@ class Operations:
                 "tuple is followed by position: a rule's result read where it was assigned "
                 "has its fields)", node, "Unpack it by position: `q, r = np.linalg.qr(a)`, "
                 "or index it: `res[0]`.")
-        return self.calls.opaque(target, [node.value], f".{node.attr}")
+        return self.calls.opaque(target, [], {}, f".{node.attr}", receiver=node.value)
 
     def append(self, node: gast.Call, target: str | None) -> Op:
         """``xs_1 = __append__(xs, v)``: xs with v at its end."""
