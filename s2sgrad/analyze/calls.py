@@ -47,6 +47,7 @@ from .values import (
     is_library,
     is_sequence,
     namespace_of,
+    package_method,
     user_method,
 )
 
@@ -105,6 +106,9 @@ class Calls:
                     self.parsed.dependencies.append((self.facts.values[func.id].type, "__call__",
                                                      "static", call))
                     return self.user_call(call, [func] + args, keywords, target, node)
+                call = package_method(self.facts.values[func.id], "__call__")
+                if call is not None:  # a package's object passed in (a spline): called
+                    return self.primitive(call, [func] + args, keywords, target, node)
             name = self.user_name(func)
             op = self.opaque(target, args, keywords, name or "a function computed here",
                              receiver=func.value if isinstance(func, gast.Attribute) else None)
@@ -320,6 +324,13 @@ class Calls:
             checks.refuse_container_method(self.facts, owner, func.attr, node)
         if method is MISSING:
             return self.opaque(target, args, keywords, f".{func.attr}()", receiver=func.value)
+        if owner.kind == "object" and isinstance(method, (staticmethod, types.FunctionType)) \
+                and installed_package(getattr(method, "__func__", method)):
+            # a method of an installed package's class (a scipy spline's): called, never
+            # entered, as the package's functions are; refused if differentiated, at this call
+            receiver = [] if isinstance(method, staticmethod) else [func.value]
+            return self.primitive(getattr(method, "__func__", method), receiver + args,
+                                  keywords, target, node)
         if owner.kind == "object" and isinstance(method, staticmethod) and isinstance(
                 method.__func__, types.FunctionType):
             return self.user_call(method.__func__, args, keywords, target, node)
