@@ -20,7 +20,7 @@ through its attributes and methods. Used as a value (passed on, returned, stored
 container, tested), it is refused, as are an attribute ``__init__`` does not set, a
 method read without a call, a class built inside a loop, ``super()`` and static and class
 methods. A class attribute read through the object (``self.scale``) is read from the
-class.
+class. A method's defaults are the values Python evaluated when the class was defined.
 
 A frozen scipy.stats distribution (``d = st.norm(m, s)``, or ``st.norm(m, s).logpdf(x)``)
 is followed the same way: its methods are the distribution's own, given the parameters it
@@ -156,7 +156,8 @@ class Objects:
             return
         self.building.add(name)
         try:
-            self.inline(name, init, call, "__init__")
+            self.inline(name, init, call, "__init__",
+                        syntax.attribute(syntax.clone(call.func), "__init__"))
         finally:
             self.building.discard(name)
 
@@ -195,7 +196,8 @@ class Objects:
         held = inspect.getattr_static(cls, attr, MISSING)
         if isinstance(held, property) and isinstance(held.fget, types.FunctionType):
             return self.inline(obj, held.fget, syntax.located(syntax.call(
-                syntax.name(obj), []), node), attr)
+                syntax.name(obj), []), node), attr, syntax.attribute(syntax.attribute(
+                    syntax.clone(self.class_ref[obj]), attr), "fget"))
         if held is MISSING or obj in self.building:
             raise self.parsed.error(
                 f"'{obj}.{attr}': the {cls.__name__} object built here has no attribute "
@@ -300,7 +302,7 @@ class Objects:
             obj, function = call.args[0].id, self.parsed.resolve(func)
             rest = syntax.located(syntax.call(syntax.clone(func), call.args[1:], [
                 (k.arg, k.value) for k in call.keywords]), call)
-            return self.inline(obj, function, rest, function.__name__)
+            return self.inline(obj, function, rest, function.__name__, syntax.clone(func))
         cls = self.classes[obj]
         method = inspect.getattr_static(cls, attr, MISSING)
         if not isinstance(method, types.FunctionType):
@@ -309,11 +311,13 @@ class Objects:
                 f"'{obj}.{attr}(...)' of the {cls.__name__} object built here ({kind}): only "
                 "plain methods are followed", call,
                 "Write it as a plain method, or a function of the attributes.")
-        return self.inline(obj, method, call, attr)
+        return self.inline(obj, method, call, attr,
+                           syntax.attribute(syntax.clone(self.class_ref[obj]), attr))
 
     def inline(self, obj: str, method: types.FunctionType, call: gast.Call,
-               attr: str) -> gast.expr:
-        """The method's body in place, ``self`` standing for ``obj``: its value as an atom."""
+               attr: str, ref: gast.expr) -> gast.expr:
+        """The method's body in place, ``self`` standing for ``obj``: its value as an atom.
+        ``ref`` names the method from the function's module (``Lin.forward``)."""
         code = method.__code__
         cls = self.classes[obj]
         if code.co_filename != self.parsed.filename or method.__globals__ is not \
@@ -335,7 +339,29 @@ class Objects:
         parsed = parse(method)
         self.walk.fence(parsed)  # the method's source passes the function's own checks
         return self.expressions.inline(call, function=parsed.node, self_name=obj,
-                                       what=f"{cls.__name__}.{attr}")
+                                       what=f"{cls.__name__}.{attr}",
+                                       defaults=_method_defaults(method, ref))
+
+
+def _method_defaults(method: types.FunctionType, ref: gast.expr) -> dict[str, gast.expr]:
+    """The defaults of a method, as Python evaluated them when the class was defined (not
+    its default expressions, which would read the function's own names here): a literal
+    as a constant, anything else read from the method itself, ``ref.__defaults__[k]``."""
+    values = method.__defaults__ or ()
+    code = method.__code__
+    names = code.co_varnames[:code.co_argcount]
+    found = {}
+    for k, value in enumerate(values):
+        param = names[len(names) - len(values) + k]
+        found[param] = syntax.const(value) if _is_literal(value) and not isinstance(
+            value, tuple) else syntax.subscript(syntax.attribute(syntax.clone(ref),
+                                                                 "__defaults__"),
+                                                syntax.const(k))
+    return found
+
+
+def _is_literal(value: Any) -> bool:
+    return value is None or isinstance(value, (bool, int, float, str, complex))
 
 
 @functools.cache
