@@ -74,7 +74,7 @@ class Expressions:
         """An atom holding the value of ``node``, emitting statements as needed."""
         if self.is_atom(node):
             return self.load(node)
-        if isinstance(node, gast.Attribute) and self.objects.is_object(node.value):
+        if self.objects.reads(node):
             return self.objects.read(node)  # an attribute of an object built here
         if (isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd))
                 and syntax.is_const(node.operand)
@@ -164,7 +164,7 @@ class Expressions:
                 if isinstance(a, gast.Starred)
                 else self.atom(a) for a in node.args],
                 [(k.arg, self.atom(k.value)) for k in node.keywords])
-        elif isinstance(node, gast.Attribute) and self.objects.is_object(node.value):
+        elif self.objects.reads(node):
             op = self.objects.read(node)
         elif isinstance(node, gast.Attribute) and not self.is_atom(node):
             op = syntax.attribute(self.atom(node.value), node.attr)
