@@ -203,7 +203,7 @@ class Expressions:
             return op
         name = self.versions.define(target.id)
         self.emit(syntax.assign(name, op), node)
-        return syntax.name(name)
+        return syntax.located(syntax.name(name), node)  # a refusal of it points at node
 
     def bindings(self) -> collections.Counter:
         """How often each name is bound in the function's source (assigned, or the name of
