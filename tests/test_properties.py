@@ -3,9 +3,12 @@
 hypothesis builds small programs: straight-line arithmetic on arrays of shape (3,) and
 floats, if/elif/else on data-dependent conditions, for loops over range(k) and over a
 run-time range(n), while loops with a counter and a data-dependent stop, break/continue,
-element writes, and (``Features.values``) a decorated function, decorated helpers, functions
+element writes, (``Features.values``) a decorated function, decorated helpers, functions
 passed as values or read from a dict, tuple and list + and *, and np.s_/np.index_exp
-indices. Every value stays tame by construction: each assignment is a tanh/sin/cos of
+indices, and (``Features.callees``) arguments passed by keyword, in any order, to a helper
+and to nested functions and lambdas whose defaults read a variable the function then
+rebinds (the default keeps the value it had at the def) and whose bodies read another
+(a closure: its value at the call). Every value stays tame by construction: each assignment is a tanh/sin/cos of
 a small combination, or a short contraction, so no division, no log, no overflow. The
 program is written to a .py file (the compiler reads source), imported, and compared with
 central finite differences by ``check_grads`` with respect to every float input, and its
@@ -62,6 +65,8 @@ class Features:
     # a dict, a list and an object holding arrays that names hold too, and augmented
     # updates through names, slots, attributes and a method's self (refusals allowed)
     storage: bool = False
+    # keyword arguments to a helper; nested functions and lambdas with defaults, called
+    callees: bool = False
 
 
 @dataclass
@@ -72,6 +77,7 @@ class Scope:
     in_branch: bool = False
     values: bool = False  # Features.values
     storage: bool = False  # Features.storage
+    callees: bool = False  # Features.callees
 
 
 # What programs with Features.values call: a decorator that adds a penalty (wraps, passing
@@ -124,6 +130,14 @@ class Box:
 """
 
 
+# What programs with Features.callees call by keyword: a helper with defaults.
+CALLEES = """
+
+def mix(u, v, w=0.5, shift=0.0):
+    return np.tanh(u * w + v * (1.0 - w)) + shift
+"""
+
+
 CONSTANTS = st.sampled_from([0.1, 0.2, 0.3, 0.5, 0.7, -0.2, -0.4, -0.6])
 THRESHOLDS = st.sampled_from([-0.6, -0.3, -0.1, 0.0, 0.2, 0.4, 0.7])
 SLOTS = ('d["k"]', 'd["j"]', "xs[0]", "xs[1]", "box.w")  # Features.storage
@@ -157,6 +171,12 @@ def array_expr(draw, scope: Scope) -> str:
             f"apply({fn}, {a} * {c1})",
             f"helper({a}, {b}) + {c1}",
             f"{a}[np.s_[::-1]] * {c1} + {b}[np.index_exp[:]] * {c2}",
+        ]
+    if scope.callees:
+        options += [
+            f"mix({a}, {b}, shift={c1})",
+            f"mix(v={b}, u={a}, w={s})",
+            f"mix({a}, w={c1}, v={b}) * {s}",
         ]
     return draw(st.sampled_from(options))
 
@@ -219,6 +239,8 @@ def statement(draw, features: Features, scope: Scope, depth: int, counter: list[
         scope.in_branch or scope.jumps_here))
     if writes_ok:
         kinds.append("write")
+    if features.callees:
+        kinds.append("nested")
     if depth < 2:
         if features.branches:
             kinds += ["if", "if_elif"]
@@ -252,8 +274,10 @@ def statement(draw, features: Features, scope: Scope, depth: int, counter: list[
     if kind == "write":
         a = draw(st.sampled_from(ARRAYS))
         return _same(0, f"{a}[{draw(st.integers(0, 2))}] = {draw(scalar_expr(scope))}")
+    if kind == "nested":
+        return draw(nested_call(features, scope, counter))
     inner = Scope(list(scope.loop_vars), scope.in_loop, scope.jumps_here, scope.in_branch,
-                  scope.values, scope.storage)
+                  scope.values, scope.storage, scope.callees)
     if kind in ("if", "if_elif"):
         inner.in_branch = True
         test, probe = draw(condition())
@@ -293,6 +317,30 @@ def statement(draw, features: Features, scope: Scope, depth: int, counter: list[
     return lines + _indent(_same(0, f"{var} = {var} + 1") + body)
 
 
+@st.composite
+def nested_call(draw, features: Features, scope: Scope, counter: list[int]) -> Lines:
+    """A nested def (or a lambda) whose default reads a variable, that variable rebound
+    after the def, and calls of the function, by position and by keyword: Python's default
+    is the value at the def; its body's other variable is read at the call. (A default
+    reads a number where element writes may follow: an array would be written through.)"""
+    counter[0] += 1
+    name = f"g{counter[0]}"
+    captured = draw(st.sampled_from(SCALARS if features.writes else SCALARS + ARRAYS))
+    free = draw(st.sampled_from(ARRAYS))
+    c1, c2 = draw(CONSTANTS), draw(CONSTANTS)
+    body = f"np.tanh(v * k + {c1} * {free})"
+    if draw(st.booleans()):
+        lines = _same(0, f"{name} = lambda v, k={captured}: {body}")
+    else:
+        lines = _same(0, f"def {name}(v, k={captured}):") + _same(1, f"return {body}")
+    lines += _same(0, f"{captured} = np.sin({captured}) * 0.5 + {c2}")
+    a, target = draw(st.sampled_from(ARRAYS)), draw(st.sampled_from(ARRAYS))
+    s = draw(st.sampled_from(SCALARS))
+    call = draw(st.sampled_from([f"{name}({a})", f"{name}(v={a})", f"{name}(k={s}, v={a})",
+                                 f"{name}({a}, k={c1})"]))
+    return lines + _same(0, f"{target} = 0.5 * {call} + 0.3 * {target}")
+
+
 def _top_level(body: Lines, at: int) -> bool:
     return at == len(body) or body[at][0] == 0
 
@@ -313,8 +361,8 @@ def block(draw, features: Features, scope: Scope, depth: int, counter: list[int]
 @st.composite
 def program(draw, features: Features) -> tuple[str, str]:
     """(source, probe source) of ``f(x, y, s, n)`` and ``f_probe(x, y, s, n)``."""
-    body = draw(block(features, Scope(values=features.values, storage=features.storage), 0,
-                      [0]))
+    scope = Scope(values=features.values, storage=features.storage, callees=features.callees)
+    body = draw(block(features, scope, 0, [0]))
     a, b, c = draw(st.sampled_from(ARRAYS)), draw(st.sampled_from(ARRAYS)), draw(
         st.sampled_from(ARRAYS))
     result = f"np.sum({a} * {b}) + np.sum({c}) * s0 + s1"
@@ -341,6 +389,7 @@ def program(draw, features: Features) -> tuple[str, str]:
         if features.values else ["import numpy as np"]
     if features.storage:
         prelude.append(STORAGE_PRELUDE)
+    prelude += [CALLEES] if features.callees else []
     return source, "\n".join(prelude + ["", "", source, "", "", render("f_probe", True), ""])
 
 
@@ -455,6 +504,8 @@ def test_arrays_held_by_names_slots_and_attributes_updated_in_place():
         print(f"\n{len(ACCEPTED)} ran as Python does, {len(REFUSED)} refused:")
         for message, count in collections.Counter(REFUSED).most_common():
             print(f"{count:6d}  {message}")
+def test_keyword_arguments_and_nested_functions_with_defaults():
+    _run(Features(callees=True))()
 
 
 # forward mode (the tangent function) and second order (derivatives of the gradient, from
@@ -465,6 +516,10 @@ def test_forward_mode_on_loops_branches_and_writes():
 
 def test_forward_mode_with_decorators_function_values_and_containers():
     _run(Features(writes=False, values=True), modes=("fwd",))()
+
+
+def test_forward_mode_with_keyword_arguments_and_defaults_of_arrays():
+    _run(Features(writes=False, callees=True), modes=("fwd",))()
 
 
 # batched forward mode (many directions in one pass, as a Jacobian's columns are built)

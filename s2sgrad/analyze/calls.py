@@ -47,6 +47,7 @@ from .values import (
     is_library,
     is_sequence,
     namespace_of,
+    package_method,
     user_method,
 )
 
@@ -70,14 +71,16 @@ class Calls:
         keywords = {k.arg: k.value for k in node.keywords}
         spread = [a for a in args if isinstance(a, gast.Starred)]
         if spread:  # f(*xs): its arguments are known only at run time
-            atoms = [a.value if isinstance(a, gast.Starred) else a for a in args] + [
-                v for v in keywords.values()]
-            if any(self.is_varied(a) for a in atoms):
+            receiver = func.value if isinstance(func, gast.Attribute) else None
+            if self.receives_varied(args, keywords, receiver):
                 raise self.parsed.error(
-                    "a call with a starred argument (*xs) that carries differentiated values: "
-                    "which parameter receives each value is not known when compiling",
-                    spread[0], "Pass the arguments one by one: `f(xs[0], xs[1])`.")
-            return self.opaque(target, atoms, self.user_name(func) or "a function")
+                    "a call with a starred argument (*xs) that receives differentiated "
+                    "values: which parameter receives each value is not known when compiling",
+                    spread[0], "Pass the arguments one by one (`f(xs[0], xs[1])`, "
+                    "`x.reshape(s[0], s[1])`), or the tuple itself where the function takes "
+                    "one (`x.reshape(s)`).")
+            return self.opaque(target, args, keywords, self.user_name(func) or "a function",
+                               receiver=receiver)
         if None in keywords:
             raise self.parsed.error(
                 "**kwargs in a call is followed only where a function passes its own "
@@ -103,9 +106,12 @@ class Calls:
                     self.parsed.dependencies.append((self.facts.values[func.id].type, "__call__",
                                                      "static", call))
                     return self.user_call(call, [func] + args, keywords, target, node)
+                call = package_method(self.facts.values[func.id], "__call__")
+                if call is not None:  # a package's object passed in (a spline): called
+                    return self.primitive(call, [func] + args, keywords, target, node)
             name = self.user_name(func)
-            op = self.opaque(target, args + list(keywords.values()),
-                             name or "a function computed here")
+            op = self.opaque(target, args, keywords, name or "a function computed here",
+                             receiver=func.value if isinstance(func, gast.Attribute) else None)
             if name is None or isinstance(func, gast.Name):
                 shown = f"'{name}'" if name else "a function value"
                 return Op(op.kind, op.target, what=op.what, refusal=(
@@ -151,8 +157,7 @@ class Calls:
         if maker is not None:
             return self.derivative(resolved, maker, args, keywords, target, node)
         checks.refuse_transform(self.facts, resolved, node)
-        if isinstance(resolved, functools.partial) and any(
-                self.is_varied(a) for a in args + list(keywords.values())):
+        if isinstance(resolved, functools.partial) and self.receives_varied(args, keywords):
             raise self.parsed.error(
                 "a call of a functools.partial object: the arguments it holds are not "
                 "differentiated through", node,
@@ -315,11 +320,17 @@ class Calls:
                 "builtins",) and method is not MISSING:
             # the class may be changed between calls: recompile if this attribute is
             self.parsed.dependencies.append((owner.type, func.attr, "static", method))
-        if is_container(owner) and any(self.is_varied(a) for a in [func.value, *args,
-                                                                   *keywords.values()]):
+        if is_container(owner) and self.receives_varied(args, keywords, func.value):
             checks.refuse_container_method(self.facts, owner, func.attr, node)
         if method is MISSING:
-            return self.opaque(target, args + [func.value], f".{func.attr}()")
+            return self.opaque(target, args, keywords, f".{func.attr}()", receiver=func.value)
+        if owner.kind == "object" and isinstance(method, (staticmethod, types.FunctionType)) \
+                and installed_package(getattr(method, "__func__", method)):
+            # a method of an installed package's class (a scipy spline's): called, never
+            # entered, as the package's functions are; refused if differentiated, at this call
+            receiver = [] if isinstance(method, staticmethod) else [func.value]
+            return self.primitive(getattr(method, "__func__", method), receiver + args,
+                                  keywords, target, node)
         if owner.kind == "object" and isinstance(method, staticmethod) and isinstance(
                 method.__func__, types.FunctionType):
             return self.user_call(method.__func__, args, keywords, target, node)
@@ -329,8 +340,8 @@ class Calls:
                 method.fn, types.FunctionType):  # a checkpointed method: refused above
             return self.recomputed(self.user_call(method.fn, [func.value] + args, keywords,
                                                   target, node), node)
-        if owner.kind == "object" and isinstance(method, classmethod) and any(
-                self.is_varied(a) for a in args + list(keywords.values())):
+        if owner.kind == "object" and isinstance(method, classmethod) and \
+                self.receives_varied(args, keywords, func.value):
             raise self.parsed.error(
                 f"a classmethod called on an instance ({func.value.id}.{func.attr}): not "
                 "differentiated through yet", node,
@@ -362,7 +373,7 @@ class Calls:
                   node: gast.AST) -> Op:
         what = registry.primitive_name(prim)
         keywords = registry.mirrored_keywords(prim, keywords)
-        atoms = args + list(keywords.values())
+        atoms = self.reaching(args, keywords)
         checks.refuse_out(self.facts, prim, args, keywords, node)
         if registry.is_nondifferentiable(prim):
             # another library's function: what NumPy's of the same name gives, it gives
@@ -371,7 +382,7 @@ class Calls:
             return Op("nondiff", target, what=what, primitive=prim)
         rule = registry.lookup(prim)
         if rule is None:
-            return self.opaque(target, atoms, what, node, prim)
+            return self.opaque(target, args, keywords, what, node, prim)
         if not any(self.is_varied(a) for a in atoms):  # a constant: no rule needed
             try:
                 bindings = self.bind(rule, args, keywords, node, what)
@@ -524,14 +535,35 @@ class Calls:
             return Abstract("object", None, any(v.float for _, v in items), dict, items)
         return self.value(atom)
 
-    def opaque(self, target: str | None, atoms: list, what: str, node: Any = None,
-               prim: Any = None) -> Op:
-        """A call with no rule: fine while no differentiated value flows through it. One
-        that receives a differentiated value is refused where its result is used (no
+    def reaching(self, args: list, keywords: dict, receiver: gast.expr | None = None
+                 ) -> list:
+        """Every atom through which a call hands a value to its callee, the one list each
+        check of what a callee receives reads: the receiver of a method, the positional
+        arguments (for a starred one, the sequence it spreads) and the keyword arguments
+        (for ``**``, the mapping it spreads). What a callee's ``*args`` or ``**kwargs``
+        collects is a tuple or dict of such atoms (``Facts.is_varied`` looks inside).
+        Nothing else reaches a callee from here: an object built in the function, a nested
+        function and a lambda are never passed on (normalize refuses them as values), so
+        their attributes, closure cells and defaults stay in the function, where they are
+        read as variables."""
+        atoms = [] if receiver is None else [receiver]
+        atoms += [a.value if isinstance(a, gast.Starred) else a for a in args]
+        return atoms + list(keywords.values())
+
+    def receives_varied(self, args: list, keywords: dict,
+                        receiver: gast.expr | None = None) -> bool:
+        """Whether a differentiated value reaches the callee by any channel (``reaching``)."""
+        return any(self.is_varied(a) for a in self.reaching(args, keywords, receiver))
+
+    def opaque(self, target: str | None, args: list, keywords: dict, what: str,
+               node: Any = None, prim: Any = None, receiver: gast.expr | None = None) -> Op:
+        """A call with no rule (or the read of an attribute of an object of unknown class,
+        its ``receiver``): fine while no differentiated value reaches it, by any channel.
+        One that receives a differentiated value is refused where its result is used (no
         derivative), and also where it is not, unless it is known not to change its
         arguments (print, np.isfinite): x.sort(), np.copyto(y, v), xs.reverse() would
         change values the gradient depends on without it knowing."""
-        varied = any(self.is_varied(a) for a in atoms)
+        varied = self.receives_varied(args, keywords, receiver)
         if varied and target is not None:
             self.facts.varied.add(target)
         self.set_value(target, UNKNOWN_ARRAY)

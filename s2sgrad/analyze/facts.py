@@ -82,6 +82,8 @@ class Facts:
     def is_varied(self, atom: Any) -> bool:
         if isinstance(atom, tuple):  # the atoms a callee's *args receives
             return any(self.is_varied(a) for a in atom)
+        if isinstance(atom, dict):  # ... and its **kwargs
+            return any(self.is_varied(a) for a in atom.values())
         return isinstance(atom, gast.Name) and atom.id in self.varied
 
     def set_value(self, target: str | None, value: Abstract, cls: int | None = None) -> None:

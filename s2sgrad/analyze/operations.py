@@ -41,10 +41,12 @@ from .values import (
     ShapeTuple,
     abstract_of,
     described,
+    installed_package,
     is_container,
     is_sequence,
     item_of,
     join,
+    package_method,
     user_method,
 )
 
@@ -131,14 +133,15 @@ class Operations:
             if owner.kind == "object" and not is_container(owner):
                 # an attribute of an object: a property runs its getter; anything else is
                 # a value read from the object, of unknown kind
-                if isinstance(descriptor, property) and isinstance(descriptor.fget,
-                                                                    types.FunctionType):
+                if isinstance(descriptor, property) and isinstance(
+                        descriptor.fget, types.FunctionType) and not installed_package(
+                        descriptor.fget):  # (a package's property is read, not entered)
                     self.parsed.dependencies.append((owner.type, node.attr, "static",
                                                      descriptor))
                     return self.calls.user_call(descriptor.fget, [node.value], {}, target, node)
-                return self.calls.opaque(target, [node.value], f".{node.attr}")
+                return self.calls.opaque(target, [], {}, f".{node.attr}", receiver=node.value)
             if descriptor is MISSING:
-                return self.calls.opaque(target, [node.value], f".{node.attr}")
+                return self.calls.opaque(target, [], {}, f".{node.attr}", receiver=node.value)
             if isinstance(descriptor, _METHODS) and self.is_varied(node.value):
                 name = self.calls.user_name(node) or f"(...).{node.attr}"
                 raise self.parsed.error(
@@ -208,6 +211,16 @@ class Operations:
                 break
             self.parsed.dependencies.append((value.type, name, "static", method))
             return self.calls.user_call(method, atoms, {}, target, node)
+        for value, name in ((left, _DUNDER.get(prim)), (right, _REFLECTED.get(prim))):
+            if package_method(value, name) is not None and (
+                    self.is_varied(node.left) or self.is_varied(node.right)):
+                raise self.parsed.error(
+                    f"'{checks.SYMBOLS[prim]}' of {described(value)}: its class, from an "
+                    f"installed package, defines what it computes ({name}), which has no "
+                    "derivative rule and is not differentiated through", node,
+                    "Convert the object to an array first (`np.asarray(a)`, `a.toarray()` "
+                    "for a sparse matrix), or compute this outside the differentiated "
+                    "function.")
         return self.calls.primitive(prim, operands, {}, target, node)
 
     def sequence_op(self, node: gast.BinOp, prim: Any, left: Abstract, right: Abstract,
@@ -326,7 +339,7 @@ class Operations:
                 "tuple is followed by position: a rule's result read where it was assigned "
                 "has its fields)", node, "Unpack it by position: `q, r = np.linalg.qr(a)`, "
                 "or index it: `res[0]`.")
-        return self.calls.opaque(target, [node.value], f".{node.attr}")
+        return self.calls.opaque(target, [], {}, f".{node.attr}", receiver=node.value)
 
     def append(self, node: gast.Call, target: str | None) -> Op:
         """``xs_1 = __append__(xs, v)``: xs with v at its end."""

@@ -348,7 +348,21 @@ def is_sequence(value: Abstract) -> bool:
 
 
 def user_method(value: Abstract, name: str | None) -> Any:
-    """The Python method ``name`` of a user class, or None (built-in types, NumPy, ours)."""
+    """The Python method ``name`` of a user class, differentiated through, or None
+    (built-in types, NumPy, ours, and an installed package's: ``package_method``)."""
+    method = _python_method(value, name)
+    return method if method is not None and not installed_package(method) else None
+
+
+def package_method(value: Abstract, name: str | None) -> Any:
+    """The Python method ``name`` of a class of an installed package (a scipy spline's
+    ``__call__``, a sparse matrix's ``__matmul__``), or None: called, never entered, as
+    the package's functions are."""
+    method = _python_method(value, name)
+    return method if method is not None and installed_package(method) else None
+
+
+def _python_method(value: Abstract, name: str | None) -> Any:
     if name is None or value.kind != "object" or value.type in (None, object) or \
             value.value is not None or is_library_type(value.type):
         return None

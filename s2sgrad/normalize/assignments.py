@@ -161,29 +161,27 @@ class Assignments:
             self.store(target, value, None, target)
 
     def augmented_assign(self, stmt: gast.AugAssign) -> None:
-        """``h += x`` -> ``h_1 = h + x``; ``y[idx] += v``, an element write."""
+        """``h += x`` -> ``h_1 = h + x`` (in place where NumPy updates h in place: see
+        ``augmented``); ``obj.h += x`` the same on the attribute's variable; ``y[idx] += v``,
+        an element write."""
         if isinstance(stmt.target, gast.Subscript):
             self.store(stmt.target, stmt.value, stmt.op, stmt)
             return
-        if isinstance(stmt.target, gast.Attribute):  # obj.n += 1: obj.n = obj.n + 1
-            load = syntax.located(syntax.attribute(syntax.clone(stmt.target.value),
-                                                   stmt.target.attr), stmt.target)
-            variable = self.expressions.objects.variable(stmt.target)
-            previous = self.versions.current.get(variable.id) if isinstance(
-                variable, gast.Name) else None
-            value = syntax.located(syntax.binop(load, stmt.op, stmt.value), stmt)
-            mark = len(self.walk.out)
-            self.set_attribute(stmt.target, value, stmt)
-            update = self._update_of(mark, previous)
-            if update is not None:  # the array the attribute holds, updated in place
-                text = ast.unparse(syntax.to_python_ast(syntax.clone(stmt.target)))
-                self.augmented[update] = (text, previous)
-            return
-        previous = self.versions.current.get(stmt.target.id)
-        value = syntax.binop(syntax.name(stmt.target.id), stmt.op, stmt.value)
-        self.assign([stmt.target], syntax.located(value, stmt))
-        if previous is not None:
-            self.augmented[self.walk.out[-1]] = (stmt.target.id, previous)
+        target = stmt.target
+        if isinstance(target, gast.Attribute):
+            # obj.h += x of an object built here: its attribute's variable's, as h += x is
+            target = self.expressions.objects.variable(target)
+            if not isinstance(target, gast.Name):  # not set yet: refused as obj.h = ...
+                load = syntax.located(syntax.attribute(syntax.clone(stmt.target.value),
+                                                       stmt.target.attr), stmt.target)
+                self.set_attribute(stmt.target, syntax.located(syntax.binop(
+                    load, stmt.op, stmt.value), stmt), stmt)
+                return
+        previous = self.versions.current.get(target.id)
+        value = syntax.binop(syntax.name(target.id), stmt.op, stmt.value)
+        self.assign([target], syntax.located(value, stmt))
+        if previous is not None:  # NumPy's += updates that version in place
+            self.augmented[self.walk.out[-1]] = (target.id, previous)
 
     def store(self, target: gast.Subscript, value: gast.expr, op: gast.operator | None,
               origin: gast.AST) -> None:

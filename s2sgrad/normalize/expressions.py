@@ -14,8 +14,15 @@ flow become statements: ``a if c else b``, ``and``/``or`` and chained comparison
 ``if`` statements that assign a synthetic variable (each operand evaluated once, the rest
 only while needed); a list comprehension or generator expression becomes a loop that
 appends to a new list; a call of a nested function or lambda is inlined, its body in
-place with fresh names for its locals. A name used before it is assigned, or not defined
-at all, is refused here.
+place with fresh names for its locals, its free variables read as they are at the call and
+its defaults as the def evaluated them (where it ran, as Python does):
+
+    c = 2.0                        c = 2.0
+    def scaled(v, k=c): ...   ->   k_scaled_default = c        (where the def runs)
+    c = 5.0                        c_1 = 5.0
+    scaled(x)                      v_scaled = x; k_scaled = k_scaled_default; ...
+
+A name used before it is assigned, or not defined at all, is refused here.
 """
 
 from __future__ import annotations
@@ -54,6 +61,9 @@ class Expressions:
         self.parsed, self.namer, self.versions = walk.parsed, walk.namer, walk.versions
         self.emit, self.branch = walk.emit, walk.branch
         self.local_functions: dict[str, gast.AST] = {}  # nested defs and lambdas by name
+        # ... and the atoms their defaults were evaluated to where the def ran
+        self.defaults: dict[str, dict[str, gast.expr]] = {}
+        self._default_variables: dict[tuple[str, str], str] = {}  # (function, parameter)
         # g = functools.partial(f, a, k=b): what g's calls call, with a and b as atoms
         self.partials: dict[str, tuple[gast.expr, list, list]] = {}
         self._bindings: collections.Counter | None = None  # how often each name is bound
@@ -64,7 +74,7 @@ class Expressions:
         """An atom holding the value of ``node``, emitting statements as needed."""
         if self.is_atom(node):
             return self.load(node)
-        if isinstance(node, gast.Attribute) and self.objects.is_object(node.value):
+        if self.objects.reads(node):
             return self.objects.read(node)  # an attribute of an object built here
         if (isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd))
                 and syntax.is_const(node.operand)
@@ -154,7 +164,7 @@ class Expressions:
                 if isinstance(a, gast.Starred)
                 else self.atom(a) for a in node.args],
                 [(k.arg, self.atom(k.value)) for k in node.keywords])
-        elif isinstance(node, gast.Attribute) and self.objects.is_object(node.value):
+        elif self.objects.reads(node):
             op = self.objects.read(node)
         elif isinstance(node, gast.Attribute) and not self.is_atom(node):
             op = syntax.attribute(self.atom(node.value), node.attr)
@@ -193,7 +203,7 @@ class Expressions:
             return op
         name = self.versions.define(target.id)
         self.emit(syntax.assign(name, op), node)
-        return syntax.name(name)
+        return syntax.located(syntax.name(name), node)  # a refusal of it points at node
 
     def bindings(self) -> collections.Counter:
         """How often each name is bound in the function's source (assigned, or the name of
@@ -218,6 +228,58 @@ class Expressions:
                 "Give each function its own name, and choose between the calls with if/else.")
         if isinstance(function, gast.AST):
             self.local_functions[name] = function
+            self.defaults[name] = self.evaluated_defaults(function, name)
+
+    def evaluated_defaults(self, function: gast.FunctionDef | gast.Lambda,
+                           name: str | None = None) -> dict[str, gast.expr]:
+        """The defaults of a nested def or lambda, evaluated here, where the def runs (as
+        Python evaluates them, once): each parameter's default as an atom. One that reads
+        the function's variables is assigned to a variable of its own (``default_variable``,
+        versioned and carried through loops like the user's), which the calls of ``name``
+        read: the value the default had here, whatever the names in it hold by then. A
+        lambda called where it is written (no ``name``) uses its defaults at once. A lambda
+        (or a nested function) given as a default is kept as it is: a function is only ever
+        called, and refused where it is used otherwise."""
+        found = {}
+        for param, default in _defaults(function).items():
+            if not _reads_variables(default, self):
+                found[param] = default if isinstance(default, gast.Lambda) or isinstance(
+                    default, gast.Name) and default.id in self.local_functions else \
+                    self.atom(default)
+                continue
+            atom = self.atom(default)
+            if name is not None:
+                variable = self.default_variable(name, param)
+                self.emit(syntax.assign(self.versions.define(variable), atom), default)
+                atom = syntax.name(variable)
+            found[param] = atom
+        return found
+
+    def default_variable(self, function: str, param: str) -> str:
+        """The variable that holds the default of ``param`` of the nested function (or
+        lambda) ``function``, as its def evaluated it."""
+        key = (function, param)
+        if key not in self._default_variables:
+            self._default_variables[key] = self.namer.fresh(f"{param}_{function}_default")
+            self.versions.synthetic.add(self._default_variables[key])
+        return self._default_variables[key]
+
+    def default_variables(self, stmts: list[gast.stmt]) -> set[str]:
+        """The default variables the defs (and lambdas) in ``stmts`` assign: a loop whose
+        body holds one carries them, for calls after it or in the next iteration."""
+        found = set()
+        for n in (n for stmt in stmts for n in gast.walk(stmt)):
+            if isinstance(n, gast.FunctionDef):
+                name, function = n.name, n
+            elif isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(
+                    n.targets[0], gast.Name) and isinstance(n.value, gast.Lambda):
+                name, function = n.targets[0].id, n.value
+            else:
+                continue
+            found |= {self.default_variable(name, param)
+                      for param, default in _defaults(function).items()
+                      if _reads_variables(default, self)}
+        return found
 
     def concatenation(self, node: gast.Subscript) -> gast.Call:
         """``np.r_[a, 0:3, b]`` and ``np.c_[a, b]`` as the concatenations they make:
@@ -417,14 +479,22 @@ class Expressions:
     # --- desugared into statements -------------------------------------------------------
 
     def inline(self, call: gast.Call, function: gast.AST | None = None,
-               self_name: str | None = None, what: str | None = None) -> gast.expr:
+               self_name: str | None = None, what: str | None = None,
+               defaults: dict[str, gast.expr] | None = None) -> gast.expr:
         """A call of a nested function or lambda, with its body in place: its parameters and
         locals get fresh names, its free variables read the enclosing ones as they are now
-        (as Python's closures do), and its returns assign one result. A method of an object
-        built here (``function`` given) has ``self`` stand for the object ``self_name``."""
-        if function is None:
-            function = call.func if isinstance(call.func, gast.Lambda) else \
-                self.local_functions[call.func.id]
+        (as Python's closures do), and its returns assign one result. The arguments are
+        evaluated in the call's order; a parameter not given reads its default as the def
+        evaluated it (``defaults``: the atoms of ``evaluated_defaults``; a lambda called
+        where it is written evaluates them here, before the arguments). A method of an
+        object built here (``function`` given) has ``self`` stand for the object
+        ``self_name``, and its defaults are given."""
+        if function is None and isinstance(call.func, gast.Lambda):
+            function = call.func
+            defaults = self.evaluated_defaults(function)
+        elif function is None:
+            function = self.local_functions[call.func.id]
+            defaults = self.defaults[call.func.id]
         what = what or getattr(function, "name", "lambda")
         if what in self.inlining:
             raise self.parsed.error(f"the nested function {what}() calls itself: recursion "
@@ -438,22 +508,23 @@ class Expressions:
                                     "parameters are not supported", call,
                                     "Use plain parameters.")
         names = [a.id for a in args.posonlyargs + args.args]
-        defaults = dict(zip(names[len(names) - len(args.defaults):], args.defaults,
-                            strict=True))
+        defaults = defaults or {}
         receiver = names.pop(0) if self_name is not None and names else None
-        bound: dict[str, gast.expr] = dict(zip(names, call.args, strict=False))
+        given: dict[str, gast.expr] = dict(zip(names, call.args, strict=False))
         if len(call.args) > len(names):
             raise self.parsed.error(f"{what}() takes {len(names)} arguments", call)
         for keyword in call.keywords:
-            if keyword.arg not in names or keyword.arg in bound:
+            if keyword.arg not in names or keyword.arg in given:
                 raise self.parsed.error(f"{what}() got an unexpected argument "
                                         f"'{keyword.arg}'", keyword.value)
-            bound[keyword.arg] = keyword.value
+            given[keyword.arg] = keyword.value
+        missing = [name for name in names if name not in given and name not in defaults]
+        if missing:
+            raise self.parsed.error(f"{what}() is missing the argument '{missing[0]}'", call)
+        bound = {name: self.atom(value) for name, value in given.items()}  # in call order
         for name in names:
             if name not in bound:
-                if name not in defaults:
-                    raise self.parsed.error(f"{what}() is missing the argument '{name}'", call)
-                bound[name] = defaults[name]
+                bound[name] = self.atom(defaults[name])
         body = function.body if isinstance(function, gast.FunctionDef) else [
             syntax.located(syntax.ret(function.body), function.body)]
         inner_locals = set(names) | {n.id for s in body for n in gast.walk(s)
@@ -465,9 +536,8 @@ class Expressions:
         self.versions.synthetic |= set(renames.values())
         if receiver is not None:
             renames[receiver] = self_name
-        for name in names:  # the arguments, evaluated here, in order
-            self.emit(syntax.assign(self.versions.define(renames[name]),
-                                    self.atom(bound[name])), call)
+        for name in names:  # the parameters, bound to the arguments' atoms
+            self.emit(syntax.assign(self.versions.define(renames[name]), bound[name]), call)
         result = self.versions.synthetic_variable()
         renamed = [syntax.rename(syntax.clone(s), renames) for s in body]
         for stmt in renamed:
@@ -506,6 +576,24 @@ class Expressions:
         for stmt in inner:
             self.walk.statement(stmt)
         return syntax.name(self.versions.current[result])
+
+
+def _defaults(function: gast.FunctionDef | gast.Lambda) -> dict[str, gast.expr]:
+    """The default expression of each positional parameter that has one."""
+    args = function.args
+    names = [a.id for a in args.posonlyargs + args.args]
+    return dict(zip(names[len(names) - len(args.defaults):], args.defaults, strict=True))
+
+
+def _reads_variables(default: gast.expr, expressions: Expressions) -> bool:
+    """Whether a default's value depends on when it is evaluated: anything but a constant,
+    a name from outside the function (``np.pi``; ``global`` is refused, so it never
+    changes here) and a function (a lambda or a nested def, only ever called)."""
+    if isinstance(default, gast.Lambda) or isinstance(default, gast.Name) and (
+            default.id in expressions.local_functions):
+        return False
+    return not (syntax.is_const(default) or syntax.is_static_tuple(default)
+                or expressions.is_static(default))
 
 
 def _one_of(value: object, *options: object) -> bool:

@@ -55,6 +55,7 @@ class Loops:
         self.emit, self.branch = walk.emit, walk.branch
         self.atom, self.operation = expressions.atom, expressions.operation
         self.is_static = expressions.is_static
+        self.default_variables = expressions.default_variables
         self.objects = expressions.objects
         self.iterations: set[gast.stmt] = set()  # `n = len(xs)` of loops over xs's items
         self.unpacked: dict[gast.stmt, int] = {}  # `_t = xs[0]` of zip(*xs) -> len(xs)
@@ -479,6 +480,7 @@ class Loops:
                         if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Subscript)
                         and isinstance(n.target.value, gast.Name)}
         written |= self.objects.variables(body)  # attributes set there, or by a method
+        written |= self.default_variables(body)  # defaults of the defs there
         written.discard(loop_var)
         return sorted(written)
 

@@ -17,10 +17,13 @@ uses are inlined where they are called, ``self`` standing for the object; each a
 ``__init__`` sets is a variable of its own, versioned, merged and carried through loops
 like the user's. The object never exists at run time, so the function may use it only
 through its attributes and methods. Used as a value (passed on, returned, stored in a
-container, tested), it is refused, as are an attribute ``__init__`` does not set, a
-method read without a call, a class built inside a loop, ``super()`` and static and class
-methods. A class attribute read through the object (``self.scale``) is read from the
-class.
+container, tested), it is refused, as are an attribute neither ``__init__`` nor the class
+sets, a method read without a call, a class built inside a loop, ``super()`` and static
+and class methods. A class attribute read through the object (``self.scale``,
+``Cls().scale``) is read from the class; one that a method or the function also sets is a
+variable that starts as the class's value, as Python's instance attribute shadows the
+class's once set. A method's defaults are the values Python evaluated when the class was
+defined.
 
 A frozen scipy.stats distribution (``d = st.norm(m, s)``, or ``st.norm(m, s).logpdf(x)``)
 is followed the same way: its methods are the distribution's own, given the parameters it
@@ -149,6 +152,16 @@ class Objects:
                 "Give each object its own name.")
         self.classes[name], self.class_ref[name] = cls, syntax.clone(call.func)
         self.fields[name] = {}
+        written = {a.attr for n in gast.walk(self.parsed.node) for a in _changed_attributes(n)
+                   if isinstance(a.value, gast.Name) and a.value.id == name}
+        for attr in sorted(_class_values_set(cls, written)):
+            # an attribute the class holds that a method or the function sets: the class's
+            # value until then (in every branch and loop version), the instance's once set
+            self.fields[name][attr] = self.namer.fresh(f"{name.lstrip('_')}_{attr}")
+            self.versions.synthetic.add(self.fields[name][attr])
+            self.walk.emit(syntax.assign(self.versions.define(self.fields[name][attr]),
+                                         syntax.attribute(syntax.clone(call.func), attr)),
+                           call)
         init = inspect.getattr_static(cls, "__init__")
         if init is object.__init__:
             if call.args or call.keywords:
@@ -156,7 +169,8 @@ class Objects:
             return
         self.building.add(name)
         try:
-            self.inline(name, init, call, "__init__")
+            self.inline(name, init, call, "__init__",
+                        syntax.attribute(syntax.clone(call.func), "__init__"))
         finally:
             self.building.discard(name)
 
@@ -175,18 +189,31 @@ class Objects:
         """``Lin(w)(x)``, ``Lin(w).forward(x)``: the object built, under a name of its own;
         None where ``call`` calls no object being built."""
         func = call.func
-        built = func.value if isinstance(func, gast.Attribute) else func
-        cls = self.builds(built)
+        return self.built(func.value if isinstance(func, gast.Attribute) else func)
+
+    def built(self, node: gast.expr) -> str | None:
+        """``Lin(w)`` where its object is used at once (called, a method or an attribute
+        read): built under a name of its own, returned; None where ``node`` builds none."""
+        cls = self.builds(node)
         if cls is None:
             return None
         name = self.versions.synthetic_variable()
-        self.construct(name, built, cls)
+        self.construct(name, node, cls)
         return name
+
+    def reads(self, node: gast.expr) -> bool:
+        """Is ``node`` an attribute of an object built here (``layer.w``, ``Cls().a``)?"""
+        return isinstance(node, gast.Attribute) and (
+            self.is_object(node.value) or self.builds(node.value) is not None)
 
     # --- attributes ------------------------------------------------------------------------
 
     def read(self, node: gast.Attribute) -> gast.expr:
-        """``obj.attr``: its variable, a property's getter inlined, or a class attribute."""
+        """``obj.attr``: its variable, a property's getter inlined, or a class attribute (a
+        value no method sets, or one read before any does: see ``construct``)."""
+        if not self.is_object(node.value):  # Cls(...).attr: built first
+            node = syntax.located(syntax.attribute(syntax.name(self.built(node.value)),
+                                                   node.attr), node)
         obj, attr = node.value.id, node.attr
         if attr in self.fields[obj]:
             return syntax.located(syntax.name(self.versions.current[self.fields[obj][attr]]),
@@ -195,8 +222,9 @@ class Objects:
         held = inspect.getattr_static(cls, attr, MISSING)
         if isinstance(held, property) and isinstance(held.fget, types.FunctionType):
             return self.inline(obj, held.fget, syntax.located(syntax.call(
-                syntax.name(obj), []), node), attr)
-        if held is MISSING or obj in self.building:
+                syntax.name(obj), []), node), attr, syntax.attribute(syntax.attribute(
+                    syntax.clone(self.class_ref[obj]), attr), "fget"))
+        if held is MISSING:
             raise self.parsed.error(
                 f"'{obj}.{attr}': the {cls.__name__} object built here has no attribute "
                 f"'{attr}' yet (its attributes are those __init__ sets)", node,
@@ -217,15 +245,15 @@ class Objects:
                 f"'{obj}.{attr} = ...' sets a property (or another descriptor) of "
                 f"{cls.__name__}, whose setter is not followed", target,
                 "Set the attribute the setter would set, directly.")
+        if attr not in fields and obj not in self.building:
+            raise self.parsed.error(
+                f"'{obj}.{attr} = ...' adds the attribute '{attr}' to an object built "
+                "here after __init__: its attributes are those __init__ sets", target,
+                f"Set '{attr}' in __init__ (to None if it has no value yet).")
+        atom = self.expressions.atom(value)  # (before the attribute exists: it may read it)
         if attr not in fields:
-            if obj not in self.building:
-                raise self.parsed.error(
-                    f"'{obj}.{attr} = ...' adds the attribute '{attr}' to an object built "
-                    "here after __init__: its attributes are those __init__ sets", target,
-                    f"Set '{attr}' in __init__ (to None if it has no value yet).")
             fields[attr] = self.namer.fresh(f"{obj.lstrip('_')}_{attr}")
             self.versions.synthetic.add(fields[attr])
-        atom = self.expressions.atom(value)
         self.walk.emit(syntax.assign(self.versions.define(fields[attr]), atom), origin)
 
     def variable(self, node: gast.expr) -> gast.expr:
@@ -300,7 +328,7 @@ class Objects:
             obj, function = call.args[0].id, self.parsed.resolve(func)
             rest = syntax.located(syntax.call(syntax.clone(func), call.args[1:], [
                 (k.arg, k.value) for k in call.keywords]), call)
-            return self.inline(obj, function, rest, function.__name__)
+            return self.inline(obj, function, rest, function.__name__, syntax.clone(func))
         cls = self.classes[obj]
         method = inspect.getattr_static(cls, attr, MISSING)
         if not isinstance(method, types.FunctionType):
@@ -309,11 +337,13 @@ class Objects:
                 f"'{obj}.{attr}(...)' of the {cls.__name__} object built here ({kind}): only "
                 "plain methods are followed", call,
                 "Write it as a plain method, or a function of the attributes.")
-        return self.inline(obj, method, call, attr)
+        return self.inline(obj, method, call, attr,
+                           syntax.attribute(syntax.clone(self.class_ref[obj]), attr))
 
     def inline(self, obj: str, method: types.FunctionType, call: gast.Call,
-               attr: str) -> gast.expr:
-        """The method's body in place, ``self`` standing for ``obj``: its value as an atom."""
+               attr: str, ref: gast.expr) -> gast.expr:
+        """The method's body in place, ``self`` standing for ``obj``: its value as an atom.
+        ``ref`` names the method from the function's module (``Lin.forward``)."""
         code = method.__code__
         cls = self.classes[obj]
         if code.co_filename != self.parsed.filename or method.__globals__ is not \
@@ -335,17 +365,50 @@ class Objects:
         parsed = parse(method)
         self.walk.fence(parsed)  # the method's source passes the function's own checks
         return self.expressions.inline(call, function=parsed.node, self_name=obj,
-                                       what=f"{cls.__name__}.{attr}")
+                                       what=f"{cls.__name__}.{attr}",
+                                       defaults=_method_defaults(method, ref))
+
+
+def _method_defaults(method: types.FunctionType, ref: gast.expr) -> dict[str, gast.expr]:
+    """The defaults of a method, as Python evaluated them when the class was defined (not
+    its default expressions, which would read the function's own names here): a literal
+    as a constant, anything else read from the method itself, ``ref.__defaults__[k]``."""
+    values = method.__defaults__ or ()
+    code = method.__code__
+    names = code.co_varnames[:code.co_argcount]
+    found = {}
+    for k, value in enumerate(values):
+        param = names[len(names) - len(values) + k]
+        found[param] = syntax.const(value) if _is_literal(value) and not isinstance(
+            value, tuple) else syntax.subscript(syntax.attribute(syntax.clone(ref),
+                                                                 "__defaults__"),
+                                                syntax.const(k))
+    return found
+
+
+def _is_literal(value: Any) -> bool:
+    return value is None or isinstance(value, (bool, int, float, str, complex))
+
+
+def _class_values_set(cls: type, written: set[str]) -> set[str]:
+    """The attributes ``cls`` (or a base) holds as plain values (not methods, properties or
+    other descriptors) that one of its methods, ``__init__`` included, may set, or that are
+    ``written`` (by the function, on the object)."""
+    set_by = _set_by_methods(cls) | _set_by_methods(cls, "") | written
+    keys = {key for base in cls.__mro__[:-1] for key in vars(base)}
+    return {key for key in keys if (key in set_by or "*" in set_by) and not key.startswith(
+        "__") and not hasattr(type(inspect.getattr_static(cls, key)), "__get__")}
 
 
 @functools.cache
-def _set_by_methods(cls: type) -> frozenset[str]:
-    """The attributes some method of ``cls`` (or of its bases) other than ``__init__``
-    assigns: ``self.a = ...``, ``self.a += ...``, ``self.a, self.b = ...``."""
+def _set_by_methods(cls: type, skip: str = "__init__") -> frozenset[str]:
+    """The attributes some method of ``cls`` (or of its bases) other than ``skip``
+    (``__init__``, unless told) assigns: ``self.a = ...``, ``self.a += ...``,
+    ``self.a, self.b = ...``."""
     found = set()
     for base in cls.__mro__[:-1]:
         for key, member in vars(base).items():
-            if key == "__init__":
+            if key == skip:
                 continue
             function = member.fget if isinstance(member, property) else member
             if not isinstance(function, types.FunctionType):

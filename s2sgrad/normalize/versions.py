@@ -79,10 +79,13 @@ class Versions:
                 merged[user] = a
                 continue
             version = self._meeting(user)
-            if a is not None:  # merge copies are not the user's code: no source position
-                then_block.append(syntax.assign(version, syntax.name(a)))
-            if b is not None:
-                else_block.append(syntax.assign(version, syntax.name(b)))
+            for block, branch in ((then_block, a), (else_block, b)):
+                if branch is not None:  # merge copies are not the user's code: no position
+                    block.append(syntax.assign(version, syntax.name(branch)))
+                else:  # first assigned in the other branch: bound here, so it can be saved
+                    placeholder = syntax.assign(version, syntax.const(None))
+                    self.placeholders.add(placeholder)
+                    block.append(placeholder)
             merged[user] = version
         self.current = merged
 
