@@ -237,6 +237,30 @@ def as_dtype(dtype: Any) -> DType:
     return found
 
 
+def _refuse_inside_a_function_with_a_rule(depth: int = 6) -> None:
+    """A Tensor that requires grad is asked for its values (as an array or a number): if
+    that happens in the body of a function with a registered derivative rule (within
+    ``depth`` frames), that function was called directly on the Tensor, and its result
+    would silently have no graph. Say so, and how to call it with its rule."""
+    import sys
+
+    from ..rules import registry
+
+    frame = sys._getframe(2)
+    for _ in range(depth):
+        if frame is None:
+            return
+        code = frame.f_code
+        fn = frame.f_globals.get(code.co_name)
+        if getattr(fn, "__code__", None) is code and registry.lookup(fn) is not None:
+            raise RuntimeError(
+                f"{code.co_qualname}() has a derivative rule, but called directly on a "
+                "Tensor that requires grad it runs its own body on the Tensor's values, "
+                f"which keeps no graph. Call it as `s2sgrad.grad({code.co_qualname})(...)`, "
+                "or inside a @grad function: both use its rule.")
+        frame = frame.f_back
+
+
 class Tensor:
     """An ndarray that can take part in reverse-mode differentiation, PyTorch style.
 
@@ -417,6 +441,8 @@ class Tensor:
             raise RuntimeError(
                 f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
             )
+        if self._requires_grad:
+            _refuse_inside_a_function_with_a_rule()
         return self._data.item()
 
     def tolist(self) -> Any:
@@ -426,6 +452,7 @@ class Tensor:
         """The data as an ndarray, sharing memory (refused if the Tensor requires grad)."""
         if self._requires_grad or (self._base is not None and not self._nograd_view
                                    and self.requires_grad):
+            _refuse_inside_a_function_with_a_rule()
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. "
                 "Use tensor.detach().numpy() instead."
