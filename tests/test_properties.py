@@ -3,13 +3,17 @@
 hypothesis builds small programs: straight-line arithmetic on arrays of shape (3,) and
 floats, if/elif/else on data-dependent conditions, for loops over range(k) and over a
 run-time range(n), while loops with a counter and a data-dependent stop, break/continue,
-element writes, and (``Features.values``) a decorated function, decorated helpers, functions
+element writes, (``Features.values``) a decorated function, decorated helpers, functions
 passed as values or read from a dict, tuple and list + and *, and np.s_/np.index_exp
-indices. Every value stays tame by construction: each assignment is a tanh/sin/cos of
+indices, and (``Features.views``) views held under a name of their own (einsum relabellings
+and diagonals, reshapes, transposes, np.diagonal) with element writes through the view or
+its base. Every value stays tame by construction: each assignment is a tanh/sin/cos of
 a small combination, or a short contraction, so no division, no log, no overflow. The
 program is written to a .py file (the compiler reads source), imported, and compared with
 central finite differences by ``check_grads`` with respect to every float input, and its
-forward value with Python's.
+forward value with Python's. A program with views may instead be refused, with a
+TransformError at a line of its own file (a read that would see a write made through
+another name), never differentiated as if the write were not seen.
 
 Branch boundaries are kinks: a probe twin of each program (the same source, each condition
 ``lhs > c`` wrapped as ``_probe(lhs, c)``) records how far every evaluated condition is
@@ -54,6 +58,10 @@ class Features:
     writes_in_branches: bool = False  # and inside an if, or in a loop with break/continue
     # decorated functions, functions passed as values, tuple/list + and *, index objects
     values: bool = False
+    # m0 (3x3), v0 (a writable view of m0 or of an array, or an einsum that computes), d0
+    # (np.diagonal(m0), a read-only view, or a multiple of it) and element writes into m0
+    # and v0
+    views: bool = False
 
 
 @dataclass
@@ -63,6 +71,7 @@ class Scope:
     jumps_here: bool = False  # this loop body has break/continue
     in_branch: bool = False
     values: bool = False  # Features.values
+    views: bool = False  # Features.views
 
 
 # What programs with Features.values call: a decorator that adds a penalty (wraps, passing
@@ -136,6 +145,13 @@ def array_expr(draw, scope: Scope) -> str:
             f"helper({a}, {b}) + {c1}",
             f"{a}[np.s_[::-1]] * {c1} + {b}[np.index_exp[:]] * {c2}",
         ]
+    if scope.views:
+        options += [
+            f"np.tanh(v0 * {c1} + {a})",
+            f"np.sin(d0 * {b}) * {c1}",
+            f"np.einsum('ij,j->i', m0, {a}) * {c1}",
+            f"np.tanh(np.einsum('ij->j', m0) * {c1})",
+        ]
     return draw(st.sampled_from(options))
 
 
@@ -155,6 +171,10 @@ def scalar_expr(draw, scope: Scope) -> str:
     if scope.loop_vars:
         i = draw(st.sampled_from(scope.loop_vars))
         options.append(f"np.tanh({s} + {c1} * {i})")
+    if scope.views:
+        k, j = draw(st.integers(0, 2)), draw(st.integers(0, 2))
+        options += [f"np.tanh(np.sum(v0) * {c1})", f"m0[{k}, {j}] * {c1} + {s}",
+                    f"np.sin(np.sum(d0 * {a}) * {c1})"]
     return draw(st.sampled_from(options))
 
 
@@ -204,6 +224,8 @@ def statement(draw, features: Features, scope: Scope, depth: int, counter: list[
             kinds.append("for")
         if features.while_loops:
             kinds.append("while")
+    if features.views:
+        kinds += ["view", "matrix"] + (["write_view"] if writes_ok else [])
     kind = draw(st.sampled_from(kinds))
     if kind == "assign_array":
         return _same(0, f"{draw(st.sampled_from(ARRAYS))} = {draw(array_expr(scope))}")
@@ -215,8 +237,16 @@ def statement(draw, features: Features, scope: Scope, depth: int, counter: list[
     if kind == "write":
         a = draw(st.sampled_from(ARRAYS))
         return _same(0, f"{a}[{draw(st.integers(0, 2))}] = {draw(scalar_expr(scope))}")
+    if kind == "view":  # v0 made again, or d0 = np.diagonal(m0), a read-only view
+        return _same(0, draw(st.sampled_from([f"v0 = {draw(made_view())}",
+                                              "d0 = np.diagonal(m0)"])))
+    if kind == "matrix":  # m0 made anew: the views made before still show the old one
+        a, b = draw(st.sampled_from(ARRAYS)), draw(st.sampled_from(ARRAYS))
+        return _same(0, f"m0 = np.tanh(np.outer({a}, {b}) * {draw(CONSTANTS)})")
+    if kind == "write_view":
+        return _same(0, draw(write_view(scope)))
     inner = Scope(list(scope.loop_vars), scope.in_loop, scope.jumps_here, scope.in_branch,
-                  scope.values)
+                  scope.values, scope.views)
     if kind in ("if", "if_elif"):
         inner.in_branch = True
         test, probe = draw(condition())
@@ -256,6 +286,25 @@ def statement(draw, features: Features, scope: Scope, depth: int, counter: list[
     return lines + _indent(_same(0, f"{var} = {var} + 1") + body)
 
 
+@st.composite
+def write_view(draw, scope: Scope) -> str:
+    """An element write through v0, or into m0, the matrix views are made of."""
+    k, j = draw(st.integers(0, 2)), draw(st.integers(0, 2))
+    target = draw(st.sampled_from([f"v0[{k}]", f"m0[{k}, {j}]"]))
+    return f"{target} = {draw(scalar_expr(scope))}"
+
+
+@st.composite
+def made_view(draw) -> str:
+    """A writable view of m0 or of an array, of shape (3,), or an einsum that computes."""
+    a, k = draw(st.sampled_from(ARRAYS)), draw(st.integers(0, 2))
+    return draw(st.sampled_from([
+        "np.einsum('ii->i', m0)", f"np.einsum('ij->ji', m0)[{k}]", f"np.einsum('ji', m0)[{k}]",
+        f"m0.T[{k}]", f"np.reshape(m0, 9)[{3 * k}:{3 * k + 3}]", f"np.transpose({a})",
+        f"{a}.reshape(3)", f"np.einsum('i->i', {a})", f"{a}.reshape(1, 3)[0]",
+        "np.einsum('ij->i', m0)", f"np.einsum('ij,j->i', m0, {a})"]))
+
+
 def _top_level(body: Lines, at: int) -> bool:
     return at == len(body) or body[at][0] == 0
 
@@ -276,12 +325,21 @@ def block(draw, features: Features, scope: Scope, depth: int, counter: list[int]
 @st.composite
 def program(draw, features: Features) -> tuple[str, str]:
     """(source, probe source) of ``f(x, y, s, n)`` and ``f_probe(x, y, s, n)``."""
-    body = draw(block(features, Scope(values=features.values), 0, [0]))
+    scope = Scope(values=features.values, views=features.views)
+    counter = [0]
+    body = draw(block(features, scope, 0, counter))
+    if features.views:  # a write through either name, then more statements
+        body += _same(0, draw(write_view(scope))) + draw(block(features, scope, 0, counter))
     a, b, c = draw(st.sampled_from(ARRAYS)), draw(st.sampled_from(ARRAYS)), draw(
         st.sampled_from(ARRAYS))
     result = f"np.sum({a} * {b}) + np.sum({c}) * s0 + s1"
     head = ["a0 = np.tanh(x)", "a1 = np.sin(y)", "a2 = x * y * 0.5", "s0 = np.tanh(s)",
             "s1 = 0.5 * s"]
+    if features.views:
+        head += ["m0 = np.outer(a0, a1) * 0.5", f"v0 = {draw(made_view())}",
+                 draw(st.sampled_from(["d0 = np.diagonal(m0)", "d0 = np.diagonal(m0) * 0.5"]))]
+        result += draw(st.sampled_from(["", " + 0.1 * np.sum(m0)", f" + np.sum(v0 * {a})",
+                                        " + np.sum(d0) * s1"]))
 
     decorated = features.values and draw(st.booleans())
 
@@ -339,28 +397,41 @@ def inputs(draw) -> tuple:
     return (rng.standard_normal(3), rng.standard_normal(3), float(rng.standard_normal()), n)
 
 
-def _check(text: str, args: tuple, modes: tuple = ("rev",), order: int = 1) -> None:
+def _check(text: str, args: tuple, modes: tuple = ("rev",), order: int = 1,
+           outcomes: list[str] | None = None) -> None:
+    """The program's value and derivatives are Python's and finite differences'; with
+    ``outcomes``, it may instead be refused at a line of its own file (each program's
+    outcome is appended there)."""
     module = _load(text)
     margins = _margins(module, args)
     assume(not margins or min(margins) > MARGIN)
     x, y, s, n = args
     before = [x.copy(), y.copy()]
-    value, grads = s2sgrad.value_and_grad(module.f, wrt=(0, 1, 2))(x, y, s, n)
+    try:
+        value, grads = s2sgrad.value_and_grad(module.f, wrt=(0, 1, 2))(x, y, s, n)
+    except s2sgrad.TransformError as error:
+        if outcomes is None:
+            raise
+        assert error.filename == module.__file__, (error.filename, str(error))
+        outcomes.append("refused")
+        return
     assert np.array_equal(x, before[0]) and np.array_equal(y, before[1]), "inputs modified"
     expected = module.f(x.copy(), y.copy(), s, n)
     assert np.isclose(value, expected, rtol=1e-12, atol=1e-12), (value, expected)
     assert [np.shape(g) for g in grads] == [(3,), (3,), ()]
     check_grads(module.f, x, y, s, n, wrt=[0, 1, 2], modes=modes, order=order)
+    if outcomes is not None:
+        outcomes.append("differentiated")
 
 
 def _run(features: Features, shrink: bool = True, modes: tuple = ("rev",), order: int = 1,
-         examples: int | None = None):
+         examples: int | None = None, outcomes: list[str] | None = None):
     chosen = SETTINGS if examples is None else settings(SETTINGS, max_examples=examples)
 
     @settings(chosen, phases=tuple(Phase) if shrink else (Phase.explicit, Phase.generate))
     @given(source=program(features), args=inputs())
     def run(source: tuple[str, str], args: tuple) -> None:
-        _check(source[1], args, modes, order)
+        _check(source[1], args, modes, order, outcomes)
     return run
 
 
@@ -378,6 +449,14 @@ def test_with_element_writes():
 
 def test_writes_in_branches_and_jumping_loops():
     _run(Features(writes_in_branches=True))()
+
+
+def test_views_with_writes_through_the_view_or_its_base():
+    # refused where a read would see a write made through the other name; the rest
+    # differentiated, in both modes
+    outcomes: list[str] = []
+    _run(Features(views=True), modes=("rev", "fwd"), outcomes=outcomes)()
+    assert outcomes.count("differentiated") >= 10, outcomes
 
 
 def test_decorators_function_values_containers_and_index_objects():
