@@ -143,8 +143,9 @@ def returns_new_array(op: Op) -> bool:
     """Does this call return memory of its own (never a view of an argument)? Decided from
     the function and the arguments known when compiling (the constants among the rule's
     bindings; a call without them knows none): ``NEW_MEMORY`` answers for the functions it
-    names, ufuncs and arithmetic-shaped rules make new arrays, and anything else is assumed
-    to return a view (np.fliplr, np.split, a function without a rule). An argument that lets
+    names, ufuncs and the library's arithmetic-shaped rules make new arrays, and anything
+    else is assumed to return a view (np.fliplr, np.split, a function without a rule or with
+    a user's). An argument that lets
     a function hand back its input (``copy=``, ``overwrite_b=``) must be known to forbid it.
     tests/test_view_table.py calls every registered function to confirm each answer of new
     memory with NumPy."""
@@ -163,8 +164,16 @@ def returns_new_array(op: Op) -> bool:
         return fresh(static)
     if isinstance(prim, np.ufunc):
         return True
-    return op.rule is not None and op.rule.shape in (
+    return op.rule is not None and _library_rule(op.rule) and op.rule.shape in (
         "elementwise", "reduce", "matmul", "dot", "outer", "scalar")
+
+
+def _library_rule(rule: Any) -> bool:
+    """Is this one of the library's rules, whose primitives are called to confirm what
+    their shape says of their memory? A user's rule tells the rank of its function's
+    result, not whether the function returns an argument."""
+    return (getattr(rule.template, "__module__", None) or "").startswith(
+        f"{__package__}.rules.")
 
 
 # Arguments that let a function return (or compute in) an argument's memory, and the value

@@ -301,3 +301,17 @@ def test_einsum_is_a_view_exactly_where_it_sums_nothing_over_one_operand(c):
     else:
         assert aliasing.returns_new_array(literal) == (not shared(result, args))
 
+
+
+def test_a_users_rule_says_nothing_of_the_memory_its_function_returns():
+    def passthrough(x):
+        return x
+
+    def template(g, ans, x):
+        return g
+
+    rule = registry.Rule(passthrough, template, ("x",), {}, "elementwise")
+    op = Op("rule", "r", rule=rule, bindings={"x": syntax.name("x")}, primitive=passthrough)
+    a = m(3)
+    assert passthrough(a) is a
+    assert not aliasing.returns_new_array(op)
