@@ -5,14 +5,20 @@ floats, if/elif/else on data-dependent conditions, for loops over range(k) and o
 run-time range(n), while loops with a counter and a data-dependent stop, break/continue,
 element writes, (``Features.values``) a decorated function, decorated helpers, functions
 passed as values or read from a dict, tuple and list + and *, and np.s_/np.index_exp
-indices, and (``Features.callees``) arguments passed by keyword, in any order, to a helper
+indices, (``Features.callees``) arguments passed by keyword, in any order, to a helper
 and to nested functions and lambdas whose defaults read a variable the function then
 rebinds (the default keeps the value it had at the def) and whose bodies read another
-(a closure: its value at the call). Every value stays tame by construction: each assignment is a tanh/sin/cos of
+(a closure: its value at the call), (``Features.views``) views held under a name of
+their own (einsum relabellings and diagonals, reshapes, transposes, np.diagonal) with
+element writes through the view or its base, and (``Features.storage``) a dict, a list
+and an object holding arrays that names hold too, updated in place through each.
+Every value stays tame by construction: each assignment is a tanh/sin/cos of
 a small combination, or a short contraction, so no division, no log, no overflow. The
 program is written to a .py file (the compiler reads source), imported, and compared with
 central finite differences by ``check_grads`` with respect to every float input, and its
-forward value with Python's.
+forward value with Python's. A program with views may instead be refused, with a
+TransformError at a line of its own file (a read that would see a write made through
+another name), never differentiated as if the write were not seen.
 
 Branch boundaries are kinks: a probe twin of each program (the same source, each condition
 ``lhs > c`` wrapped as ``_probe(lhs, c)``) records how far every evaluated condition is
@@ -67,6 +73,10 @@ class Features:
     storage: bool = False
     # keyword arguments to a helper; nested functions and lambdas with defaults, called
     callees: bool = False
+    # m0 (3x3), v0 (a writable view of m0 or of an array, or an einsum that computes), d0
+    # (np.diagonal(m0), a read-only view, or a multiple of it) and element writes into m0
+    # and v0
+    views: bool = False
 
 
 @dataclass
@@ -78,6 +88,7 @@ class Scope:
     values: bool = False  # Features.values
     storage: bool = False  # Features.storage
     callees: bool = False  # Features.callees
+    views: bool = False  # Features.views
 
 
 # What programs with Features.values call: a decorator that adds a penalty (wraps, passing
@@ -178,6 +189,13 @@ def array_expr(draw, scope: Scope) -> str:
             f"mix(v={b}, u={a}, w={s})",
             f"mix({a}, w={c1}, v={b}) * {s}",
         ]
+    if scope.views:
+        options += [
+            f"np.tanh(v0 * {c1} + {a})",
+            f"np.sin(d0 * {b}) * {c1}",
+            f"np.einsum('ij,j->i', m0, {a}) * {c1}",
+            f"np.tanh(np.einsum('ij->j', m0) * {c1})",
+        ]
     return draw(st.sampled_from(options))
 
 
@@ -197,6 +215,10 @@ def scalar_expr(draw, scope: Scope) -> str:
     if scope.loop_vars:
         i = draw(st.sampled_from(scope.loop_vars))
         options.append(f"np.tanh({s} + {c1} * {i})")
+    if scope.views:
+        k, j = draw(st.integers(0, 2)), draw(st.integers(0, 2))
+        options += [f"np.tanh(np.sum(v0) * {c1})", f"m0[{k}, {j}] * {c1} + {s}",
+                    f"np.sin(np.sum(d0 * {a}) * {c1})"]
     return draw(st.sampled_from(options))
 
 
@@ -250,6 +272,8 @@ def statement(draw, features: Features, scope: Scope, depth: int, counter: list[
             kinds.append("while")
     if features.storage and depth == 0:  # (loops carrying containers: an increment)
         kinds += ["hold", "update", "update", "update"]
+    if features.views:
+        kinds += ["view", "matrix"] + (["write_view"] if writes_ok else [])
     kind = draw(st.sampled_from(kinds))
     if kind == "hold":  # a name and a slot or an attribute hold the same array
         a = draw(st.sampled_from(ARRAYS))
@@ -276,8 +300,16 @@ def statement(draw, features: Features, scope: Scope, depth: int, counter: list[
         return _same(0, f"{a}[{draw(st.integers(0, 2))}] = {draw(scalar_expr(scope))}")
     if kind == "nested":
         return draw(nested_call(features, scope, counter))
+    if kind == "view":  # v0 made again, or d0 = np.diagonal(m0), a read-only view
+        return _same(0, draw(st.sampled_from([f"v0 = {draw(made_view())}",
+                                              "d0 = np.diagonal(m0)"])))
+    if kind == "matrix":  # m0 made anew: the views made before still show the old one
+        a, b = draw(st.sampled_from(ARRAYS)), draw(st.sampled_from(ARRAYS))
+        return _same(0, f"m0 = np.tanh(np.outer({a}, {b}) * {draw(CONSTANTS)})")
+    if kind == "write_view":
+        return _same(0, draw(write_view(scope)))
     inner = Scope(list(scope.loop_vars), scope.in_loop, scope.jumps_here, scope.in_branch,
-                  scope.values, scope.storage, scope.callees)
+                  scope.values, scope.storage, scope.callees, scope.views)
     if kind in ("if", "if_elif"):
         inner.in_branch = True
         test, probe = draw(condition())
@@ -341,6 +373,25 @@ def nested_call(draw, features: Features, scope: Scope, counter: list[int]) -> L
     return lines + _same(0, f"{target} = 0.5 * {call} + 0.3 * {target}")
 
 
+@st.composite
+def write_view(draw, scope: Scope) -> str:
+    """An element write through v0, or into m0, the matrix views are made of."""
+    k, j = draw(st.integers(0, 2)), draw(st.integers(0, 2))
+    target = draw(st.sampled_from([f"v0[{k}]", f"m0[{k}, {j}]"]))
+    return f"{target} = {draw(scalar_expr(scope))}"
+
+
+@st.composite
+def made_view(draw) -> str:
+    """A writable view of m0 or of an array, of shape (3,), or an einsum that computes."""
+    a, k = draw(st.sampled_from(ARRAYS)), draw(st.integers(0, 2))
+    return draw(st.sampled_from([
+        "np.einsum('ii->i', m0)", f"np.einsum('ij->ji', m0)[{k}]", f"np.einsum('ji', m0)[{k}]",
+        f"m0.T[{k}]", f"np.reshape(m0, 9)[{3 * k}:{3 * k + 3}]", f"np.transpose({a})",
+        f"{a}.reshape(3)", f"np.einsum('i->i', {a})", f"{a}.reshape(1, 3)[0]",
+        "np.einsum('ij->i', m0)", f"np.einsum('ij,j->i', m0, {a})"]))
+
+
 def _top_level(body: Lines, at: int) -> bool:
     return at == len(body) or body[at][0] == 0
 
@@ -361,8 +412,12 @@ def block(draw, features: Features, scope: Scope, depth: int, counter: list[int]
 @st.composite
 def program(draw, features: Features) -> tuple[str, str]:
     """(source, probe source) of ``f(x, y, s, n)`` and ``f_probe(x, y, s, n)``."""
-    scope = Scope(values=features.values, storage=features.storage, callees=features.callees)
-    body = draw(block(features, scope, 0, [0]))
+    scope = Scope(values=features.values, storage=features.storage, callees=features.callees,
+                  views=features.views)
+    counter = [0]
+    body = draw(block(features, scope, 0, counter))
+    if features.views:  # a write through either name, then more statements
+        body += _same(0, draw(write_view(scope))) + draw(block(features, scope, 0, counter))
     a, b, c = draw(st.sampled_from(ARRAYS)), draw(st.sampled_from(ARRAYS)), draw(
         st.sampled_from(ARRAYS))
     result = f"np.sum({a} * {b}) + np.sum({c}) * s0 + s1"
@@ -373,6 +428,11 @@ def program(draw, features: Features) -> tuple[str, str]:
                  "box = Box(np.tanh(y) * 0.5)"]
         slot = draw(st.sampled_from(SLOTS))
         result += f" + np.sum({slot} * {draw(st.sampled_from(ARRAYS))})"
+    if features.views:
+        head += ["m0 = np.outer(a0, a1) * 0.5", f"v0 = {draw(made_view())}",
+                 draw(st.sampled_from(["d0 = np.diagonal(m0)", "d0 = np.diagonal(m0) * 0.5"]))]
+        result += draw(st.sampled_from(["", " + 0.1 * np.sum(m0)", f" + np.sum(v0 * {a})",
+                                        " + np.sum(d0) * s1"]))
 
     decorated = features.values and draw(st.booleans())
 
@@ -434,9 +494,10 @@ def inputs(draw) -> tuple:
 
 
 def _check(text: str, args: tuple, modes: tuple = ("rev",), order: int = 1,
-           refusals: bool = False) -> None:
-    """The compiled value and gradients are Python's and finite differences', the inputs
-    unchanged; with ``refusals``, a program may instead be refused, at its own line."""
+           outcomes: list[str] | None = None) -> None:
+    """The program's value and derivatives are Python's and finite differences'; with
+    ``outcomes``, it may instead be refused at a line of its own file (each program's
+    outcome is appended there)."""
     module = _load(text)
     margins = _margins(module, args)
     assume(not margins or min(margins) > MARGIN)
@@ -445,32 +506,29 @@ def _check(text: str, args: tuple, modes: tuple = ("rev",), order: int = 1,
     try:
         value, grads = s2sgrad.value_and_grad(module.f, wrt=(0, 1, 2))(x, y, s, n)
     except s2sgrad.TransformError as error:
-        if not refusals:
+        if outcomes is None:
             raise
-        assert error.filename == module.__file__, str(error)
+        assert error.filename == module.__file__, (error.filename, str(error))
         assert np.array_equal(x, before[0]) and np.array_equal(y, before[1])
-        REFUSED.append(str(error).splitlines()[0])
+        outcomes.append("refused: " + str(error).splitlines()[0])
         return
-    ACCEPTED.append(text)
     assert np.array_equal(x, before[0]) and np.array_equal(y, before[1]), "inputs modified"
     expected = module.f(x.copy(), y.copy(), s, n)
     assert np.isclose(value, expected, rtol=1e-12, atol=1e-12), (value, expected)
     assert [np.shape(g) for g in grads] == [(3,), (3,), ()]
     check_grads(module.f, x, y, s, n, wrt=[0, 1, 2], modes=modes, order=order)
-
-
-REFUSED: list[str] = []  # (with refusals allowed) what was refused, and what ran
-ACCEPTED: list[str] = []
+    if outcomes is not None:
+        outcomes.append("differentiated")
 
 
 def _run(features: Features, shrink: bool = True, modes: tuple = ("rev",), order: int = 1,
-         examples: int | None = None):
+         examples: int | None = None, outcomes: list[str] | None = None):
     chosen = SETTINGS if examples is None else settings(SETTINGS, max_examples=examples)
 
     @settings(chosen, phases=tuple(Phase) if shrink else (Phase.explicit, Phase.generate))
     @given(source=program(features), args=inputs())
     def run(source: tuple[str, str], args: tuple) -> None:
-        _check(source[1], args, modes, order, refusals=features.storage)
+        _check(source[1], args, modes, order, outcomes)
     return run
 
 
@@ -490,20 +548,30 @@ def test_writes_in_branches_and_jumping_loops():
     _run(Features(writes_in_branches=True))()
 
 
+def test_views_with_writes_through_the_view_or_its_base():
+    # refused where a read would see a write made through the other name; the rest
+    # differentiated, in both modes
+    outcomes: list[str] = []
+    _run(Features(views=True), modes=("rev", "fwd"), outcomes=outcomes)()
+    assert outcomes.count("differentiated") >= 10, outcomes
+
+
 def test_decorators_function_values_containers_and_index_objects():
     _run(Features(writes=False, values=True))()
 
 
 def test_arrays_held_by_names_slots_and_attributes_updated_in_place():
     """Either Python's value and gradient or a refusal at the program's line; most run."""
-    REFUSED.clear()
-    ACCEPTED.clear()
-    _run(Features(storage=True))()
-    assert len(ACCEPTED) > len(REFUSED), REFUSED[:5]
+    outcomes: list[str] = []
+    _run(Features(storage=True), outcomes=outcomes)()
+    refused = [o for o in outcomes if o != "differentiated"]
+    assert len(refused) < len(outcomes) / 2, refused[:5]
     if _LONG:
-        print(f"\n{len(ACCEPTED)} ran as Python does, {len(REFUSED)} refused:")
-        for message, count in collections.Counter(REFUSED).most_common():
+        print(f"\n{len(outcomes) - len(refused)} ran as Python does, {len(refused)} refused:")
+        for message, count in collections.Counter(refused).most_common():
             print(f"{count:6d}  {message}")
+
+
 def test_keyword_arguments_and_nested_functions_with_defaults():
     _run(Features(callees=True))()
 
