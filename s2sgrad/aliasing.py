@@ -278,6 +278,16 @@ def _names_read_here(stmt: gast.stmt, kind: statements.Kind) -> set[str]:
     return set() if kind.blocks else syntax.names_read(stmt)
 
 
+ANY_KEY = object()  # a slot whose key is not known when compiling
+
+
+def _key(node: Any) -> Any:
+    """A container's key as a constant (``d["w"]``, ``{"w": v}``), else ANY_KEY."""
+    if node is not None and syntax.is_const(node) and type(node.value) in (str, int, bool):
+        return node.value
+    return ANY_KEY
+
+
 def _may_hold_array(value: Any) -> bool:
     """An array, or a value that may be one or hold one (unknown, a container)."""
     return value is None or value.kind in ("array", "object")
@@ -320,6 +330,7 @@ class Aliasing:
         # values put into a tuple, list or dict (or read out of one), with where that happens
         self.contained: dict[str, list[int]] = {}
         self.item_of: dict[str, set[str]] = {}  # a value -> the containers it may be an item of
+        self.item_key: dict[str, Any] = {}  # of those, the key it was read under (or ANY_KEY)
         for stmt in statements.in_order(analysis.body, "aliasing"):  # updates of arguments
             if stmt in self.augmented:
                 self._check_augmented(stmt, *self.augmented[stmt])
@@ -432,7 +443,8 @@ class Aliasing:
     def _shares_memory_with(self, stmt: gast.Assign, op: Any) -> list[str]:
         value = stmt.value
         if isinstance(value, (gast.Tuple, gast.List, gast.Dict)):  # differentiated or not,
-            self._hold(op.target, value.values if isinstance(value, gast.Dict) else value.elts)
+            self._hold(op.target, value.values if isinstance(value, gast.Dict) else value.elts,
+                       [_key(k) for k in value.keys] if isinstance(value, gast.Dict) else None)
             return []
         if op.kind == "setitem":
             return [op.bindings["a"].id]
@@ -440,7 +452,7 @@ class Aliasing:
             self._hold(op.target, [op.bindings["v"]])
             return [op.bindings["xs"].id]
         if op.kind == "put":  # the same list or dict, with a new item
-            self._hold(op.target, [op.bindings["v"]])
+            self._hold(op.target, [op.bindings["v"]], [_key(op.bindings["key"])])
             return [op.bindings["c"].id]
         if op.kind == "pop":
             return [op.bindings["xs"].id]
@@ -448,7 +460,7 @@ class Aliasing:
             self._contain(op.bindings.values())
             return []
         if op.kind == "item":  # an array inside a container: not to be updated in place
-            self._item(op.target, op.bindings["c"])
+            self._item(op.target, op.bindings["c"], _key(op.bindings["key"]))
             return []
         augmented = self.augmented.get(stmt)
         target_value = self.values.get(op.target)
@@ -506,13 +518,14 @@ class Aliasing:
                 self.values.get(a.id))]
         return []
 
-    def _hold(self, container: str, atoms: Any) -> None:
-        """``atoms`` are put into ``container`` (a new one, or a new version of one)."""
+    def _hold(self, container: str, atoms: Any, keys: list | None = None) -> None:
+        """``atoms`` are put into ``container`` (a new one, or a new version of one), under
+        ``keys`` where those are known (a dict's constant keys; ANY_KEY otherwise)."""
         self._contain(atoms)
         here = len(self.position) - 1
-        for a in atoms:
+        for a, key in zip(atoms, keys or [ANY_KEY] * len(atoms), strict=True):
             if isinstance(a, gast.Name):
-                self.holds.setdefault(container, set()).add(a.id)
+                self.holds.setdefault(container, set()).add((key, a.id))
                 self.put_at.setdefault(a.id, []).append(here)
 
     def _join_items(self) -> None:
@@ -523,11 +536,21 @@ class Aliasing:
         what c holds is not known (c made by a call, by list arithmetic, passed in), the
         update is refused."""
         for stmt, container, item in self.item_updated.values():
-            for holder in self._holders(container, stmt):
+            for holder in self._holders(container, stmt, item):
                 self._union(item, holder)
 
-    def _holders(self, container: str, stmt: gast.stmt) -> set[str]:
-        """The names whose values ``container`` (any version of it) may hold."""
+    def _holders(self, container: str, stmt: gast.stmt, item: str) -> set[str]:
+        """The names whose values ``container`` (any version of it) may hold in the slot
+        ``item`` was read from: those put into it or read out of it under that key, or
+        under a key not known when compiling (any key, where the item's is not known; a
+        list's positions are never told apart, since appends and pops move them)."""
+        key = self.item_key.get(item, ANY_KEY)
+        if self.values[container].type is not dict:
+            key = ANY_KEY
+
+        def same_slot(other: Any) -> bool:  # (as a dict compares keys: 1 is True)
+            return key is ANY_KEY or other is ANY_KEY or key == other
+
         group = self._find(container)
         names = set(self.group) | set(self.group.values()) | set(self.defs) | set(
             self.parsed.params) | set(self.item_of)
@@ -548,9 +571,10 @@ class Aliasing:
                     "change them there, which the gradient cannot follow", stmt,
                     f"Store a new value instead: `{self._user(container)}[k] = "
                     f"{self._user(container)}[k] + v`.")
-            holders |= self.holds.get(version, set())
+            holders |= {n for k, n in self.holds.get(version, set()) if same_slot(k)}
         holders |= {n for n in self.item_of if any(
-            self._find(c) == group for c in self.item_of[n])}
+            self._find(c) == group for c in self.item_of[n]) and same_slot(
+                self.item_key.get(n, ANY_KEY))}
         return holders
 
     def _single_homed(self, name: str) -> bool:
@@ -572,7 +596,7 @@ class Aliasing:
         stmt, container, item = self.item_updated[position]
         group = self._find(container)
         exempt = {item, stmt.targets[0].id}
-        for name in self._holders(container, stmt):
+        for name in self._holders(container, stmt, item):
             if name in self.item_of and all(self._find(c) == group for c in self.item_of[
                     name]) and name not in self.put_at:
                 exempt.add(name)  # old = c[k]: read out of c only
@@ -708,11 +732,13 @@ class Aliasing:
         return isinstance(value, gast.Call) and op is not None and op.kind in (
             "rule", "nondiff") and returns_new_array(op)
 
-    def _item(self, target: str, container: Any) -> None:
-        """``target`` may be an item of ``container``: not to be updated in place."""
+    def _item(self, target: str, container: Any, key: Any = None) -> None:
+        """``target`` may be an item of ``container`` (under ``key``, where known): not to
+        be updated in place."""
         self._contain([syntax.name(target)])
         if isinstance(container, gast.Name):
             self.item_of.setdefault(target, set()).add(container.id)
+            self.item_key[target] = ANY_KEY if key is None else key
 
     def result_aliases(self, result: gast.expr) -> frozenset[str]:
         """The parameters whose memory the returned value may share, or that may hold it

@@ -127,7 +127,28 @@ def through_a_callee(x):
     return np.sum(helper(x) * x)
 
 
-ACCEPTED = [dict_slot, dict_slot_times_itself, list_item, dict_slot_in_loop,
+def argument_under_another_key(x):
+    d = {"w": x * 2.0, "x": x}  # the caller's array in another slot
+    d["w"] -= 0.1 * d["x"]
+    return np.sum(d["w"] * d["x"])
+
+
+def name_held_under_another_key(x):
+    y = np.sin(x)
+    d = {"w": np.cos(x), "y": y}
+    d["w"] *= 2.0
+    return np.sum(d["w"] * y)
+
+
+def keys_read_before(x):
+    d = {"a": x * 1.0, "b": x * 3.0}
+    b = d["b"]
+    d["a"] += b
+    return np.sum(d["a"] * b)
+
+
+ACCEPTED = [argument_under_another_key, name_held_under_another_key, keys_read_before,
+            dict_slot, dict_slot_times_itself, list_item, dict_slot_in_loop,
             appended_then_updated, list_of_tuples_item, list_in_a_list, read_before_the_update,
             numbers_in_a_dict, attribute, method_on_self, through_a_callee]
 
@@ -223,7 +244,30 @@ def argument_in_an_attribute(x):
     return np.sum(layer.w)
 
 
-REFUSED = [(other_name_read, "np.sum", "shares memory"),
+def one_array_under_two_keys(x):
+    y = x * 1.0
+    d = {"w": y, "v": y}
+    d["w"] += x  # <- refused
+    return np.sum(d["v"] * x)
+
+
+def one_and_true_are_one_key(x):
+    y = x * 1.0
+    d = {1: y}
+    d[True] += x
+    return np.sum(y * x)  # <- refused
+
+
+def key_not_known(x, k):
+    y = x * 1.0
+    d = {"w": x * 2.0, "y": y}
+    d[k] += x
+    return np.sum(y * x)  # <- refused
+
+
+REFUSED = [(one_array_under_two_keys, "d[", "put into a tuple, list or dict"),
+           (one_and_true_are_one_key, "y", "shares memory"),
+           (other_name_read, "np.sum", "shares memory"),
            (held_before_the_update, "old", "shares memory"),
            (two_slots_one_array, "b[", "put into a tuple, list or dict"),
            (appended_twice, "xs[", "put into a tuple, list or dict"),
@@ -232,6 +276,13 @@ REFUSED = [(other_name_read, "np.sum", "shares memory"),
            (list_repeated, "b[", "may be held elsewhere"),
            (argument_in_a_dict, "d[", "the caller's array"),
            (argument_in_an_attribute, "layer", "the caller's array")]
+
+
+def test_an_update_under_a_key_not_known_when_compiling_may_be_any_slot():
+    with pytest.raises(TransformError) as info:
+        s2sgrad.gradient(key_not_known)(X, "y")
+    assert "shares memory" in str(info.value)
+    assert_points_at(info.value, key_not_known, "y")
 
 
 @pytest.mark.parametrize("f, token, words", REFUSED)
