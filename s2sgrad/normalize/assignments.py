@@ -10,7 +10,7 @@ Takes the targets and value of a user-level assignment; gives, through the walk,
     y[i] += v               _t2 = y[i]; _t3 = _t2 + v; y_1 = __setitem__(y[i], _t3)
                                                             _t3's statement recorded in
                                                             ``item_updates``
-    obj.w += v              _t4 = obj_w + v; obj_w_1 = _t4  recorded in ``augmented``
+    obj.w += v              obj_w_1 = obj_w + v             recorded in ``augmented``
     y.T[i] = v              y_1 = __setitem__(y[..., i], v)     recorded in ``views``
     xs.append(v)            xs_1 = __append__(xs, v)
     xs.insert(i, v)         xs_1 = __insert__(xs, i, v)
@@ -217,11 +217,9 @@ class Assignments:
         if view is not None:
             self.views[self.walk.out[-1]] = view
 
-    def _update_of(self, mark: int, previous: str | None) -> gast.stmt | None:
+    def _update_of(self, mark: int, previous: str) -> gast.stmt | None:
         """The statement emitted since ``mark`` that computes ``previous op value`` (the
         operation of an augmented assignment), if there is one."""
-        if previous is None:
-            return None
         for stmt in self.walk.out[mark:]:
             value = getattr(stmt, "value", None)
             if isinstance(stmt, gast.Assign) and isinstance(value, gast.BinOp) and \
