@@ -337,7 +337,7 @@ def write_rows(site: Site, base: gast.expr, index: gast.expr, value_dot: gast.ex
     """``y[index] = v`` on the rows: ``y_dot[:, index...] = v_dot``, with ``v_dot``'s rows
     given the region's rank (counted here, or read from ``y[index]`` at run time where
     arrays pick the entries)."""
-    target = site.arg("a")
+    target = site.arg("a") if site.op.kind == "setitem" else site.arg("c")  # (a put's)
     if site.is_container(target):  # a list's item: its tangent is the item's rows
         return syntax.assign(syntax.subscript(base, syntax.clone(index), store=True),
                              value_dot)

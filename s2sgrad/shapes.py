@@ -58,7 +58,7 @@ def reduce(dims: Dims | None, axis: Any, keepdims: bool) -> Dims | None:
 
 
 def matmul(a: Dims | None, b: Dims | None) -> Dims | None:
-    if a is None or b is None:
+    if a is None or b is None or not a or not b:  # (NumPy refuses a 0-d operand)
         return None
     if len(a) == 1 and len(b) == 1:
         return ()

@@ -17,6 +17,7 @@ import pytest
 
 import s2sgrad
 from s2sgrad import TransformError
+from s2sgrad.batching import NotBatchable
 from s2sgrad.testing import check_grads
 
 rng = np.random.default_rng(11)
@@ -137,6 +138,18 @@ def test_writes_into_a_dict(f):
 @pytest.mark.parametrize("f", [list_slots, list_in_loop])
 def test_writes_into_a_list(f):
     check(f, A, B, order=2)
+
+
+@pytest.mark.parametrize("f, args", [(dict_of_layers, (A, W)), (rnn_states, (A, W)),
+                                     (accumulate_in_dict, (A, W)), (list_slots, (A, B)),
+                                     (list_in_loop, (A, B)), (read_then_new_key, (A, B)),
+                                     (read_then_append_in_loop, (A, B))])
+@pytest.mark.parametrize("mode", ["batch", "batch-rev"])
+def test_writes_into_containers_for_many_directions_or_cotangents_at_once(f, args, mode):
+    try:
+        check_grads(f, *args, modes=(mode,))
+    except NotBatchable as reason:  # one at a time instead, which check() covers
+        assert "element write" in str(reason), reason
 
 
 def test_a_slot_chosen_at_run_time():

@@ -16,6 +16,7 @@ import pytest
 
 import s2sgrad
 from s2sgrad import TransformError
+from s2sgrad.batching import NotBatchable
 from s2sgrad.testing import check_grads
 
 try:
@@ -161,6 +162,15 @@ def test_an_update_through_a_slot_has_python_s_value_and_gradient(f):
     value, _ = s2sgrad.value_and_grad(f)(x)
     np.testing.assert_allclose(value, f(X.copy()), rtol=1e-13)
     np.testing.assert_array_equal(x, X)
+
+
+@pytest.mark.parametrize("f", ACCEPTED)
+@pytest.mark.parametrize("mode", ["batch", "batch-rev"])
+def test_many_directions_or_cotangents_at_once(f, mode):
+    try:
+        check_grads(f, X.copy(), modes=(mode,))
+    except NotBatchable as reason:  # one at a time instead, which the modes above check
+        assert "element write" in str(reason), reason
 
 
 @pytest.mark.parametrize("f", [dict_slot, dict_slot_in_loop, method_on_self])
