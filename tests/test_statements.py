@@ -12,7 +12,7 @@ import pytest
 
 from s2sgrad import statements, syntax
 from s2sgrad.aliasing import aliasing
-from s2sgrad.analyze import abstract_of, analyze
+from s2sgrad.analyze import abstract_of, analyze, facts
 from s2sgrad.fence import fence
 from s2sgrad.normalize import normalize
 from s2sgrad.optimize import _definitely_assigned, _eliminate_dead
@@ -23,10 +23,12 @@ from s2sgrad.reverse.context import Context
 from s2sgrad.reverse.cotangents import Cotangents
 from s2sgrad.reverse.forward import Forward
 from s2sgrad.reverse.operations import Operations
+from s2sgrad.tangent import _Tangent
 
-# The operation kinds analyze gives (``analyze.facts.Op.kind``).
-OP_KINDS = {"copy", "rule", "call", "setitem", "put", "pack", "item", "append", "insert",
-            "pop", "nondiff", "effect", "unknown"}
+# The operation kinds analyze gives (``analyze.facts.Op.kind``), and those a gradient flows
+# through (an unknown operation carries one nowhere: analyze refuses it where it would).
+OP_KINDS = set(facts.OP_KINDS)
+CARRYING = {name for name, kind in facts.OP_KINDS.items() if kind.carries}
 # Statements normalize leaves out of what reverse reads: the final return is the result, a
 # continue is desugared into branches.
 NOT_REVERSED = {gast.Return, gast.Continue}
@@ -64,8 +66,12 @@ def test_reverse_has_a_handler_for_every_statement_kind_it_reads():
 def test_reverse_has_a_handler_for_every_operation_kind():
     forward, _, operations = _jobs(_analysis(loop_and_branch, np.ones(3), 4))
     assert set(forward.by_op) == OP_KINDS
-    # an unknown operation carries a gradient nowhere: analyze refuses it where it would
-    assert set(operations.adjoints) == OP_KINDS - {"unknown"}
+    assert set(operations.adjoints) == CARRYING
+
+
+def test_forward_mode_has_a_handler_for_every_operation_kind():
+    analysis = _analysis(loop_and_branch, np.ones(3), 4)
+    assert set(_Tangent(analysis, aliasing(analysis)).by_op) == OP_KINDS
 
 
 def test_an_operation_kind_without_an_adjoint_is_an_internal_error():

@@ -63,7 +63,7 @@ from ..normalize import Normalized
 from . import checks
 from .activity import active
 from .calls import Calls
-from .facts import UPDATES, Facts, Op  # noqa: F401
+from .facts import OP_KINDS, UPDATES, Facts, Op  # noqa: F401
 from .operations import Operations
 from .values import (  # noqa: F401
     SCALAR,

@@ -24,10 +24,41 @@ from .values import Abstract, abstract_of, join
 
 
 @dataclass(frozen=True)
+class OpKind:
+    """One kind of operation: what it is, whether it changes a value in place, and whether
+    a gradient can flow through it (every other kind's adjoint table has a row for it)."""
+
+    meaning: str
+    update: bool = False
+    carries: bool = True
+
+
+# The operation kinds analyze gives (``Op.kind``): the one table the passes' handler tables
+# follow (forward's lowering, the adjoint, the tangent; tests/test_statements.py checks each
+# against it). A new kind adds a row here, then a handler in each of them.
+OP_KINDS: dict[str, OpKind] = {
+    "copy": OpKind("a name's value under another name"),
+    "rule": OpKind("a call of a function with a derivative rule, or an operator"),
+    "call": OpKind("a call of a function differentiated through its source"),
+    "pack": OpKind("a tuple, list or dict of atoms"),
+    "item": OpKind("an item of a tuple, list or dict"),
+    "setitem": OpKind("an element write into an array", update=True),
+    "put": OpKind("an item put into a list or dict", update=True),
+    "append": OpKind("an item appended to a list", update=True),
+    "insert": OpKind("an item inserted into a list", update=True),
+    "pop": OpKind("an item taken out of a list or dict", update=True),
+    "nondiff": OpKind("a call whose result carries no gradient"),
+    "effect": OpKind("a call kept for its effect (print)"),
+    "unknown": OpKind("a call the analysis cannot follow, refused where a gradient would "
+                      "flow through it", carries=False),
+}
+
+
+@dataclass(frozen=True)
 class Op:
     """The operation of one ANF statement."""
 
-    kind: str  # 'rule' | 'call' | 'copy' | 'nondiff' | 'unknown' | 'effect' | container ops
+    kind: str  # a key of OP_KINDS
     target: str | None
     rule: Rule | None = None
     bindings: dict[str, gast.expr] = field(default_factory=dict)  # rule parameter -> atom
@@ -45,7 +76,7 @@ class Op:
 
 # The operations that change a value in place, as NumPy and Python do them: an element
 # write into an array, an item put into a list or dict, an append, an insert, a pop.
-UPDATES = frozenset({"setitem", "put", "append", "insert", "pop"})
+UPDATES = frozenset(name for name, kind in OP_KINDS.items() if kind.update)
 
 
 class Facts:
