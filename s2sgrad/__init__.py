@@ -15,7 +15,7 @@ table; a package stands for all its modules):
               inplace coalesce codegen backends templates rules compiled derivatives higher pipeline
               sourcefile
               function
-    tensor:   autograd nn nn_utils optim lr_scheduler serialization utils
+    tensor:   autograd nn nn_utils optim serialization utils
               nn_functional nn_init
     api:      api testing __main__ __init__
 

@@ -21,20 +21,14 @@ parameters (matched by position), which then continues exactly as the saved one 
 from __future__ import annotations
 
 import copy
-import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 
-from . import lr_scheduler
-from .autograd import grad_mode
-from .autograd.tensor import Tensor
-
-# ``import s2sgrad.optim.lr_scheduler`` and ``from s2sgrad.optim.lr_scheduler import StepLR``
-# work as with ``torch.optim.lr_scheduler``, though optim is a module and not a package.
-sys.modules[f"{__name__}.lr_scheduler"] = lr_scheduler
+from ..autograd import grad_mode
+from ..autograd.tensor import Tensor
 
 
 class Optimizer(ABC):
