@@ -15,8 +15,7 @@ table; a package stands for all its modules):
               inplace coalesce codegen backends templates rules compiled derivatives higher pipeline
               sourcefile
               function
-    tensor:   autograd nn nn_utils optim serialization utils
-              nn_functional nn_init
+    tensor:   autograd nn optim serialization utils
     api:      api testing __main__ __init__
 
 A lower layer that calls a higher one offers a registration point instead of importing it:

@@ -32,29 +32,19 @@ from __future__ import annotations
 import math
 import operator
 import reprlib
-import sys
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from . import nn_functional as functional
-from . import nn_init as init
-from . import nn_utils as utils
-from .autograd import grad_mode
-from .autograd.printing import dtype_name, format_tensor
-from .autograd.tensor import Size, Tensor, _dtype, check_device, device_type
+from ...autograd import grad_mode
+from ...autograd.printing import dtype_name, format_tensor
+from ...autograd.tensor import Size, Tensor, _dtype, check_device, device_type
+from .. import functional, init
 
 if TYPE_CHECKING:
     from typing_extensions import Self
-
-# ``nn.utils.clip_grad_norm_``, and ``from s2sgrad.nn.utils import clip_grad_norm_`` as with
-# ``torch.nn.utils``, though nn is a module and not a package; likewise ``nn.functional`` and
-# ``nn.init``.
-sys.modules[f"{__name__}.utils"] = utils
-sys.modules[f"{__name__}.functional"] = functional
-sys.modules[f"{__name__}.init"] = init
 
 
 class Parameter(Tensor):

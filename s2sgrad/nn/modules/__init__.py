@@ -1,0 +1,43 @@
+"""The layers and losses as classes, as PyTorch's ``torch.nn.modules``."""
+
+from .module import (
+    ELU,
+    GELU,
+    BCELoss,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    Dropout,
+    Embedding,
+    Flatten,
+    HuberLoss,
+    Identity,
+    IncompatibleKeys,
+    L1Loss,
+    LayerNorm,
+    LeakyReLU,
+    Linear,
+    LogSoftmax,
+    Module,
+    ModuleDict,
+    ModuleList,
+    MSELoss,
+    NLLLoss,
+    Parameter,
+    ReLU,
+    Sequential,
+    Sigmoid,
+    SiLU,
+    SmoothL1Loss,
+    Softmax,
+    Softplus,
+    Tanh,
+    Unflatten,
+)
+
+__all__ = [
+    "ELU", "GELU", "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "Dropout", "Embedding",
+    "Flatten", "HuberLoss", "Identity", "IncompatibleKeys", "L1Loss", "LayerNorm", "LeakyReLU",
+    "Linear", "LogSoftmax", "MSELoss", "Module", "ModuleDict", "ModuleList", "NLLLoss",
+    "Parameter", "ReLU", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss", "Softmax", "Softplus",
+    "Tanh", "Unflatten",
+]
