@@ -1,7 +1,8 @@
-"""Models as classes, in PyTorch's spirit, at the paths of ``torch.nn``: the layers and
-losses (``nn.Linear``, ``nn.Sequential``, ``nn.CrossEntropyLoss``, ...) from ``nn.modules``,
-the same computations as functions in ``nn.functional``, weight initialisation in
-``nn.init``, and gradient clipping in ``nn.utils``.
+"""Models as classes, in PyTorch's spirit, at the paths of ``torch.nn``: ``nn.Parameter``
+(``nn.parameter``), the layers and losses (``nn.Linear``, ``nn.Sequential``,
+``nn.CrossEntropyLoss``, ...) from ``nn.modules``, the same computations as functions in
+``nn.functional``, weight initialisation in ``nn.init``, and gradient clipping in
+``nn.utils``.
 
     class Model(nn.Module):
         def __init__(self):
@@ -11,7 +12,7 @@ the same computations as functions in ``nn.functional``, weight initialisation i
             return np.tanh(x @ self.W)
 """
 
-from . import functional, init, modules, utils
+from . import functional, init, modules, parameter, utils
 from .modules import (
     ELU,
     GELU,
@@ -34,7 +35,6 @@ from .modules import (
     ModuleList,
     MSELoss,
     NLLLoss,
-    Parameter,
     ReLU,
     Sequential,
     Sigmoid,
@@ -45,11 +45,12 @@ from .modules import (
     Tanh,
     Unflatten,
 )
+from .parameter import Parameter
 
 __all__ = [
     "ELU", "GELU", "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "Dropout", "Embedding",
     "Flatten", "HuberLoss", "Identity", "IncompatibleKeys", "L1Loss", "LayerNorm", "LeakyReLU",
     "Linear", "LogSoftmax", "MSELoss", "Module", "ModuleDict", "ModuleList", "NLLLoss",
     "Parameter", "ReLU", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss", "Softmax", "Softplus",
-    "Tanh", "Unflatten", "functional", "init", "modules", "utils",
+    "Tanh", "Unflatten", "functional", "init", "modules", "parameter", "utils",
 ]
