@@ -15,8 +15,7 @@ table; a package stands for all its modules):
               inplace coalesce codegen backends templates rules compiled derivatives higher pipeline
               sourcefile
               function
-    tensor:   autograd nn nn_utils optim lr_scheduler serialization data
-              nn_functional nn_init
+    tensor:   autograd nn optim serialization utils
     api:      api testing __main__ __init__
 
 A lower layer that calls a higher one offers a registration point instead of importing it:
@@ -24,7 +23,8 @@ A lower layer that calls a higher one offers a registration point instead of imp
 (Tensor's operations).
 """
 
-from . import autograd, nn, optim, rules, testing  # noqa: F401  (importing rules registers them)
+# importing rules registers them
+from . import autograd, nn, optim, rules, testing, utils  # noqa: F401
 from .analyze.values import differentiate_through
 from .api import (
     batched_jvp,
@@ -96,7 +96,6 @@ from .autograd.tensor import (
     zeros_like,
 )
 from .batching import NotBatchable
-from .data import utils
 from .derivatives import checkpoint
 from .errors import TransformError
 from .function import Function

@@ -123,3 +123,36 @@ def test_no_import_cycle():
         cycle = None if name in done else cycle_from(name)
         assert not cycle, "an import cycle:\n" + "\n".join(
             f"{where(a, graph[a][b])}: {a} imports {b}" for a, b in itertools.pairwise(cycle))
+
+
+# PyTorch's import paths that the tensor layer offers
+TORCH_PATHS = ["s2sgrad.nn", "s2sgrad.nn.functional", "s2sgrad.nn.init", "s2sgrad.nn.utils",
+               "s2sgrad.nn.parameter", "s2sgrad.nn.modules", "s2sgrad.nn.modules.module",
+               "s2sgrad.optim", "s2sgrad.optim.lr_scheduler", "s2sgrad.utils",
+               "s2sgrad.utils.data"]
+
+
+def test_pytorch_paths_are_the_files_there():
+    """Each import path is the module of the file at that path (which an editor and a type
+    checker find), not another module put in its place in ``sys.modules``."""
+    import importlib
+
+    import s2sgrad
+
+    installed = pathlib.Path(s2sgrad.__file__).parent.parent
+    known = modules()
+    for name in TORCH_PATHS:
+        module = importlib.import_module(name)
+        assert module.__name__ == name
+        assert (pathlib.Path(module.__file__).relative_to(installed)
+                == known[name].relative_to(ROOT)), name
+
+
+def test_no_module_is_written_into_sys_modules():
+    written = []
+    for name, path in modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store)
+                    and ast.unparse(node.value) == "sys.modules"):
+                written.append(f"{where(name, node.lineno)}: {ast.unparse(node)}")
+    assert not written, "modules written into sys.modules by hand:\n" + "\n".join(written)

@@ -19,8 +19,8 @@ import pytest
 import s2sgrad
 from s2sgrad import nn, optim
 from s2sgrad.autograd.tensor import Tensor
-from s2sgrad.data import DataLoader, TensorDataset
 from s2sgrad.testing import numeric_gradient
+from s2sgrad.utils.data import DataLoader, TensorDataset
 
 TORCH_DTYPE_NAMES = ["float16", "float32", "float64", "complex64", "complex128", "int8",
                      "int16", "int32", "int64", "uint8", "bool", "float", "double", "half",

@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from .autograd import grad_mode
-from .autograd.random import source
-from .autograd.tensor import Tensor
+from ..autograd import grad_mode
+from ..autograd.random import source
+from ..autograd.tensor import Tensor
 
 _LINEAR = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d")

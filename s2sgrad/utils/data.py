@@ -1,5 +1,5 @@
-"""Datasets and batches, reached as ``s2sgrad.utils.data`` (PyTorch's ``torch.utils.data``):
-``Dataset``, ``TensorDataset``, ``DataLoader`` and ``default_collate``.
+"""Datasets and batches, as PyTorch's ``torch.utils.data``: ``Dataset``, ``TensorDataset``,
+``DataLoader`` and ``default_collate``.
 
     loader = DataLoader(TensorDataset(x, y), batch_size=32, shuffle=True)
     for xb, yb in loader:
@@ -24,15 +24,13 @@ from __future__ import annotations
 
 import collections.abc
 import math
-import sys
-import types
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
-from .autograd.random import source
-from .autograd.tensor import Tensor
+from ..autograd.random import source
+from ..autograd.tensor import Tensor
 
 
 class Dataset:
@@ -142,12 +140,3 @@ class DataLoader:
                 collate = self.collate_fn or default_collate
                 yield collate([self.dataset[int(i)] for i in indices])
 
-
-# ``s2sgrad.utils.data.DataLoader`` and ``from s2sgrad.utils.data import DataLoader`` work as
-# with ``torch.utils.data``, though there is no ``utils`` package: a namespace module stands
-# for it.
-utils = types.ModuleType(f"{__package__}.utils", "Namespace of ``utils.data``, as "
-                         "``torch.utils``.")
-utils.data = sys.modules[__name__]  # type: ignore[attr-defined]
-sys.modules[utils.__name__] = utils
-sys.modules[f"{utils.__name__}.data"] = sys.modules[__name__]

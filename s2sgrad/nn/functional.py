@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from .autograd.random import source
-from .autograd.tensor import Size, Tensor, tensor
+from ..autograd.random import source
+from ..autograd.tensor import Size, Tensor, tensor
 
 _REDUCTIONS = ("none", "mean", "sum")
 

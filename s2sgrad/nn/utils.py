@@ -14,8 +14,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from .autograd import grad_mode
-from .autograd.tensor import Tensor, tensor
+from ..autograd import grad_mode
+from ..autograd.tensor import Tensor, tensor
 
 
 def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
