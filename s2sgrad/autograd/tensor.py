@@ -237,6 +237,21 @@ def as_dtype(dtype: Any) -> DType:
     return found
 
 
+_ruled: list = [None, frozenset()]  # (the rule table's version, the code of its functions)
+
+
+def _ruled_codes() -> frozenset:
+    """The code objects of the Python functions that have a registered rule, read again only
+    when the rule table changes (``item()`` asks on every call)."""
+    from ..rules import registry
+
+    if _ruled[0] is not registry.version:
+        _ruled[:] = [registry.version, frozenset(
+            code for rule in list(registry._RULES.values())
+            if (code := getattr(rule.primitive, "__code__", None)) is not None)]
+    return _ruled[1]
+
+
 def _refuse_inside_a_function_with_a_rule(depth: int = 6) -> None:
     """A Tensor that requires grad is asked for its values (as an array or a number): if
     that happens in the body of a function with a registered derivative rule (within
@@ -244,15 +259,15 @@ def _refuse_inside_a_function_with_a_rule(depth: int = 6) -> None:
     would silently have no graph. Say so, and how to call it with its rule."""
     import sys
 
-    from ..rules import registry
-
+    codes = _ruled_codes()
+    if not codes:
+        return
     frame = sys._getframe(2)
     for _ in range(depth):
         if frame is None:
             return
         code = frame.f_code
-        fn = frame.f_globals.get(code.co_name)
-        if getattr(fn, "__code__", None) is code and registry.lookup(fn) is not None:
+        if code in codes:
             raise RuntimeError(
                 f"{code.co_qualname}() has a derivative rule, but called directly on a "
                 "Tensor that requires grad it runs its own body on the Tensor's values, "
