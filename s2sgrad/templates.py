@@ -85,7 +85,7 @@ def _parse_template(fn: Callable, each: str | None = None
     used = {n.id for n in own if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
             and n.id not in params | assigned}
     module_globals = {}
-    for n in used:
+    for n in sorted(used):  # one order whatever the hash seed: the generated text is stable
         if n in fn.__globals__:
             module_globals[n] = fn.__globals__[n]
         elif hasattr(builtins, n):

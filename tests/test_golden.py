@@ -99,3 +99,34 @@ def test_second_order_source_matches_golden():
         "# its tangent function", tangent.source,
         "# the tangent function's pair", adjoint.forward_source, adjoint.adjoint_source])
     _assert_golden(GOLDEN / "second_order" / "tanh_regression.py.txt", text)
+
+
+_SEEDED = """
+import numpy as np
+import s2sgrad
+from s2sgrad import codegen
+
+def f(x, y):
+    return np.sum(np.concatenate((x, y * 2.0)) ** 2) + np.sum(np.stack([x, x]) * y[0])
+
+s2sgrad.value_and_grad(f, (0, 1))(np.ones(3), np.ones(2))
+print("\\n".join(sorted(codegen._sources.values())))
+"""
+
+
+def test_generated_text_does_not_depend_on_the_hash_seed(tmp_path):
+    """Names a rule reads (bound as parameters of the function that makes the generated
+    code) come in one order: two processes with different seeds write the same text."""
+    import subprocess
+    import sys
+
+    program = tmp_path / "seeded.py"
+    program.write_text(_SEEDED)
+    texts = []
+    for seed in ("1", "2", "3"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        run = subprocess.run([sys.executable, str(program)], env=env, capture_output=True,
+                             text=True, check=True)
+        assert "__s2sgrad_make__(" in run.stdout
+        texts.append(run.stdout)
+    assert texts[0] == texts[1] == texts[2]
