@@ -12,8 +12,8 @@ table; a package stands for all its modules):
 
     leaf:     errors naming shapes syntax runtime
     compiler: parse fence normalize statements analyze aliasing reverse tangent batching optimize
-              inplace coalesce codegen backends templates rules compiled derivatives higher pipeline
-              sourcefile
+              simplify stacks inplace coalesce codegen backends templates rules compiled
+              derivatives higher pipeline sourcefile
               function
     tensor:   autograd nn optim serialization utils
     api:      api testing __main__ __init__

@@ -50,7 +50,7 @@ from .compiled import Compiled, CompiledJvp, state_of
 from .derivatives import Derivative
 from .fence import fence
 from .normalize import normalize
-from .optimize import optimize, standard_forms
+from .optimize import optimize
 from .parse import (
     MISSING,
     Parsed,
@@ -164,26 +164,21 @@ def _run_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
     debug = _debug_level()
     version = registry.version
     own = own_state(fn)  # before reading the source: a change during the compile shows
-    backend = backends.backend_of(signature)
+    backend = backends.of(signature)
     parsed, analysis, aliases = _analysed(fn, wrt, signature, lifted, compile_vjp, debug)
     reversed_ = reverse(analysis, aliases)
     _show(debug, "reverse (adjoint)", syntax.function("adjoint", [], reversed_.adjoint))
-    optimized = optimize(reversed_, in_place=backend is None,
-                         standard=backends.follows_standard(backend),
-                         chunked=backend in backends.DISPATCHING)
-    if backend is not None:  # the templates read that library's namespace
-        backends.refuse_numpy_calls(backend, analysis)
-        bindings, renames = backends.namespaced(reversed_.bindings, backend,
-                                                _taken(parsed, analysis))
+    optimized = optimize(reversed_, backend)
+    bindings, (forward, adjoint) = backend.bind(  # the library's namespace and helpers
+        reversed_.bindings, (optimized.forward, optimized.adjoint), analysis,
+        lambda: _taken(parsed, analysis))
+    if bindings is not reversed_.bindings:
         reversed_ = dataclasses.replace(reversed_, bindings=bindings)
-        optimized = dataclasses.replace(
-            optimized, reversed=reversed_,
-            forward=[syntax.rename(syntax.clone(s), renames) for s in optimized.forward],
-            adjoint=[syntax.rename(syntax.clone(s), renames) for s in optimized.adjoint])
+        optimized = dataclasses.replace(optimized, reversed=reversed_, forward=forward,
+                                        adjoint=adjoint)
     generated = codegen(optimized)
-    if backend is not None:
-        backends.check(backend, generated.filename, _names(parsed, reversed_.bindings),
-                       analysis.values)
+    backend.check(generated.filename, lambda: _names(parsed, reversed_.bindings),
+                  analysis.values)
     if debug >= 1:
         print(f"[s2sgrad] {fn.__qualname__} wrt {wrt}:\n{generated.forward_source}\n"
               f"{generated.adjoint_source}", file=sys.stderr)
@@ -544,26 +539,20 @@ def _run_tangent_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str,
                            (), _result_value(analysis), "", frozenset(), dependencies,
                            version, _by_string_value(analysis), own[0][3], own[1][3], own,
                            len(own) > 2 or bool(dependencies), unbatchable=str(exc))
-    backend = backends.backend_of(signature)
-    if backend is not None:  # the templates read that library's namespace
-        backends.refuse_numpy_calls(backend, analysis)
-        bindings, renames = backends.namespaced(tangents.bindings, backend,
-                                                _taken(parsed, analysis))
-        body = tangents.body
-        if backends.follows_standard(backend):
-            arrays = {n: v.ndim for n, v in analysis.values.items() if v.kind == "array"}
-            body = standard_forms([syntax.clone(s) for s in body], tangents.bindings,
-                                  {n: k for n, k in arrays.items() if k}, set(arrays))
-        tangents = dataclasses.replace(
-            tangents, bindings=bindings,
-            body=[syntax.rename(syntax.clone(s), renames) for s in body])
+    backend = backends.of(signature)
+    arrays = {n: v.ndim for n, v in analysis.values.items() if v.kind == "array"}
+    body = backend.primal_forms(tangents.body, tangents.bindings,
+                                {n: k for n, k in arrays.items() if k}, set(arrays))
+    bindings, (body,) = backend.bind(  # the library's namespace and helpers
+        tangents.bindings, (body,), analysis, lambda: _taken(parsed, analysis))
+    if bindings is not tangents.bindings:
+        tangents = dataclasses.replace(tangents, bindings=bindings, body=body)
     generated = codegen_tangent(tangents)
     if debug >= 1:
         print(f"[s2sgrad] {fn.__qualname__} jvp wrt {wrt}:\n{generated.source}",
               file=sys.stderr)
-    if backend is not None:
-        backends.check(backend, generated.filename, _names(parsed, tangents.bindings),
-                       analysis.values)
+    backend.check(generated.filename, lambda: _names(parsed, tangents.bindings),
+                  analysis.values)
     return CompiledJvp(fn, parsed.name, wrt, tuple(sorted(signature.items())), generated.jvp,
                        generated.source, tangents.tangent_params, _result_value(analysis),
                        generated.filename, tangents.result_aliases, dependencies, version,
@@ -595,12 +584,11 @@ def _analysed(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstract]
     normalized = normalize(parsed, fence)
     _show(debug, "normalize", normalized.node)
 
-    backend = backends.backend_of(signature)
+    backend = backends.of(signature)
 
     def callee(fn_, callee_wrt, callee_signature, node):
-        if backend is not None:  # its arrays are the caller's library's: compiled for it
-            callee_signature = {k: backends.on(v, backend) for k, v in callee_signature.items()}
-        return compile_callee(fn_, callee_wrt, callee_signature)
+        # its arrays are the caller's library's: compiled for it
+        return compile_callee(fn_, callee_wrt, backend.callee(callee_signature))
 
     analysis = analyze(normalized, wrt, signature, callee)
     if debug >= 2:

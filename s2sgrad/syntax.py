@@ -402,3 +402,20 @@ class _NegativeConstants(ast.NodeTransformer):
             return node
         magnitude = ast.Constant(value=-node.value)
         return ast.copy_location(ast.UnaryOp(op=ast.USub(), operand=magnitude), node)
+
+
+_SHAPE_QUERIES = {"shape": "shape", "size": "size", "ndim": "ndim", "len": "len"}
+
+
+def shape_query(node: gast.AST, numpy_names: set[str]) -> tuple[str, str] | None:
+    """``np.shape(x)``, ``x.shape``, ``np.size(x)``, ``len(x)``... -> (x, 'shape'|...)."""
+    if isinstance(node, gast.Attribute) and node.attr in ("shape", "size", "ndim") and \
+            isinstance(node.value, gast.Name):
+        return node.value.id, node.attr
+    if isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords and \
+            isinstance(node.args[0], gast.Name):
+        func = dotted_name(node.func) or ""
+        head, _, attr = func.rpartition(".")
+        if (head in numpy_names and attr in ("shape", "size", "ndim")) or func == "len":
+            return node.args[0].id, _SHAPE_QUERIES[attr or func]
+    return None

@@ -51,10 +51,10 @@ import numpy as np
 from . import batching, statements, syntax
 from .aliasing import Aliasing
 from .analyze import UPDATES, Analysis, Op, is_container
-from .optimize import simplify
 from .reverse.context import Context
 from .rules import registry
 from .runtime.containers import tree_add, zeros_tree
+from .simplify import simplify
 from .templates import Facts, Template, call_arguments, inline, template_of
 
 

@@ -321,7 +321,7 @@ def test_the_check_tells_counts_from_arrays_in_generated_code():
     def check(source):
         name = f"<generated check {abs(hash(source))}>"
         linecache.cache[name] = (len(source), None, source.splitlines(True), name)
-        backends.check("dask", name, {"math": math}, {})
+        backends.named("dask").check(name, lambda: {"math": math}, {})
 
     check("def f_backward(saved, g):\n"
           "    _count = math.prod(saved.shape) // (g.size or 1) or 1\n"

@@ -236,10 +236,10 @@ def test_rendering_round_trip_keeps_meaning():
 def test_folding_keeps_numpy_semantics_of_negative_bases():
     # the adjoint folds constant arithmetic; (-8.0) ** (1/3) is complex in Python, nan in
     # NumPy: it must not be folded into a complex constant
-    from s2sgrad.optimize import _Simplify
+    from s2sgrad.simplify import Simplify
     node = syntax.binop(syntax.const(-8.0), "Pow", syntax.const(1 / 3))
-    assert isinstance(_Simplify().visit(node), gast.BinOp)
-    folded = _Simplify().visit(syntax.binop(syntax.const(-0.5), "Pow", syntax.const(2)))
+    assert isinstance(Simplify().visit(node), gast.BinOp)
+    folded = Simplify().visit(syntax.binop(syntax.const(-0.5), "Pow", syntax.const(2)))
     assert syntax.is_const(folded) and folded.value == 0.25
 
 

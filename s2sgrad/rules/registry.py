@@ -490,7 +490,7 @@ def seal_library() -> None:
 # of its own takes the rule of NumPy's function of the same name, for the names listed, whose
 # parameters, defaults and results are NumPy's (tests/test_backend_jax.py checks each one
 # against finite differences). The generated code then runs that library's functions
-# (backends.py swaps the namespace the templates read).
+# (backends/namespaces.py swaps the namespace the templates read).
 MIRRORED = frozenset({
     # elementwise
     "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "square", "cbrt",
@@ -514,7 +514,7 @@ MIRRORS = {"jax.numpy": np}
 # takes the same parameters with the same defaults and computes the same values: a function of
 # these names in a namespace that follows the standard (``follows_standard``) takes its rule
 # (tests/test_backend_array_api.py checks each against finite differences). The generated
-# code then calls that namespace's functions (backends.py). Left out: the names whose
+# code then calls that namespace's functions (backends/namespaces.py). Left out: the names whose
 # parameters differ (``sort``'s ``descending``), and those without a rule of NumPy's
 # (``vecdot``).
 STANDARD = frozenset({

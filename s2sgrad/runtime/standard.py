@@ -1,7 +1,7 @@
 """The run-time helpers of generated code, for arrays of a namespace of the Python array API
 standard (``array_api_strict``; CuPy, JAX and others through it): the same results as the
-NumPy helpers they stand for (``STANDARD_HELPERS`` in backends.py), computed with the
-functions the standard defines, called on the arrays' own namespace
+NumPy helpers they stand for (``STANDARD_HELPERS`` in backends/namespaces.py), computed
+with the functions the standard defines, called on the arrays' own namespace
 (``a.__array_namespace__()``). Nothing here converts an array to NumPy's or reads its values.
 """
 

@@ -1,24 +1,8 @@
-"""After codegen, for arrays of another library: the generated code does only what that
-library can do with its arrays where they are.
+"""The check after codegen, for another library's arrays: the generated code does only what
+that library can do with its arrays where they are.
 
-Before: the generated forward and adjoint (or tangent function) of a compile whose arguments
-include arrays of a backend (``analyze.values.backend_of``). Two kinds:
-
-- libraries that implement NumPy's dispatch protocols (``DISPATCHING``: Dask, CuPy), on whose
-  arrays the NumPy-style code s2sgrad generates runs unchanged: ``np.tanh(x)`` runs
-  ``dask.array.tanh``, ``x.T @ g`` is a lazy product;
-- libraries whose arrays do not (JAX; the namespaces of the Python array API standard, such
-  as ``array_api_strict``): the code calls the library's namespace, which ``namespaced``
-  binds in place of NumPy under the name its users give it (``jnp``, ``xp``); for the
-  standard's namespaces, optimize.standard_forms has written the adjoint in the standard's
-  names and forms first.
-
-Either way, the adjoint's accumulations into indexed positions (``add_at``,
-``add_at_each``, ``zeroed_at``) are bound to the library's own implementation of them
-(``runtime.indexing.SCATTER``), and helpers that call NumPy's functions to their standard
-versions (``STANDARD_HELPERS``) where NumPy's dispatch does not reach the arrays.
-
-After: the same code, checked; or a TransformError at the user's line, naming the backend,
+Before: the generated forward and adjoint (or tangent function), as linecache holds them.
+After:  the same code, checked; or a TransformError at the user's line, naming the library,
 for the first statement that would need the arrays' values in this process (a Dask array has
 none until it is computed; a CuPy array's are on the GPU) or that the library cannot do:
 
@@ -36,8 +20,8 @@ none until it is computed; a CuPy array's are on the GPU) or that the library ca
 The checks read names in the generated code through what the code's names resolve to (the
 compile's bindings, the function's globals and builtins, the namespace a local name holds)
 and what the analysis knows of the user's values; a runtime helper of s2sgrad passes only
-where it is known to run on the library's arrays (``PORTABLE_HELPERS``,
-``NAMESPACE_HELPERS``, the library's scatter helpers).
+where it is known to run on the library's arrays (the backend's ``helpers`` and every
+library's scatter helpers).
 
 Part of the compiler layer.
 """
@@ -46,47 +30,15 @@ from __future__ import annotations
 
 import ast
 import builtins
-import dataclasses
 import linecache
 import types
 from typing import Any
 
 import numpy as np
 
-from .analyze import Abstract
-from .analyze.values import NAMESPACES, namespace_of
-from .analyze.values import backend_of as backend_of_value
-from .errors import TransformError
-from .runtime import chunks, containers, indexing, standard, unbroadcast
-
-# The library each backend's arrays come from: whose functions NumPy's dispatch calls
-# (``DISPATCHING``), or, for JAX, whose functions the code calls itself: the templates read
-# NumPy through one name, which a compile for JAX binds to ``jax.numpy`` (``namespaced``).
-DISPATCHING = frozenset({"dask", "cupy"})
-# The name a library's users give its namespace; "xp" for a namespace of the array API
-# standard (``xp = array_namespace(x)``)
-ALIASES = {"jax": "jnp"}
-
-# s2sgrad's helpers in generated code that compute only with NumPy's dispatched functions,
-# Python's containers and the arrays' operators: they run on a backend's arrays as they are.
-PORTABLE_HELPERS = frozenset({
-    unbroadcast.unbroadcast, containers.unbroadcast_each, containers.tree_add,
-    containers.concat, containers.repeat, containers.leading, containers.trailing,
-    containers.add_item, containers.add_leaf, containers.item_or_absent,
-    containers.pieces_along, containers.inverse_axes, chunks.broadcast_like,
-})
-# For a library whose arrays do not dispatch NumPy's functions (JAX, the array API
-# standard's namespaces): the helpers that compute only with Python's containers, the
-# arrays' operators, slices and shapes, which run on its arrays as they are; and the
-# standard's versions of those that call NumPy's functions, bound in their place.
-NAMESPACE_HELPERS = frozenset({
-    containers.tree_add, containers.concat, containers.repeat, containers.leading,
-    containers.trailing, containers.add_item, containers.add_leaf, containers.item_or_absent,
-    containers.pieces_along, containers.inverse_axes, standard.unbroadcast,
-    standard.zeros_tree,
-})
-STANDARD_HELPERS = {unbroadcast.unbroadcast: standard.unbroadcast,
-                    containers.zeros_tree: standard.zeros_tree}
+from ..analyze import Abstract
+from ..errors import TransformError
+from .scatter import NUMPY_SCATTERS, SCATTERS
 
 # Builtins that turn an array into a Python value (asking for the array's values now).
 _CONVERSIONS = frozenset({float, int, bool, complex})
@@ -99,135 +51,24 @@ _NUMPY_CONVERSIONS = frozenset({np.asarray, np.array, np.asanyarray, np.ascontig
                                 np.copyto})
 
 
-def backend_of(signature: dict[str, Abstract]) -> str | None:
-    """The backend of the arrays among the arguments (in containers too), None for NumPy's;
-    a TransformError where two backends meet (their arrays do not mix)."""
-    found: set[str] = set()
-
-    def walk(value: Abstract) -> None:
-        if value.backend is not None:
-            found.add(value.backend)
-        for _, item in value.items or ():
-            if isinstance(item, Abstract):
-                walk(item)
-
-    for value in signature.values():
-        walk(value)
-    if len(found) > 1:
-        raise TypeError(f"arrays of {' and '.join(sorted(found))} among the arguments: "
-                        "one call works on the arrays of one library")
-    return next(iter(found), None)
-
-
-def on(value: Abstract, backend: str) -> Abstract:
-    """``value`` with its arrays (in containers too) those of ``backend``: what a callee
-    receives from a caller compiled for that library."""
-    if value.kind == "array" and value.backend is None:
-        return dataclasses.replace(value, backend=backend)
-    if value.items:
-        items = tuple((k, on(v, backend) if isinstance(v, Abstract) else v)
-                      for k, v in value.items)
-        return dataclasses.replace(value, items=items)
-    return value
-
-
-def namespaced(bindings: dict[str, Any], backend: str | None, taken: dict[str, Any]
-               ) -> tuple[dict[str, Any], dict[str, str]]:
-    """The generated code's bindings for ``backend``, and the names to rename in its code:
-    for a library whose arrays do not dispatch NumPy's functions (JAX, the array API
-    standard's namespaces), NumPy and its submodules bound to the library's namespace under
-    the name its users give it (``jnp``, ``xp``), so that the templates call its functions
-    and the code says so, and the helpers that call NumPy's functions bound to their
-    standard versions (``STANDARD_HELPERS``); for the others, the bindings as they are. ``taken``: what the code's other names name (the alias
-    is used where it is free, or names the namespace already)."""
-    if backend is None:
-        return bindings, {}
-    helpers = scatter_helpers(backend)
-    if backend in DISPATCHING:
-        return {name: helpers.get(value, value) if isinstance(value, types.FunctionType)
-                else value for name, value in bindings.items()}, {}
-    helpers = {**STANDARD_HELPERS, **helpers}
-    space = namespace_of(backend)
-    alias = ALIASES.get(backend, "xp")
-    swapped, renames = {}, {}
-    for name, value in bindings.items():
-        if value is np:
-            value = space
-            if taken.get(alias, space) is space and alias not in bindings:
-                renames[name], name = alias, alias
-        elif isinstance(value, types.ModuleType) and value.__name__.startswith("numpy."):
-            value = getattr(space, value.__name__.partition(".")[2], value)
-        elif isinstance(value, types.FunctionType):
-            value = helpers.get(value, value)
-        swapped[name] = value
-    return swapped, renames
-
-
-def scatter_helpers(backend: str) -> dict[Any, Any]:
-    """The adjoint's helpers that accumulate into indexed positions (``add_at``,
-    ``add_at_each``, ``zeroed_at``), each mapped to ``backend``'s implementation of it
-    (``runtime.indexing.SCATTER``); one the backend cannot do is absent, and stays NumPy's,
-    which the check refuses."""
-    found = indexing.SCATTER.get(backend) or indexing.SCATTER["array_api"]
-    return {getattr(indexing, name): helper for name, helper in found.items()}
-
-
-def refuse_numpy_calls(backend: str, analysis: Any) -> None:
-    """For a library whose arrays do not dispatch NumPy's functions: refuse, at the user's
-    line, a call of one of NumPy's functions in the user's code (it would convert the
-    arrays to NumPy's); the code must call the library's own."""
-    if backend in DISPATCHING:
-        return
-    for stmt, op in analysis.ops.items():
-        func = getattr(op, "primitive", None)
-        module = getattr(func, "__module__", None) or ""
-        if isinstance(func, np.ufunc) or module == "numpy" or module.startswith("numpy."):
-            name = getattr(func, "__name__", "?")
-            raise analysis.normalized.parsed.error(
-                f"numpy.{name} on {backend} arrays: NumPy converts them to its own arrays",
-                stmt, _call_instead(backend, name))
-
-
-def follows_standard(backend: str | None) -> bool:
-    """Whether ``backend`` is a namespace of the array API standard (named by its module)
-    rather than a library s2sgrad knows by name."""
-    return backend is not None and backend not in DISPATCHING and backend not in NAMESPACES
-
-
-def _call_instead(backend: str, name: str) -> str:
-    """The hint to call ``backend``'s function ``name``: ``jax.numpy.tanh``; ``xp.tanh``,
-    with ``xp = array_namespace(x)``, for a namespace of the array API standard."""
-    if backend in NAMESPACES:
-        return f"Call {NAMESPACES[backend]}.{name} instead."
-    return f"Call xp.{name} instead, with xp = array_namespace(x)."
-
-
-def ones_like(value: Any) -> Any:
-    """A seed of ones shaped like ``value``, an array of its own library."""
-    backend = backend_of_value(value)
-    return (np if backend in DISPATCHING else namespace_of(backend)).ones_like(value)
-
-
-_SCATTERS = frozenset(f for helpers in indexing.SCATTER.values() for f in helpers.values())
-
-
-def check(backend: str, filename: str, names: dict[str, Any],
+def check(backend: Any, filename: str, names: dict[str, Any],
           values: dict[str, Abstract]) -> None:
     """Refuse the first statement of the generated file ``filename`` (as linecache holds
     it) that ``backend`` cannot run. ``names``: what the code's free names resolve to (the
     function's globals, its closure, the compile's bindings); ``values``: what the analysis
     knows of the user's names."""
     tree = ast.parse("".join(linecache.getlines(filename)))
-    check = _Check(backend, namespace_of(backend), names, values, filename)
-    check.find_numbers(tree)
-    check.visit(tree)
+    checker = _Check(backend, names, values, filename)
+    checker.find_numbers(tree)
+    checker.visit(tree)
 
 
 class _Check(ast.NodeVisitor):
-    def __init__(self, backend: str, namespace: Any, names: dict[str, Any],
-                 values: dict[str, Abstract], filename: str):
-        self.backend = backend
-        self.namespace = namespace
+    def __init__(self, backend: Any, names: dict[str, Any], values: dict[str, Abstract],
+                 filename: str):
+        self.library = backend
+        self.backend = backend.name
+        self.namespace = namespace = backend.namespace()
         self.names = names
         self.values = values
         self.filename = filename
@@ -236,7 +77,7 @@ class _Check(ast.NodeVisitor):
         # A namespace of the array API standard answers bool(), float() and int() of a 0-d
         # array as the standard defines them (an eager library computes the value, a lazy one
         # raises): the user's tests and conversions are the user's to make there.
-        self.standard = follows_standard(backend)
+        self.standard = backend.standard
         self.array_type = type(namespace.zeros(()))  # whose methods the arrays have
 
     # -- what a name or an expression is ----------------------------------------------------
@@ -415,9 +256,9 @@ class _Check(ast.NodeVisitor):
         module = getattr(func, "__module__", None) or ""
         if isinstance(func, np.ufunc) or module == "numpy" or module.startswith("numpy."):
             name = func.__name__
-            if self.backend not in DISPATCHING:
+            if not self.library.dispatches:
                 self.refuse(node, f"numpy.{name}, which converts {self.backend}'s arrays to "
-                            "NumPy's", _call_instead(self.backend, name))
+                            "NumPy's", self.library.call_instead(name))
             if module.startswith(("numpy.random", "numpy.linalg", "numpy.fft")):
                 space = module.split(".", 1)[1]
                 ok = self.namespace is not None and hasattr(
@@ -429,9 +270,8 @@ class _Check(ast.NodeVisitor):
                             "Write it with functions the library has, or compute the arrays "
                             "first.")
         elif module.startswith("s2sgrad."):
-            if func in (indexing.add_at, indexing.add_at_each, indexing.zeroed_at):
-                self._scatter(node)  # NumPy's: the backend has none (scatter_helpers)
-            elif func not in (PORTABLE_HELPERS if self.backend in DISPATCHING
-                              else NAMESPACE_HELPERS) and func not in _SCATTERS:
+            if func in NUMPY_SCATTERS:
+                self._scatter(node)  # NumPy's: the backend has none (scatter.helpers)
+            elif func not in self.library.helpers and func not in SCATTERS:
                 self.refuse(node, f"s2sgrad's helper {func.__name__}()",
                             "This construct is supported on NumPy arrays only.")
