@@ -46,7 +46,7 @@ from .batching import NotBatchable
 from .compiled import Compiled, CompiledJvp, state_of
 from .derivatives import Derivative, make, signature_of
 from .errors import TransformError
-from .parse import own_state, unwrap
+from .parse import own_state, source_lines, unwrap
 from .rules import registry
 
 
@@ -77,12 +77,29 @@ def names_of(d: Derivative) -> tuple[str, ...]:
     names = []
     for i in d.positions:
         if not -len(params) <= i < len(params):
+            fn, name, place = _star_args_of(root_of(d))
             raise TransformError(
-                f"{d.transform} differentiates a value passed through *args; a derivative "
-                "of it is computed only for named parameters. Name the parameter in the "
-                "function's signature.")
+                f"a derivative of a derivative with respect to a value that {fn.__qualname__}"
+                f"() receives through *{name}: those are computed for named parameters only",
+                *place, hint="Name the parameter in the function's signature.")
         names.append(params[i].name)
     return tuple(names)
+
+
+def _star_args_of(fn: Callable) -> tuple[Callable, str, tuple[str, int, int]]:
+    """The function whose ``*args`` a derivative reaches (the one it calls, for a function
+    s2sgrad wrote that passes its parameters on), the parameter's name, and its file, line
+    and column."""
+    while getattr(fn, "__s2sgrad_calls__", None) is not None:
+        fn = unwrap(fn.__s2sgrad_calls__)
+    code = fn.__code__
+    name = code.co_varnames[code.co_argcount + code.co_kwonlyargcount]
+    lines, start = source_lines(code, fn.__globals__)
+    for k, line in enumerate(lines):
+        col = line.find(f"*{name}")
+        if col >= 0:
+            return fn, name, (code.co_filename, start + k, col)
+    return fn, name, (code.co_filename, code.co_firstlineno, 0)
 
 
 def _valid_state(d: Derivative) -> dict[str, Any]:

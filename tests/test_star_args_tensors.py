@@ -2,7 +2,7 @@
 several arrays), called with Tensors: the compiled backward gives one cotangent for the
 whole ``*args`` tuple, and each Tensor receives its own item of it, whichever of the
 arguments require grad, with Tensors read through attributes beside them. (At second order
-a value received through ``*args`` is refused.) Every gradient is compared with the functional path's, which finite differences
+a value received through ``*args`` is refused, at that parameter.) Every gradient is compared with the functional path's, which finite differences
 check.
 """
 
@@ -15,6 +15,7 @@ import pytest
 
 import s2sgrad
 from s2sgrad.testing import check_grads
+from tests.located import assert_points_at
 
 rng = np.random.default_rng(7)
 W = rng.standard_normal(3) * 0.7
@@ -24,7 +25,7 @@ X = rng.standard_normal(3)
 
 def doubled(f):
     @functools.wraps(f)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args, **kwargs):  # <- refused
         return f(*args, **kwargs) * 2.0
     return wrapper
 
@@ -34,14 +35,14 @@ def stacked(w, v, x):
     return np.sum(np.array([w[0] * x[0], v[1], np.sum(w * v)]) ** 2)
 
 
-def all_star(*arrays):
+def all_star(*arrays):  # <- refused
     total = 0.0
     for a in arrays:
         total = total + np.sum(np.tanh(a) ** 2)
     return total
 
 
-def head_and_star(w, *rest):
+def head_and_star(w, *rest):  # <- refused
     return np.sum(w * rest[0]) + np.sum(np.sin(rest[1]) * w)
 
 
@@ -80,8 +81,13 @@ def test_second_order_through_star_args_is_refused_not_wrong(fn, args):
     # (derivatives of a derivative are generated for named parameters only)
     tensors = [s2sgrad.tensor(a.copy(), requires_grad=True) for a in args]
     out = s2sgrad.grad(fn)(*tensors)
-    with pytest.raises(s2sgrad.TransformError, match="Name the parameter"):
+    with pytest.raises(s2sgrad.TransformError, match="named parameters only") as caught:
         s2sgrad.autograd.grad(out, [tensors[-1]], create_graph=True)
+    # at the user's *args parameter (of the decorator's wrapper, for a decorated function)
+    where = doubled if fn is stacked else fn
+    star = "*" + fn.__code__.co_varnames[fn.__code__.co_argcount]  # the wrapper's, decorated
+    assert_points_at(caught.value, where, star)
+    assert "_seeded" not in str(caught.value)
 
 
 def test_a_method_taking_star_args_with_a_parameter_read_through_self():

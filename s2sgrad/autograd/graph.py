@@ -727,6 +727,7 @@ def _seeded(fn: Any, positions: tuple[int, ...], count: int, outputs: tuple | No
                                 if kinds[i] in "fc")
     name = sourcefile.identifier(f"{getattr(fn, '__name__', 'f')}_seeded", "seeded")
     q = sourcefile.define(name, seeds + list(lifted) + params, expression, body, bindings)
+    q.__s2sgrad_calls__ = fn  # its parameters are fn's: a refusal of one names fn's line
     found = seeded[key] = Function(derivatives.make(q, positions, False))
     return found
 
