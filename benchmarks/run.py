@@ -1922,11 +1922,11 @@ def specialiser_tables() -> dict[str, int]:
     gradient(f) made), and the sizes ``compiled.cache_sizes()`` reports (tables kept
     outside the functions)."""
     out = {}
-    for module, attr in (("s2sgrad.function", "_specialisers"), ("s2sgrad.api", "_derivatives")):
+    for module, attr in (("s2sgrad.compiler.function", "_specialisers"), ("s2sgrad.api", "_derivatives")):
         table = getattr(sys.modules.get(module), attr, None)
         if table is not None and hasattr(table, "__len__"):
             out[f"{module.rsplit('.', 1)[-1]}.{attr}"] = len(table)
-    sizes = getattr(sys.modules.get("s2sgrad.compiled"), "cache_sizes", None)
+    sizes = getattr(sys.modules.get("s2sgrad.compiler.compiled"), "cache_sizes", None)
     if callable(sizes):
         out.update({f"compiled.{k}": int(v) for k, v in sizes().items()})
     return out

@@ -978,14 +978,14 @@ def test_memory_growth_tells_growing_from_flat(harness):
 
 
 def test_specialiser_tables_reads_the_tables_that_exist(harness, monkeypatch):
-    monkeypatch.setitem(sys.modules, "s2sgrad.function",
+    monkeypatch.setitem(sys.modules, "s2sgrad.compiler.function",
                         types.SimpleNamespace(_specialisers={1: 1, 2: 2}))
     monkeypatch.setitem(sys.modules, "s2sgrad.api", types.SimpleNamespace())
-    monkeypatch.setitem(sys.modules, "s2sgrad.compiled",
+    monkeypatch.setitem(sys.modules, "s2sgrad.compiler.compiled",
                         types.SimpleNamespace(cache_sizes=lambda: {"elsewhere": 7}))
     assert harness.specialiser_tables() == {"function._specialisers": 2, "compiled.elsewhere": 7}
-    monkeypatch.setitem(sys.modules, "s2sgrad.compiled", types.SimpleNamespace())
-    monkeypatch.setitem(sys.modules, "s2sgrad.function", types.SimpleNamespace())
+    monkeypatch.setitem(sys.modules, "s2sgrad.compiler.compiled", types.SimpleNamespace())
+    monkeypatch.setitem(sys.modules, "s2sgrad.compiler.function", types.SimpleNamespace())
     assert harness.specialiser_tables() == {}
 
 

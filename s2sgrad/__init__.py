@@ -11,10 +11,7 @@ ones below, and no imports form a cycle (tests/test_layering.py checks both agai
 table; a package stands for all its modules):
 
     leaf:     errors naming shapes syntax runtime
-    compiler: parse fence normalize statements analyze aliasing reverse tangent batching optimize
-              simplify stacks inplace coalesce codegen backends templates rules compiled
-              derivatives higher pipeline sourcefile
-              function
+    compiler: compiler backends rules
     tensor:   autograd nn optim serialization utils
     api:      api testing __main__ __init__
 
@@ -25,7 +22,6 @@ A lower layer that calls a higher one offers a registration point instead of imp
 
 # importing rules registers them
 from . import autograd, nn, optim, rules, testing, utils  # noqa: F401
-from .analyze.values import differentiate_through
 from .api import (
     batched_jvp,
     batched_vjp,
@@ -95,10 +91,11 @@ from .autograd.tensor import (
     zeros,
     zeros_like,
 )
-from .batching import NotBatchable
-from .derivatives import checkpoint
+from .compiler.analyze.values import differentiate_through
+from .compiler.batching import NotBatchable
+from .compiler.derivatives import checkpoint
+from .compiler.function import Function
 from .errors import TransformError
-from .function import Function
 from .rules import jvp_rule, linear, nondifferentiable, vjp_rule
 from .serialization import load, save
 

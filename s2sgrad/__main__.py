@@ -52,7 +52,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="comma-separated positions to differentiate (default 0)")
     options = parser.parse_args(argv)
 
-    from . import api, function
+    from . import api
+    from .compiler import function
     from .errors import TransformError
     fn = _load(options.target)
     if options.args is None:

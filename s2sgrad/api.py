@@ -19,14 +19,15 @@ from typing import Any
 
 import numpy as np
 
-from . import backends, higher
-from .analyze import abstract_of
-from .analyze.values import backend_of, dtype_kind
-from .batching import NotBatchable
-from .compiled import state_of
-from .derivatives import Derivative, set_maker
+from . import backends
+from .compiler import higher
+from .compiler.analyze import abstract_of
+from .compiler.analyze.values import backend_of, dtype_kind
+from .compiler.batching import NotBatchable
+from .compiler.compiled import state_of
+from .compiler.derivatives import Derivative, set_maker
+from .compiler.function import BoundFunction, Function, specialiser
 from .errors import TransformError, note_generated
-from .function import BoundFunction, Function, specialiser
 from .runtime.odeint import register as register_odeint
 
 Wrt = int | Sequence[int]

@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from . import sourcefile
 from .api import _like, _vjp, batched_jvp, batched_vjp, gradient, jvp
+from .compiler import sourcefile
 
 # A central difference is off by about EPS**2 / 6 times the third derivative (truncation)
 # plus 1e-16 |f| / EPS (rounding): at EPS = 1e-6, near 1e-10 for values and derivatives of

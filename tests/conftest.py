@@ -32,7 +32,7 @@ def pytest_configure(config: Any) -> None:
     import hashlib
     from pathlib import Path
 
-    from s2sgrad import codegen
+    from s2sgrad.compiler import codegen
 
     folder = Path(target)
     folder.mkdir(parents=True, exist_ok=True)

@@ -21,15 +21,15 @@ import gast
 import numpy as np
 
 from s2sgrad import syntax
-from s2sgrad.aliasing import Aliasing, aliasing
-from s2sgrad.analyze import Analysis, abstract_of, analyze
-from s2sgrad.codegen import codegen
-from s2sgrad.fence import fence
-from s2sgrad.normalize import normalize
-from s2sgrad.optimize import Optimized, optimize
-from s2sgrad.parse import parse
-from s2sgrad.pipeline import compile_vjp
-from s2sgrad.reverse import Reversed, reverse
+from s2sgrad.compiler.aliasing import Aliasing, aliasing
+from s2sgrad.compiler.analyze import Analysis, abstract_of, analyze
+from s2sgrad.compiler.codegen import codegen
+from s2sgrad.compiler.fence import fence
+from s2sgrad.compiler.normalize import normalize
+from s2sgrad.compiler.optimize import Optimized, optimize
+from s2sgrad.compiler.parse import parse
+from s2sgrad.compiler.pipeline import compile_vjp
+from s2sgrad.compiler.reverse import Reversed, reverse
 
 
 def through_passes(fn: Callable, wrt: Sequence[int], args: Sequence[Any]

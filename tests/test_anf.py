@@ -12,10 +12,10 @@ import pytest
 
 import tests.cases
 import tests.catalogue
+from s2sgrad.compiler.fence import fence
+from s2sgrad.compiler.normalize import normalize
+from s2sgrad.compiler.parse import parse
 from s2sgrad.errors import TransformError
-from s2sgrad.fence import fence
-from s2sgrad.normalize import normalize
-from s2sgrad.parse import parse
 from tests import corpus
 
 

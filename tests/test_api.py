@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import s2sgrad
-from s2sgrad import pipeline
+from s2sgrad.compiler import pipeline
 from s2sgrad.testing import check_grads, numeric_gradient
 from tests.cases import api_cases as cases
 

@@ -240,7 +240,7 @@ def test_strict_and_numpy_arguments_compile_apart():
     want = derivative(*args)
     got = derivative(*strict(args))
     derivative(*args)
-    cache = s2sgrad.compiled.state_of(fn).spec.cache
+    cache = s2sgrad.compiler.compiled.state_of(fn).spec.cache
     assert len([key for key in cache if key[0] == wrt]) == 2
     for a, b in zip(got, want, strict=True):
         np.testing.assert_allclose(as_numpy(a), b, rtol=1e-12)

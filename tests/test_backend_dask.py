@@ -151,7 +151,7 @@ def test_dask_and_numpy_arguments_compile_apart():
     derivative(*args)
     lazy = derivative(*on_dask(args))
     derivative(*args)
-    cache = s2sgrad.compiled.state_of(least_squares).spec.cache
+    cache = s2sgrad.compiler.compiled.state_of(least_squares).spec.cache
     keys = [key for key in cache if key[0] == (0,)]
     assert len(keys) == 2, keys
     np.testing.assert_allclose(lazy.compute(), derivative(*args), rtol=1e-12)

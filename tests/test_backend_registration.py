@@ -65,8 +65,8 @@ def layer(W, b, x):
 
 
 def test_its_arrays_name_their_backend():
-    assert backends.of({"x": s2sgrad.analyze.abstract_of(Boxed(np.ones(3)))}) is BOXED
-    assert backends.of({"x": s2sgrad.analyze.abstract_of(np.ones(3))}) is backends.NUMPY
+    assert backends.of({"x": s2sgrad.compiler.analyze.abstract_of(Boxed(np.ones(3)))}) is BOXED
+    assert backends.of({"x": s2sgrad.compiler.analyze.abstract_of(np.ones(3))}) is backends.NUMPY
 
 
 def test_gradients_on_its_arrays_are_its_arrays_and_equal_numpys():

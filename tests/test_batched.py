@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import s2sgrad
-from s2sgrad.batching import NotBatchable
+from s2sgrad.compiler.batching import NotBatchable
 from s2sgrad.testing import check_grads
 
 try:

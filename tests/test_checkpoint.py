@@ -177,7 +177,7 @@ def test_called_outside_differentiated_code_it_is_the_function():
 
 
 def _source(fn, *args):
-    spec = s2sgrad.function.specialiser(fn)
+    spec = s2sgrad.compiler.function.specialiser(fn)
     compiled = spec.compiled((0, 1, 2), args, {})
     return compiled.forward_source, compiled.adjoint_source
 
@@ -205,9 +205,9 @@ def test_the_forward_saves_less():
     """What the forward keeps for the adjoint: the step's saves per step without the
     checkpoint, one state per chunk with it."""
     args = (H0.copy(), A.copy(), B.copy())
-    spec = s2sgrad.function.specialiser(chunked_ckpt)
+    spec = s2sgrad.compiler.function.specialiser(chunked_ckpt)
     _, saved = spec.compiled((0, 1, 2), args, {}).forward(*args)
-    spec_plain = s2sgrad.function.specialiser(chunked_plain)
+    spec_plain = s2sgrad.compiler.function.specialiser(chunked_plain)
     _, saved_plain = spec_plain.compiled((0, 1, 2), args, {}).forward(*args)
     assert _nbytes(saved) < _nbytes(saved_plain) / 4
 

@@ -23,8 +23,8 @@ import numpy as np
 import pytest
 
 import s2sgrad
-from s2sgrad import compiled, pipeline
-from s2sgrad.function import specialiser
+from s2sgrad.compiler import compiled, pipeline
+from s2sgrad.compiler.function import specialiser
 from s2sgrad.testing import central_difference, check_grads, numeric_gradient
 
 rng = np.random.default_rng(0)

@@ -17,7 +17,7 @@ import pytest
 
 import s2sgrad
 from s2sgrad import TransformError
-from s2sgrad.batching import NotBatchable
+from s2sgrad.compiler.batching import NotBatchable
 from s2sgrad.testing import check_grads
 
 rng = np.random.default_rng(11)

@@ -13,9 +13,9 @@ import pathlib
 import pytest
 
 import s2sgrad
-from s2sgrad.analyze import abstract_of
-from s2sgrad.function import specialiser
-from s2sgrad.pipeline import compile_jvp, compile_vjp
+from s2sgrad.compiler.analyze import abstract_of
+from s2sgrad.compiler.function import specialiser
+from s2sgrad.compiler.pipeline import compile_jvp, compile_vjp
 from tests.cases import golden_cases as cases
 from tests.passes import as_text, through_passes
 
@@ -104,7 +104,7 @@ def test_second_order_source_matches_golden():
 _SEEDED = """
 import numpy as np
 import s2sgrad
-from s2sgrad import codegen
+from s2sgrad.compiler import codegen
 
 def f(x, y):
     return np.sum(np.concatenate((x, y * 2.0)) ** 2) + np.sum(np.stack([x, x]) * y[0])

@@ -16,7 +16,7 @@ import pytest
 
 import s2sgrad
 from s2sgrad import TransformError
-from s2sgrad.batching import NotBatchable
+from s2sgrad.compiler.batching import NotBatchable
 from s2sgrad.testing import check_grads
 
 try:

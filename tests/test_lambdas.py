@@ -222,7 +222,7 @@ def test_without_column_positions_an_ambiguous_line_is_refused(monkeypatch):
                 raise AttributeError(name)
             return getattr(self._code, name)
 
-    from s2sgrad import parse as parse_module
+    from s2sgrad.compiler import parse as parse_module
     with pytest.raises(TransformError, match="2 lambdas with its parameters are on line"):
         parse_module._lambda_def(NoPositions(a.__code__), "<lambda>")
     node = parse_module._lambda_def(NoPositions(square.__code__), "<lambda>")

@@ -125,6 +125,36 @@ def test_no_import_cycle():
             f"{where(a, graph[a][b])}: {a} imports {b}" for a, b in itertools.pairwise(cycle))
 
 
+# The compiler's modules in pipeline order (s2sgrad/compiler/__init__.py), stage by stage: a
+# module imports only modules of earlier stages (and its own package's), so no import runs
+# back up the pipeline, and the two modes' passes (reverse, tangent) import neither the other.
+PIPELINE = [
+    {"statements", "sourcefile", "derivatives", "simplify"},  # homes every pass shares
+    {"parse"}, {"templates"}, {"fence"}, {"normalize"}, {"analyze"}, {"aliasing"},
+    {"context"},  # what both modes' passes read
+    {"batching"},  # many directions at once, for the tangent pass
+    {"reverse", "tangent"},
+    {"inplace", "stacks", "coalesce"}, {"optimize"}, {"codegen"}, {"compiled"}, {"higher"},
+    {"pipeline"}, {"function"},
+]
+
+
+def test_the_compilers_modules_import_only_earlier_stages_of_the_pipeline():
+    stage = {name: k for k, names in enumerate(PIPELINE) for name in names}
+    inside = {name.split(".")[2] for name in modules() if name.startswith("s2sgrad.compiler.")}
+    assert inside == set(stage), f"stages to name: {inside ^ set(stage)}"
+    wrong = []
+    for name, targets in edges().items():
+        if not name.startswith("s2sgrad.compiler."):
+            continue
+        here = name.split(".")[2]
+        for target, line in targets.items():
+            there = target.split(".")[2] if target.startswith("s2sgrad.compiler.") else None
+            if there is not None and there != here and stage[there] >= stage[here]:
+                wrong.append(f"{where(name, line)}: {name} imports {target}")
+    assert not wrong, "imports that run back up the pipeline:\n" + "\n".join(wrong)
+
+
 # PyTorch's import paths that the tensor layer offers
 TORCH_PATHS = ["s2sgrad.nn", "s2sgrad.nn.functional", "s2sgrad.nn.init", "s2sgrad.nn.utils",
                "s2sgrad.nn.parameter", "s2sgrad.nn.modules", "s2sgrad.nn.modules.module",

@@ -13,7 +13,7 @@ import pytest
 
 import s2sgrad
 from s2sgrad import TransformError
-from s2sgrad.analyze import values
+from s2sgrad.compiler.analyze import values
 from s2sgrad.testing import check_grads
 
 X = np.linspace(0.1, 0.9, 4)

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from s2sgrad.function import specialiser
+from s2sgrad.compiler.function import specialiser
 
 # --- functions measured ---------------------------------------------------------------------
 

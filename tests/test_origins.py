@@ -16,11 +16,11 @@ import s2sgrad
 import tests.cases
 import tests.catalogue
 import tests.catalogue_cf
-from s2sgrad.aliasing import origins
+from s2sgrad.compiler.aliasing import origins
+from s2sgrad.compiler.fence import fence
+from s2sgrad.compiler.normalize import normalize
+from s2sgrad.compiler.parse import parse
 from s2sgrad.errors import TransformError
-from s2sgrad.fence import fence
-from s2sgrad.normalize import normalize
-from s2sgrad.parse import parse
 from tests import corpus
 
 X = np.linspace(0.5, 1.5, 3)

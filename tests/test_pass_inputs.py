@@ -11,15 +11,15 @@ import inspect
 import gast
 import pytest
 
-from s2sgrad.aliasing import aliasing
-from s2sgrad.analyze import abstract_of, analyze
-from s2sgrad.codegen import codegen
-from s2sgrad.fence import fence
-from s2sgrad.normalize import normalize
-from s2sgrad.optimize import optimize
-from s2sgrad.parse import parse
-from s2sgrad.pipeline import compile_vjp
-from s2sgrad.reverse import reverse
+from s2sgrad.compiler.aliasing import aliasing
+from s2sgrad.compiler.analyze import abstract_of, analyze
+from s2sgrad.compiler.codegen import codegen
+from s2sgrad.compiler.fence import fence
+from s2sgrad.compiler.normalize import normalize
+from s2sgrad.compiler.optimize import optimize
+from s2sgrad.compiler.parse import parse
+from s2sgrad.compiler.pipeline import compile_vjp
+from s2sgrad.compiler.reverse import reverse
 from tests.cases import golden_cases as cases
 
 CASES = cases.calls()

@@ -1,6 +1,6 @@
 """Every rule's second derivative, through the compiler, against finite differences.
 
-A second derivative is the compiler applied to its own output (s2sgrad/higher.py): the
+A second derivative is the compiler applied to its own output (s2sgrad/compiler/higher.py): the
 derivative of ``gradient(f)`` is the reverse mode of f's tangent function, so the code a jvp
 template (or an elementwise vjp template, its own jvp template) emits must itself be
 differentiable in both modes. For each case of tests/test_rules.CASES the primitive's call
@@ -30,7 +30,7 @@ import numpy as np
 import pytest
 from test_rules import PARAMS, Case, call, is_float
 
-from s2sgrad import sourcefile
+from s2sgrad.compiler import sourcefile
 from s2sgrad.errors import TransformError
 from s2sgrad.testing import check_grads
 

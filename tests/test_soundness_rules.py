@@ -891,7 +891,7 @@ def test_library_rules_pass_the_registration_checks(template):
 
 
 def test_registration_checks_the_library_when_first_inlined():
-    from s2sgrad.templates import template_of
+    from s2sgrad.compiler.templates import template_of
     for rule in rules.LIBRARY_RULES:
         template_of(rule)  # parses and checks each library rule; raises on a bad one
 

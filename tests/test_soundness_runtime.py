@@ -29,9 +29,10 @@ import numpy as np
 import pytest
 
 import s2sgrad as sg
-from s2sgrad import autograd, nn, optim, sourcefile
+from s2sgrad import autograd, nn, optim
 from s2sgrad.autograd import ops
 from s2sgrad.autograd.tensor import Tensor, tensor
+from s2sgrad.compiler import sourcefile
 from s2sgrad.testing import assert_gradient_matches
 
 try:

@@ -172,8 +172,8 @@ def test_negative_base_to_a_float_power_is_nan_as_in_python():
 
 
 def test_generated_source_parenthesises_negative_base():
-    compiled = s2sgrad.pipeline.compile_vjp(
-        neg_const_squared, ("x",), {"x": s2sgrad.analyze.abstract_of(X)})
+    compiled = s2sgrad.compiler.pipeline.compile_vjp(
+        neg_const_squared, ("x",), {"x": s2sgrad.compiler.analyze.abstract_of(X)})
     assert "(-0.5) ** 2" in compiled.forward_source
     assert "-0.5 ** 2" not in compiled.forward_source.replace("(-0.5) ** 2", "")
 
@@ -236,7 +236,7 @@ def test_rendering_round_trip_keeps_meaning():
 def test_folding_keeps_numpy_semantics_of_negative_bases():
     # the adjoint folds constant arithmetic; (-8.0) ** (1/3) is complex in Python, nan in
     # NumPy: it must not be folded into a complex constant
-    from s2sgrad.simplify import Simplify
+    from s2sgrad.compiler.simplify import Simplify
     node = syntax.binop(syntax.const(-8.0), "Pow", syntax.const(1 / 3))
     assert isinstance(Simplify().visit(node), gast.BinOp)
     folded = Simplify().visit(syntax.binop(syntax.const(-0.5), "Pow", syntax.const(2)))
@@ -843,18 +843,18 @@ def test_refused_newer_statements(tmp_path, source, words, line):
 
 def _unfenced(fn):
     """Parse ``fn`` without fence: what a later pass would meet if fence let it through."""
-    from s2sgrad.parse import parse
+    from s2sgrad.compiler.parse import parse
     return parse(fn)
 
 
 def test_normalize_names_itself_on_an_unknown_statement():
-    from s2sgrad.normalize import normalize
+    from s2sgrad.compiler.normalize import normalize
     with pytest.raises(syntax.InternalError, match="normalize has no case for With"):
         normalize(_unfenced(refuses_with))
 
 
 def test_normalize_names_itself_on_an_unknown_expression():
-    from s2sgrad.normalize import normalize
+    from s2sgrad.compiler.normalize import normalize
     with pytest.raises(syntax.InternalError, match="normalize has no case for Set"):
         normalize(_unfenced(refuses_set))
 
@@ -868,13 +868,13 @@ def test_in_order_walks_every_block_of_the_users_code():
     tried = gast.parse("try:\n    a = 1\nexcept E:\n    b = 2\nfinally:\n    c = 3").body
     assert [type(s).__name__ for s in syntax.in_order(tried)] == ["Try", "Assign", "Assign",
                                                                    "Assign"]
-    from s2sgrad import statements
+    from s2sgrad.compiler import statements
     with pytest.raises(syntax.InternalError, match="aliasing has no case for With"):
         list(statements.in_order([stmt], "aliasing"))
 
 
 def test_optimize_names_itself_on_an_unknown_statement():
-    from s2sgrad.optimize import _definitely_assigned, _eliminate_dead
+    from s2sgrad.compiler.optimize import _definitely_assigned, _eliminate_dead
     stmt = _unfenced(refuses_with).node.body[0]
     with pytest.raises(syntax.InternalError, match="optimize has no case for With"):
         _eliminate_dead([stmt], set())
@@ -883,10 +883,10 @@ def test_optimize_names_itself_on_an_unknown_statement():
 
 
 def _analysis(fn, *args):
-    from s2sgrad.analyze import abstract_of, analyze
-    from s2sgrad.fence import fence
-    from s2sgrad.normalize import normalize
-    from s2sgrad.parse import parse
+    from s2sgrad.compiler.analyze import abstract_of, analyze
+    from s2sgrad.compiler.fence import fence
+    from s2sgrad.compiler.normalize import normalize
+    from s2sgrad.compiler.parse import parse
     parsed = fence(parse(fn))
     signature = {p: abstract_of(a) for p, a in zip(parsed.params, args, strict=True)}
 
@@ -896,8 +896,8 @@ def _analysis(fn, *args):
 
 
 def test_reverse_names_itself_on_an_unknown_statement():
-    from s2sgrad.aliasing import aliasing
-    from s2sgrad.reverse import reverse
+    from s2sgrad.compiler.aliasing import aliasing
+    from s2sgrad.compiler.reverse import reverse
     analysis = _analysis(minus_x_squared, X)
     aliases = aliasing(analysis)
     analysis.body.insert(0, _unfenced(refuses_with).node.body[0])

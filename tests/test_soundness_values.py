@@ -500,17 +500,17 @@ def test_changed_defaults_recompile():
 
 
 def test_strings_specialise_only_code_that_reads_their_value():
-    spec = s2sgrad.function.specialiser(cases.activation_by_name)
+    spec = s2sgrad.compiler.function.specialiser(cases.activation_by_name)
     for name in ("tanh", "sin", "tanh", "softplus"):
         check(cases.activation_by_name, X, name, wrt=[0])
-    assert sum(1 for c in spec.cache.values() if c is not s2sgrad.function.BY_STRING_VALUE) == 3
+    assert sum(1 for c in spec.cache.values() if c is not s2sgrad.compiler.function.BY_STRING_VALUE) == 3
 
     def labelled(x, label):
         return np.sum(x ** 2) if label != "skip" else 0.0 * np.sum(x)
     for k in range(5):
         np.testing.assert_allclose(s2sgrad.gradient(labelled)(X, f"step {k}"), 2 * X)
     np.testing.assert_allclose(s2sgrad.gradient(labelled)(X, "skip"), 0 * X)
-    assert len(s2sgrad.function.specialiser(labelled).cache) == 1  # one pair for every label
+    assert len(s2sgrad.compiler.function.specialiser(labelled).cache) == 1  # one pair for every label
 
 
 # --- output arrays by position, writes into integer arrays, conventions -----------------

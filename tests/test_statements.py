@@ -10,20 +10,21 @@ import gast
 import numpy as np
 import pytest
 
-from s2sgrad import statements, syntax
-from s2sgrad.aliasing import aliasing
-from s2sgrad.analyze import abstract_of, analyze, facts
-from s2sgrad.fence import fence
-from s2sgrad.normalize import normalize
-from s2sgrad.optimize import _definitely_assigned, _eliminate_dead
-from s2sgrad.parse import parse
-from s2sgrad.reverse import reverse
-from s2sgrad.reverse.adjoint import Adjoint
-from s2sgrad.reverse.context import Context
-from s2sgrad.reverse.cotangents import Cotangents
-from s2sgrad.reverse.forward import Forward
-from s2sgrad.reverse.operations import Operations
-from s2sgrad.tangent import _Tangent
+from s2sgrad import syntax
+from s2sgrad.compiler import statements
+from s2sgrad.compiler.aliasing import aliasing
+from s2sgrad.compiler.analyze import abstract_of, analyze, facts
+from s2sgrad.compiler.context import Context
+from s2sgrad.compiler.fence import fence
+from s2sgrad.compiler.normalize import normalize
+from s2sgrad.compiler.optimize import _definitely_assigned, _eliminate_dead
+from s2sgrad.compiler.parse import parse
+from s2sgrad.compiler.reverse import reverse
+from s2sgrad.compiler.reverse.adjoint import Adjoint
+from s2sgrad.compiler.reverse.cotangents import Cotangents
+from s2sgrad.compiler.reverse.forward import Forward
+from s2sgrad.compiler.reverse.operations import Operations
+from s2sgrad.compiler.tangent import _Tangent
 
 # The operation kinds analyze gives (``analyze.facts.Op.kind``), and those a gradient flows
 # through (an unknown operation carries one nowhere: analyze refuses it where it would).
@@ -137,10 +138,16 @@ def with_try_finally_of_a_set(x):
     return np.sum(z)
 
 
+def test_normalize_handles_exactly_the_users_statements_fence_lets_through():
+    from s2sgrad.compiler import normalize as normalize_package
+
+    assert set(normalize_package._Statements.TABLE) == statements.SOURCE
+
+
 def test_a_construct_added_to_normalizes_table_passes_fence(monkeypatch):
     import s2sgrad
-    from s2sgrad import fence as fence_module
-    from s2sgrad import normalize as normalize_package
+    from s2sgrad.compiler import fence as fence_module
+    from s2sgrad.compiler import normalize as normalize_package
     from s2sgrad.errors import TransformError
 
     def try_finally(self, stmt):  # the body, then the finally block
@@ -150,7 +157,7 @@ def test_a_construct_added_to_normalizes_table_passes_fence(monkeypatch):
     statements_class = normalize_package._Statements
     monkeypatch.setattr(statements_class, "try_finally", try_finally, raising=False)
     monkeypatch.setitem(statements_class.TABLE, gast.Try, "try_finally")
-    monkeypatch.setattr(fence_module, "STATEMENTS", frozenset(statements_class.TABLE))
+    monkeypatch.setattr(fence_module, "SOURCE", frozenset(statements_class.TABLE))
     monkeypatch.delitem(fence_module._REFUSED, gast.Try)
     x = np.linspace(-1.0, 1.0, 4)
     s2sgrad.testing.check_grads(with_try_finally, x)

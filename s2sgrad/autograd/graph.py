@@ -24,10 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import derivatives, sourcefile
-from ..compiled import state_of
+from ..compiler import derivatives, sourcefile
+from ..compiler.compiled import state_of
+from ..compiler.function import Function, register_tensor_call
 from ..errors import note_generated
-from ..function import Function, register_tensor_call
 from . import grad_mode
 from .tensor import Tensor, _make, sync
 

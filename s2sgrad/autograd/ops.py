@@ -38,8 +38,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import rules, sourcefile
-from ..function import Function
+from .. import rules
+from ..compiler import sourcefile
+from ..compiler.function import Function
 from . import grad_mode
 from . import graph as _graph
 from .tensor import LEAF_INPLACE, VIEW_OF_LEAF_INPLACE, DType, Tensor, _dtype, _make, bind_ops

@@ -27,8 +27,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..analyze import Abstract
-from ..analyze import values as _values
+from ..compiler.analyze import Abstract
+from ..compiler.analyze import values as _values
 from .base import Backend, on
 from .dispatching import Dispatching
 from .namespaces import Namespace

@@ -14,7 +14,7 @@ from typing import Any
 import gast
 import numpy as np
 
-from ..analyze import Abstract
+from ..compiler.analyze import Abstract
 from . import forms
 
 

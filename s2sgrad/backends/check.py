@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from ..analyze import Abstract
+from ..compiler.analyze import Abstract
 from ..errors import TransformError
 from .scatter import NUMPY_SCATTERS, SCATTERS
 

@@ -18,7 +18,7 @@ import gast
 import numpy as np
 
 from .. import syntax
-from ..analyze import Abstract
+from ..compiler.analyze import Abstract
 from ..runtime import chunks, containers, unbroadcast
 from . import check, scatter
 from .base import Backend, on
@@ -44,7 +44,7 @@ class Dispatching(Backend):
         return f"Dispatching({self.name!r})"
 
     def namespace(self) -> Any:
-        from ..analyze.values import namespace_of
+        from ..compiler.analyze.values import namespace_of
         return namespace_of(self.name)
 
     def lower(self, adjoint: list[gast.stmt], rev: Any) -> list[gast.stmt]:

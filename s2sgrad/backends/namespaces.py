@@ -18,8 +18,8 @@ import gast
 import numpy as np
 
 from .. import syntax
-from ..analyze import Abstract
-from ..analyze.values import NAMESPACES, namespace_of
+from ..compiler.analyze import Abstract
+from ..compiler.analyze.values import NAMESPACES, namespace_of
 from ..runtime import containers, standard, unbroadcast
 from . import check, forms, scatter
 from .base import Backend, on

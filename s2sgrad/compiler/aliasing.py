@@ -1,0 +1,814 @@
+"""Pass 4b, aliasing: which values share memory, and which in-place updates are refused.
+
+Before: an ``Analysis`` (the operation and abstract value of every ANF statement).
+After:  ``Aliasing``: names grouped by the memory they may share, the in-place updates
+        (``y[i] = v``, ``h += x`` on arrays, ``xs += [v]`` on lists) and, for reverse, which
+        values a later update would overwrite (``at_risk``) and which parameters the
+        result may share (``result_aliases``). The updates the gradient cannot follow are
+        refused here, as TransformErrors at the user's line; reverse raises none of its own.
+
+Memory is shared by copies (``k = h``), views (slices, reshapes, transposes, ``x.T``, and
+any call not known to return new memory, ``returns_new_array``: np.fliplr, np.split,
+np.einsum('ii->i', y), a function without a rule),
+an array read from an object (``out = self.buf``) and the versions an update makes. So:
+
+    y = x[0:2]; y[0] = v          refused: x is the caller's array
+    y = x * 1.0; y[0] = v         fine: x * 1.0 is new memory
+    h = h + x                     fine: a new array, the old h is unchanged
+    h += x  (h a view of x)       refused: it changes x
+    w = WORKSPACE; w[0] = v       refused: a global's memory
+    k = h; h[0] = v; use(k)       refused: k would show the new value, its gradient not
+
+Where each version's value comes from is decided here too (``origins``), from the ANF and
+what normalize records of versions (``Normalized.variable_of``, which variable each version
+stands for):
+
+    x                        'param'   an argument
+    y = x[0:2]               'alias'   an item, a copy of another variable, a call or an
+                                       attribute that may return a view (``VIEWS``)
+    z = y * 2.0              'fresh'   any other operation
+    z_1 = __setitem__(...)   as z      an element write or an append: the version it updates
+    x_2 = x_1 / x_2 = x      'param'   a copy between versions of one variable (a merge, a
+                                       loop version), or of a temporary, keeps its origin;
+                                       a name assigned on several paths has the worst
+                                       (param, then alias)
+
+``x += v`` on a version that is an argument is refused as an update of the argument, and an
+element write into a value that is not an array where that value is fresh.
+
+An augmented assignment through a slot or an attribute is Python's: ``d[k] += v`` reads the
+item and calls its own ``+=``, which updates an array (or a list) in place, in every name,
+slot and attribute that holds it, and rebinds a number or a tuple. So the item's update is
+an in-place update of the item's memory, whose group is every value the container may hold
+(put into it, or read out of it); the forward does it in place as NumPy does, and the checks
+below refuse what another holder would show afterwards:
+
+    b = {"k": y}; b["k"] += x; use(y)       refused: y is the updated array
+    b = [y, y]; b[0] += x                   refused: another slot holds it too
+    b = [x * 1.0] * 2; b[0] += x            refused: what b holds is not known here
+    p = {"w": w * 2.0}; p["w"] -= g         fine: one slot holds the array
+    layer.w += 1  (an object built here)    the attribute's variable updated in place
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import gast
+import numpy as np
+
+from .. import syntax
+from ..runtime.containers import zeros_tree
+from . import statements
+from .analyze import UPDATES, Analysis, Op, described, is_container
+from .normalize import APPEND, INSERT, POP_ITEM, SETITEM, Normalized
+from .parse import MISSING
+
+# Calls and attributes whose result may share memory with their first argument or owner.
+VIEWS = frozenset({"reshape", "transpose", "ravel", "squeeze", "swapaxes", "moveaxis", "view",
+                   "expand_dims", "broadcast_to", "asarray", "asanyarray", "atleast_1d",
+                   "atleast_2d", "flip", "diagonal", "real", "imag", "T", "mT"})
+
+
+def aliasing(analysis: Analysis) -> Aliasing:
+    return Aliasing(analysis)
+
+
+def origins(normalized: Normalized) -> dict[str, str]:
+    """Where the value of each name assigned in ``normalized`` may come from (see the module
+    docstring); a name that is not here is 'fresh'."""
+    variable_of = normalized.variable_of
+    assignments: dict[str, list[gast.expr | None]] = {}  # name -> values (None: a loop index)
+    for stmt in statements.in_order(normalized.node.body, "aliasing"):
+        if isinstance(stmt, gast.Assign):
+            assignments.setdefault(stmt.targets[0].id, []).append(stmt.value)
+        elif isinstance(stmt, gast.For):
+            assignments.setdefault(stmt.target.id, []).append(None)
+    origin = {p: "param" for p in normalized.parsed.params}
+
+    def same_value(target: str, source: str) -> bool:
+        """Is ``target = source`` the same value under another name: a version of the same
+        variable, or a temporary's value given its name (``a, b = [u], v``)?"""
+        if source in variable_of:
+            return variable_of[source] == variable_of.get(target)
+        return source in assignments
+
+    def of(target: str, value: gast.expr | None) -> str:
+        updated = _updated(value)
+        if updated is not None:  # an element write, an append: the memory it updates
+            return origin.get(updated, "fresh")
+        if isinstance(value, gast.Name):
+            return origin.get(value.id, "fresh") if same_value(target, value.id) else "alias"
+        return _origin_of(value)
+
+    changed = True
+    while changed:  # to a fixpoint: copies around a loop read versions assigned later
+        changed = False
+        for name, values in assignments.items():
+            worst = _worst(origin.get(name, "fresh"), *(of(name, v) for v in values))
+            if worst != origin.get(name, "fresh"):
+                origin[name], changed = worst, True
+    return origin
+
+
+def _updated(value: gast.expr | None) -> str | None:
+    """The version that ``y_1 = __setitem__(y[i], v)`` or ``xs_1 = __append__(xs, v)``
+    updates."""
+    if isinstance(value, gast.Call) and syntax.is_name(value.func, SETITEM):
+        return value.args[0].value.id
+    if isinstance(value, gast.Call) and any(syntax.is_name(value.func, form) for form in (
+            APPEND, INSERT, POP_ITEM)):
+        return value.args[0].id
+    return None
+
+
+def _origin_of(op: gast.expr | None) -> str:
+    """'alias' if the value of one operation may share memory with another value, else
+    'fresh'."""
+    if isinstance(op, gast.Subscript):
+        return "alias"
+    if isinstance(op, gast.Attribute):
+        return "alias" if op.attr in VIEWS else "fresh"
+    if isinstance(op, gast.Call):
+        attr = op.func.attr if isinstance(op.func, gast.Attribute) else getattr(
+            op.func, "id", "")
+        return "alias" if attr in VIEWS else "fresh"
+    return "fresh"
+
+
+def _worst(*origins: str) -> str:
+    """Where a value may come from, of several: an argument, else an alias, else fresh."""
+    for origin in ("param", "alias"):
+        if origin in origins:
+            return origin
+    return "fresh"
+
+
+def _symbol(stmt: gast.Assign) -> str:
+    """The operator of an augmented assignment's ANF form, for a message."""
+    ops = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**",
+           gast.MatMult: "@"}
+    return ops.get(type(getattr(stmt.value, "op", None)), "+")
+
+
+def returns_new_array(op: Op) -> bool:
+    """Does this call return memory of its own (never a view of an argument)? Decided from
+    the function and the arguments known when compiling (the constants among the rule's
+    bindings; a call without them knows none): ``NEW_MEMORY`` answers for the functions it
+    names, ufuncs and the library's arithmetic-shaped rules make new arrays, and anything
+    else is assumed to return a view (np.fliplr, np.split, a function without a rule or with
+    a user's). An argument that lets
+    a function hand back its input (``copy=``, ``overwrite_b=``) must be known to forbid it.
+    tests/test_view_table.py calls every registered function to confirm each answer of new
+    memory with NumPy."""
+    prim = op.primitive
+    if prim is None:
+        return False
+    static = {p: syntax.const_value(a) if syntax.is_const(a) or syntax.is_static_tuple(a)
+              else MISSING for p, a in op.bindings.items()}
+    if _may_reuse(prim, static):
+        return False
+    try:
+        fresh = NEW_MEMORY.get(prim)
+    except TypeError:  # unhashable
+        return False
+    if fresh is not None:
+        return fresh(static)
+    if isinstance(prim, np.ufunc):
+        return True
+    return op.rule is not None and _library_rule(op.rule) and op.rule.shape in (
+        "elementwise", "reduce", "matmul", "dot", "outer", "scalar")
+
+
+def _library_rule(rule: Any) -> bool:
+    """Is this one of the library's rules, whose primitives are called to confirm what
+    their shape says of their memory? A user's rule tells the rank of its function's
+    result, not whether the function returns an argument."""
+    return (getattr(rule.template, "__module__", None) or "").startswith(_LIBRARY_RULES)
+
+
+_LIBRARY_RULES = f"{__package__.rpartition('.')[0]}.rules."  # s2sgrad.rules.
+
+
+# Arguments that let a function return (or compute in) an argument's memory, and the value
+# that forbids it: np.array(x, copy=False), x.astype(t, copy=None), cho_solve(c, b,
+# overwrite_b=True).
+_REUSE = {"copy": True, "overwrite_a": False, "overwrite_b": False}
+
+
+def _may_reuse(prim: Any, static: dict[str, Any]) -> bool:
+    """Does the function take an argument of ``_REUSE`` that this call is not known to set
+    to the value that forbids reusing memory?"""
+    try:
+        params = set(inspect.signature(prim).parameters) | set(static)
+    except (TypeError, ValueError):  # no signature (a ufunc, a builtin): the bindings' only
+        params = set(static)
+    return any(static.get(p, MISSING) is not forbids for p, forbids in _REUSE.items()
+               if p in params)
+
+
+def _always(static: dict[str, Any]) -> bool:
+    return True
+
+
+def _never(static: dict[str, Any]) -> bool:
+    return False
+
+
+def _einsum_computes(static: dict[str, Any]) -> bool:
+    """np.einsum of one operand that sums over no index only relabels its axes or takes a
+    diagonal (``'ii->i'``, ``'ij->ji'``, ``'ij'``, ``'...ii->...i'``): NumPy returns a view.
+    Every other product is computed into new memory; subscripts not known when compiling
+    may be either."""
+    subscripts = static.get("subscripts")
+    if not isinstance(subscripts, str):
+        return False
+    inputs, arrow, output = subscripts.replace(" ", "").partition("->")
+    if "," in inputs:
+        return True
+    letters = set(inputs) - {"."}
+    if not arrow:  # implicit output: the indices that appear once
+        return any(inputs.count(c) > 1 for c in letters)
+    return bool(letters - set(output))
+
+
+def _sum_from_a_number(static: dict[str, Any]) -> bool:
+    """Python's sum adds the items to ``start``: a number makes a new array, an array
+    given as ``start`` is returned as it is when there are no items."""
+    return type(static.get("start")) in (int, float)
+
+
+def _differences(static: dict[str, Any]) -> bool:
+    """np.diff(a, n=0) returns ``a`` itself."""
+    n = static.get("n")
+    return type(n) is int and n > 0
+
+
+# Functions whose result is new memory (or not) whatever the shape of their rule says, each
+# with the test of the call's known arguments (their names in the rule, the default where
+# not given; MISSING where not known when compiling) that tells.
+NEW_MEMORY: dict[Any, Callable[[dict[str, Any]], bool]] = {
+    # the result may be the argument itself (np.real of a real array, max(a, b) of 0-d
+    # arrays), or a view of it
+    **dict.fromkeys((np.real, np.imag, np.ndarray.real, np.ndarray.imag, np.asarray,
+                     np.asanyarray, np.ascontiguousarray, np.asfortranarray, np.require,
+                     np.nan_to_num, np.real_if_close, max, min), _never),
+    np.einsum: _einsum_computes,
+    sum: _sum_from_a_number,
+    np.diff: _differences,
+    # arrays made anew, copies, products and index arrays
+    **dict.fromkeys((
+        np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
+        np.full_like, np.arange, np.linspace, np.logspace, np.geomspace, np.eye, np.identity,
+        np.array, np.copy, np.ndarray.copy, np.ndarray.astype, np.concatenate, np.stack,
+        np.hstack, np.vstack, np.dstack, np.column_stack, np.where, np.clip, np.ndarray.clip,
+        np.cumsum, np.ndarray.cumsum, np.cumprod, np.sort, np.tile, np.repeat, np.pad,
+        np.outer, np.kron, np.tensordot, np.roll, np.tril, np.triu, np.meshgrid, np.indices,
+        np.argsort, np.argmax, np.argmin, np.nonzero, np.flatnonzero, np.unique, np.bincount,
+        np.histogram, np.random.rand, np.random.randn, np.random.random, np.random.normal,
+        np.random.uniform, np.random.randint, np.random.permutation, np.random.choice,
+        np.ndarray.flatten, np.ndarray.tolist, len, float, int, abs, round, range,
+        zeros_tree), _always),
+}
+
+
+def _names_read_here(stmt: gast.stmt, kind: statements.Kind) -> set[str]:
+    """Names a statement reads itself (for an if or a loop: its test or range only)."""
+    if kind.head is not None:
+        return syntax.names_read(getattr(stmt, kind.head))
+    return set() if kind.blocks else syntax.names_read(stmt)
+
+
+ANY_KEY = object()  # a slot whose key is not known when compiling
+
+
+def _key(node: Any) -> Any:
+    """A container's key as a constant (``d["w"]``, ``{"w": v}``), else ANY_KEY."""
+    if node is not None and syntax.is_const(node) and type(node.value) in (str, int, bool):
+        return node.value
+    return ANY_KEY
+
+
+def _may_hold_array(value: Any) -> bool:
+    """An array, or a value that may be one or hold one (unknown, a container)."""
+    return value is None or value.kind in ("array", "object")
+
+
+class Aliasing:
+    """Which values may be changed by an in-place update that runs after a statement.
+
+    In-place updates are element assignments (``y[i] = v``) and augmented assignments to
+    arrays (``h += x``), which NumPy performs in the array's memory. Names are grouped by
+    the memory they may share: copies, views (indexing, reshapes, transposes, a user
+    function's result and its arguments) and the versions an update makes are one group.
+    A name is at risk after statement S when its group is updated after S in program order,
+    or anywhere in a loop that contains S (a later iteration). Updates of a group that
+    holds an argument, and reads through another name of a group after an update (NumPy
+    would show the new values, the gradient would not), are refused here.
+    """
+
+    def __init__(self, analysis: Analysis):
+        self.group: dict[str, str] = {}
+        self.position: dict[int, int] = {}
+        self.loops: list[tuple[int, int]] = []  # (first, last) positions of each loop body
+        self.writes: dict[str, list[tuple[int, gast.stmt]]] = {}  # new version -> update
+        self.in_place: set[int] = set()  # augmented assignments done in place
+        self.defs: dict[str, list[int]] = {}
+        self.assigned_by: dict[str, gast.stmt] = {}  # a name -> (the last) assignment of it
+        self.ops = analysis.ops
+        self.reads: dict[str, list[tuple[int, gast.stmt]]] = {}
+        self.values = analysis.values
+        self.parsed = analysis.normalized.parsed
+        self.augmented = analysis.normalized.augmented
+        # `_t3 = _t2 + v` of `c[k] += v` -> (c's version, the item _t2 read from it)
+        self.item_updates = dict(analysis.normalized.item_updates)
+        # of those, the updates in place (an array's or a list's +=), by position
+        self.item_updated: dict[int, tuple[gast.stmt, str, str]] = {}
+        self.holds: dict[str, set[str]] = {}  # a container -> the names put into it
+        self.put_at: dict[str, list[int]] = {}  # a name -> where it is put into a container
+        self.origin = origins(analysis.normalized)
+        self.branch_path: dict[int, tuple] = {}  # position -> ((if position, branch), ...)
+        # values put into a tuple, list or dict (or read out of one), with where that happens
+        self.contained: dict[str, list[int]] = {}
+        self.item_of: dict[str, set[str]] = {}  # a value -> the containers it may be an item of
+        self.item_key: dict[str, Any] = {}  # of those, the key it was read under (or ANY_KEY)
+        for stmt in statements.in_order(analysis.body, "aliasing"):  # updates of arguments
+            if stmt in self.augmented:
+                self._check_augmented(stmt, *self.augmented[stmt])
+            if stmt in analysis.normalized.writes:
+                self._check_element_write(stmt, *analysis.normalized.writes[stmt])
+            if stmt in analysis.normalized.views:
+                self._check_view_write(stmt, *analysis.normalized.views[stmt])
+        self._walk(analysis.body[:-1], analysis)
+        self._join_items()
+        self._check()
+
+    def _check_augmented(self, stmt: gast.stmt, name: str, previous: str) -> None:
+        """``x += y`` on an array (or a list) updates it in place: refused on an argument
+        (other names that share it are checked with the groups, in _check)."""
+        value = self.values.get(previous)
+        if self.origin.get(previous) != "param" or value is None or (
+                value.kind != "array" and value.type is not list):
+            return
+        what, who = ("list", "Python") if value.type is list else ("array", "NumPy")
+        raise self.parsed.error(
+            f"in-place update of the argument '{name}': {who} would change the caller's "
+            f"{what}", stmt, f"Write `{name} = {name} {_symbol(stmt)} ...` to make a new {what}.")
+
+    def _check_element_write(self, stmt: gast.stmt, name: str, previous: str) -> None:
+        """``y[i] = v``: into an array or a list or dict (``put``), not into an argument."""
+        value = self.values.get(previous)
+        origin = self.origin.get(previous, "fresh")
+        if value is None:
+            return
+        if is_container(value):
+            if origin == "param":
+                what = value.type.__name__
+                raise self.parsed.error(
+                    f"assignment to an item of '{name}', the caller's {what}: Python would "
+                    "change it there too", stmt,
+                    f"Copy it first: `{name} = {what}({name})`, or build a new {what}.")
+            return
+        if value.kind != "array" and origin == "fresh":
+            raise self.parsed.error(
+                f"assignment to an element of '{name}', which is not a NumPy array here "
+                f"({value!r})", stmt, "Lists and dicts of values are not supported yet; "
+                "build the values with np.zeros(...) and assign into the array.")
+        if origin == "param":
+            raise self.parsed.error(
+                f"assignment to an element of '{name}', the caller's array: NumPy would change "
+                "both", stmt, f"Copy it first: `{name} = {name}.copy()`.")
+
+    def _check_view_write(self, stmt: gast.Assign, text: str, inner: int) -> None:
+        """``y.T[i] = v`` and ``b[i][j] = v``, written as one element write into ``y`` or
+        ``b``: what they mean only where that is an array and ``i`` an integer (``b[i]`` a
+        view of b, not a copy or an item of a list)."""
+        region = stmt.value.args[0]
+        base = self.values.get(region.value.id)
+        if base is None or base.kind != "array":
+            raise self.parsed.error(
+                f"assignment through '{text}', where '{self._user(region.value.id)}' is "
+                f"{described(base) if base is not None else 'not known here'}: followed "
+                "for NumPy arrays only (an array held in a list or dict may be seen through "
+                "other names too)", stmt,
+                "Change the array under a name of its own before storing it: "
+                "`x = np.zeros(n); x[j] = v; d[k] = x`.")
+        for part in region.slice.elts[:inner]:
+            value = self.values.get(part.id) if isinstance(part, gast.Name) else None
+            integer = (syntax.is_const(part) and type(part.value) is int) or (
+                value is not None and value.kind == "scalar" and not value.float)
+            if not integer:
+                raise self.parsed.error(
+                    f"assignment through '{text}', where the first index is not an integer "
+                    "here: NumPy would write into a copy", stmt,
+                    "Write one index: `b[i, j] = v`.")
+
+    def _find(self, name: str) -> str:
+        while self.group.get(name, name) != name:
+            name = self.group[name]
+        return name
+
+    def _union(self, a: str, b: str) -> None:
+        self.group[self._find(a)] = self._find(b)
+
+    def _walk(self, stmts: list[gast.stmt], analysis: Analysis, path: tuple = ()) -> None:
+        for stmt in stmts:
+            here = self.position[id(stmt)] = len(self.position)
+            self.branch_path[here] = path
+            kind = statements.kind(stmt, "aliasing")
+            for name in _names_read_here(stmt, kind):
+                self.reads.setdefault(name, []).append((here, stmt))
+            if kind.loop:
+                if isinstance(stmt, gast.For):  # the loop's index
+                    self.defs.setdefault(stmt.target.id, []).append(here)
+                first = len(self.position)
+                for field in kind.blocks:
+                    self._walk(getattr(stmt, field), analysis, path)
+                self.loops.append((first, len(self.position) - 1))
+            elif kind.blocks:  # a branch: one of its blocks runs
+                for field in kind.blocks:
+                    self._walk(getattr(stmt, field), analysis, path + ((here, field),))
+            elif isinstance(stmt, gast.Assign):
+                op = analysis.ops.get(stmt)
+                target = op.target if op is not None else None
+                if target is None:
+                    continue
+                self.defs.setdefault(target, []).append(here)
+                self.assigned_by[target] = stmt
+                for name in self._shares_memory_with(stmt, op):
+                    self._union(target, name)
+                if op.kind in UPDATES or id(stmt) in self.in_place or \
+                        here in self.item_updated:
+                    self.writes.setdefault(target, []).append((here, stmt))
+
+    def _shares_memory_with(self, stmt: gast.Assign, op: Any) -> list[str]:
+        value = stmt.value
+        if isinstance(value, (gast.Tuple, gast.List, gast.Dict)):  # differentiated or not,
+            self._hold(op.target, value.values if isinstance(value, gast.Dict) else value.elts,
+                       [_key(k) for k in value.keys] if isinstance(value, gast.Dict) else None)
+            return []
+        if op.kind == "setitem":
+            return [op.bindings["a"].id]
+        if op.kind in ("append", "insert"):  # the same list; its new item is contained
+            self._hold(op.target, [op.bindings["v"]])
+            return [op.bindings["xs"].id]
+        if op.kind == "put":  # the same list or dict, with a new item
+            self._hold(op.target, [op.bindings["v"]], [_key(op.bindings["key"])])
+            return [op.bindings["c"].id]
+        if op.kind == "pop":
+            return [op.bindings["xs"].id]
+        if op.kind == "pack":
+            self._contain(op.bindings.values())
+            return []
+        if op.kind == "item":  # an array inside a container: not to be updated in place
+            self._item(op.target, op.bindings["c"], _key(op.bindings["key"]))
+            return []
+        augmented = self.augmented.get(stmt)
+        target_value = self.values.get(op.target)
+        item_update = self.item_updates.get(stmt)
+        if item_update is not None and is_container(self.values.get(item_update[0])) and (
+                _may_hold_array(target_value) or target_value.type is list):
+            # c[k] += v: the item's own += (an array's, a list's) updates it in place, in
+            # every slot and name that holds it (_join_items adds those to its group). The
+            # forward does it in place for an array; a list's slot is given the longer list
+            # (its cotangent keeps the structure of each version), which is the same where
+            # no other holder of the list is read afterwards, as _check makes sure
+            if target_value is None or target_value.type is not list:
+                self.in_place.add(id(stmt))
+            self.item_updated[self.position[id(stmt)]] = (stmt, *item_update)
+            return [item_update[1]]
+        if augmented is not None and target_value is not None and (
+                target_value.kind == "array" or target_value.type is list):  # xs += [v] too
+            self.in_place.add(id(stmt))
+            return [augmented[1]]  # x += y updates x's memory
+        if isinstance(value, gast.Name):
+            return [value.id]
+        if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
+            if is_container(self.values.get(value.value.id)):  # an item, never a view
+                self._item(op.target, value.value)
+                return []
+            return [] if target_value is not None and target_value.ndim == 0 else [
+                value.value.id]
+        if isinstance(value, gast.Attribute) and isinstance(value.value, gast.Name):
+            owner = self.values.get(value.value.id)
+            if owner is None or owner.kind == "object":  # an array held by an object (or a
+                return [value.value.id]                   # module): the object's memory
+            return [value.value.id] if value.attr in VIEWS else []
+        if isinstance(value, gast.Call):
+            func = value.func
+            if op.kind == "call":  # the callee knows which arguments its result may share
+                aliased = getattr(op.callee, "result_aliases", None)
+                shared = [a for p, atom in op.bindings.items()
+                          for a in (atom if isinstance(atom, tuple) else (atom,))
+                          if isinstance(a, gast.Name) and (aliased is None or p in aliased)]
+                for a in shared:  # an item of a container passed in (def first(xs): ...)
+                    if is_container(self.values.get(a.id)):
+                        self._item(op.target, a)
+                return [a.id for a in shared]
+            if op.kind == "rule" and op.rule.shape == "item":  # d.get(k): an item of d
+                self._item(op.target, op.bindings[op.rule.params[0]])
+            if op.kind in ("rule", "nondiff", "unknown") and returns_new_array(op):
+                return []
+            # Anything else may return a view of its array arguments (np.fliplr, np.split,
+            # np.asarray, a function without a rule): assume it shares their memory.
+            receiver = func.value if isinstance(func, gast.Attribute) and isinstance(
+                func.value, gast.Name) and func.value.id in self.values else None
+            atoms = ([receiver] if receiver is not None else []) + list(value.args) + [
+                k.value for k in value.keywords]
+            return [a.id for a in atoms if isinstance(a, gast.Name) and _may_hold_array(
+                self.values.get(a.id))]
+        return []
+
+    def _hold(self, container: str, atoms: Any, keys: list | None = None) -> None:
+        """``atoms`` are put into ``container`` (a new one, or a new version of one), under
+        ``keys`` where those are known (a dict's constant keys; ANY_KEY otherwise)."""
+        self._contain(atoms)
+        here = len(self.position) - 1
+        for a, key in zip(atoms, keys or [ANY_KEY] * len(atoms), strict=True):
+            if isinstance(a, gast.Name):
+                self.holds.setdefault(container, set()).add((key, a.id))
+                self.put_at.setdefault(a.id, []).append(here)
+
+    def _join_items(self) -> None:
+        """Each item a ``c[k] += v`` may update in place joins the memory of every value
+        that may be that item: those put into c (any version of it) and those read out of
+        it. A read of one of them after the update is then a read of updated memory, and an
+        argument among them an update of the caller's array (both refused in _check). Where
+        what c holds is not known (c made by a call, by list arithmetic, passed in), the
+        update is refused."""
+        for stmt, container, item in self.item_updated.values():
+            for holder in self._holders(container, stmt, item):
+                self._union(item, holder)
+
+    def _holders(self, container: str, stmt: gast.stmt, item: str) -> set[str]:
+        """The names whose values ``container`` (any version of it) may hold in the slot
+        ``item`` was read from: those put into it or read out of it under that key, or
+        under a key not known when compiling (any key, where the item's is not known; a
+        list's positions are never told apart, since appends and pops move them)."""
+        key = self.item_key.get(item, ANY_KEY)
+        if self.values[container].type is not dict:
+            key = ANY_KEY
+
+        def same_slot(other: Any) -> bool:  # (as a dict compares keys: 1 is True)
+            return key is ANY_KEY or other is ANY_KEY or key == other
+
+        group = self._find(container)
+        names = set(self.group) | set(self.group.values()) | set(self.defs) | set(
+            self.parsed.params) | set(self.item_of)
+        versions = [n for n in names if self._find(n) == group and is_container(
+            self.values.get(n))]
+        holders: set[str] = set()
+        for version in versions:
+            made = self.assigned_by.get(version)
+            op = self.ops.get(made) if made is not None else None
+            known = op is not None and (
+                isinstance(made.value, (gast.Tuple, gast.List, gast.Dict))
+                or op.kind in ("put", "append", "insert", "pop", "copy"))
+            if not known:
+                raise self.parsed.error(
+                    f"this updates, in place, an item of '{self._user(container)}', a "
+                    f"{self.values[container].type.__name__} whose items may be held "
+                    "elsewhere too (it is not made here from known values): NumPy would "
+                    "change them there, which the gradient cannot follow", stmt,
+                    f"Store a new value instead: `{self._user(container)}[k] = "
+                    f"{self._user(container)}[k] + v`.")
+            holders |= {n for k, n in self.holds.get(version, set()) if same_slot(k)}
+        holders |= {n for n in self.item_of if any(
+            self._find(c) == group for c in self.item_of[n]) and same_slot(
+                self.item_key.get(n, ANY_KEY))}
+        return holders
+
+    def _single_homed(self, name: str) -> bool:
+        """Is ``name``'s value held by one slot only: a new value (not a copy or a view of
+        another), put into a container once (in a loop, made anew in each iteration
+        before it)?"""
+        puts = self.put_at.get(name, [])
+        if len(puts) != 1 or self.origin.get(name, "fresh") != "fresh":
+            return False
+        loop = self._loop_of(puts[0])
+        return loop is None or any(loop[0] <= d < puts[0] for d in self.defs.get(name, ()))
+
+    def _exempt(self, position: int) -> set[str]:
+        """The names an in-place item update at ``position`` may find in a container:
+        the item it read and updated, and each value put into the container that no
+        other slot holds (the update then changes one slot's value, as Python does)."""
+        if position not in self.item_updated:
+            return set()
+        stmt, container, item = self.item_updated[position]
+        group = self._find(container)
+        exempt = {item, stmt.targets[0].id}
+        for name in self._holders(container, stmt, item):
+            if name in self.item_of and all(self._find(c) == group for c in self.item_of[
+                    name]) and name not in self.put_at:
+                exempt.add(name)  # old = c[k]: read out of c only
+            elif self._single_homed(name) and not self.item_of.get(name) or \
+                    name in self.parsed.params:  # (refused below: the caller's array)
+                exempt.add(name)
+        return exempt
+
+    def _loop_of(self, position: int) -> tuple[int, int] | None:
+        inner = [(f, last) for f, last in self.loops if f <= position <= last]
+        return min(inner, key=lambda r: r[1] - r[0]) if inner else None
+
+    def _check(self) -> None:
+        params = set(self.parsed.params)
+        for target, updates in self.writes.items():
+            group = self._find(target)
+            names = set(self.group) | set(self.group.values()) | set(self.defs) | params
+            members = [n for n in names if self._find(n) == group]
+            for position, stmt in updates:
+                exempt = self._exempt(position)
+                inside = [m for m in members if m not in exempt and self._contained_before(
+                    m, position, stmt)]
+                if inside:
+                    what = "a list or dict" if is_container(self.values.get(target)) else \
+                        "an array"
+                    raise self.parsed.error(
+                        f"this updates, in place, {what} that was put into a tuple, list or "
+                        f"dict ('{self._user(inside[0])}') or read out of one: it would change "
+                        "there too, which the gradient cannot follow", stmt,
+                        "Copy it before the update (`row = [v for v in rows[0]]`, "
+                        "`h = h.copy()`), or update a new name (`h = h + x`).")
+                shared = [m for m in members if m in params]
+                if shared and is_container(self.values.get(target)):
+                    what = self.values[target].type.__name__
+                    raise self.parsed.error(
+                        f"this changes, in place, the {what} the argument '{shared[0]}' "
+                        f"holds: Python would change the caller's {what}", stmt,
+                        f"Copy it first, e.g. `xs = {what}(xs)`.")
+                if shared:
+                    raise self.parsed.error(
+                        f"this updates, in place, memory that the argument '{shared[0]}' "
+                        "shares: NumPy would change the caller's array", stmt,
+                        "Copy the array first, e.g. `y = x.copy()`.")
+                outside = [m for m in members if m not in self.defs and m not in params
+                           and self.parsed.lookup(m) is not MISSING]
+                if outside:
+                    raise self.parsed.error(
+                        f"this updates, in place, memory of '{outside[0]}', a variable from "
+                        "outside the function: NumPy would change it there, which the "
+                        "gradient cannot follow", stmt,
+                        "Copy the array first (`w = WORK.copy()`), or return the new values.")
+                for member in members:
+                    if member != target and self._stale_read(member, position):
+                        read = self._stale_read(member, position)
+                        raise self.parsed.error(
+                            f"'{self._user(member)}' shares memory with an array updated in place "
+                            "before this use: NumPy shows the new values here, which the "
+                            "gradient cannot follow", read,
+                            "Copy the array before the update (`k = h.copy()`), or use a new "
+                            "name for the result (`h = h + x`).")
+
+    def _user(self, name: str) -> str:
+        """The name the user wrote for a version of it (``h_2`` -> ``h``)."""
+        base, _, suffix = name.rpartition("_")
+        if name not in self.parsed.local_names and suffix.isdigit() and \
+                base in self.parsed.local_names:
+            return base
+        return name if name in self.parsed.local_names else "a value computed here"
+
+    def _stale_read(self, name: str, write: int) -> gast.stmt | None:
+        """A read of ``name`` that runs after the update at ``write`` with no new assignment
+        to ``name`` in between (counting the way around a loop that holds both)."""
+        defs = self.defs.get(name, [])
+        loop = self._loop_of(write)
+        for read, stmt in self.reads.get(name, []):
+            if read == write or self._exclusive(read, write):
+                continue
+            if read > write:
+                if not any(write < d < read for d in defs):
+                    return stmt
+            elif loop is not None and loop[0] <= read <= loop[1] and not any(
+                    write < d <= loop[1] or loop[0] <= d < read for d in defs):
+                return stmt  # read in a later iteration, with no assignment between
+        return None
+
+    def _exclusive(self, a: int, b: int) -> bool:
+        """Are two positions in different branches of one if (never both in one run)?"""
+        branches = dict(self.branch_path.get(a, ()))
+        return any(branches.get(at, side) != side for at, side in self.branch_path.get(b, ()))
+
+    def _contain(self, atoms: Any) -> None:
+        here = len(self.position) - 1
+        for a in atoms:
+            if isinstance(a, gast.Name):
+                self.contained.setdefault(a.id, []).append(here)
+
+    def _contained_before(self, name: str, write: int, stmt: gast.stmt) -> bool:
+        """Was ``name`` put into a container (or read out of one) before the update at
+        ``write``, or in a loop around it (a later iteration updates what an earlier one
+        put there, unless each iteration makes the array anew before updating it)? A
+        container built after the update holds the new values, as NumPy's."""
+        loop = self._loop_of(write)
+        for at in self.contained.get(name, ()):
+            if self._exclusive(at, write):
+                continue
+            if at < write:
+                return True
+            if loop is not None and loop[0] <= at <= loop[1] and \
+                    not self._made_in_iteration(stmt, loop):
+                return True
+        return False
+
+    def _made_in_iteration(self, stmt: gast.stmt, loop: tuple[int, int]) -> bool:
+        """Is the array that ``stmt`` (an element write) updates made anew in each
+        iteration of ``loop``, before ``stmt``: ``x = np.zeros(n)`` (or arithmetic) in
+        the body, then element writes and copies of it only?"""
+        write = self.position[id(stmt)]
+        value, seen, made = stmt.value, set(), stmt
+        while isinstance(value, gast.Name) or isinstance(value, gast.Call) and \
+                syntax.is_name(value.func, SETITEM):
+            name = value.id if isinstance(value, gast.Name) else value.args[0].value.id
+            if name in seen or len(self.defs.get(name, ())) != 1:
+                return False  # a loop version (assigned twice): from the last iteration
+            seen.add(name)
+            at = self.defs[name][0]
+            if not loop[0] <= at < write:
+                return False
+            made = self.assigned_by[name]
+            value = made.value
+        if isinstance(value, (gast.BinOp, gast.UnaryOp)):
+            return True  # arithmetic makes a new array
+        op = self.ops.get(made) if seen else None
+        return isinstance(value, gast.Call) and op is not None and op.kind in (
+            "rule", "nondiff") and returns_new_array(op)
+
+    def _item(self, target: str, container: Any, key: Any = None) -> None:
+        """``target`` may be an item of ``container`` (under ``key``, where known): not to
+        be updated in place."""
+        self._contain([syntax.name(target)])
+        if isinstance(container, gast.Name):
+            self.item_of.setdefault(target, set()).add(container.id)
+            self.item_key[target] = ANY_KEY if key is None else key
+
+    def result_aliases(self, result: gast.expr) -> frozenset[str]:
+        """The parameters whose memory the returned value may share, or that may hold it
+        as an item (a caller then treats the result as an item of what it passed)."""
+        if not isinstance(result, gast.Name):
+            return frozenset()
+        names = set(self.group) | set(self.group.values()) | set(self.defs) | set(
+            self.parsed.params) | set(self.item_of)
+        groups = {self._find(result.id)}
+        while True:  # the groups of the containers holding it, of those holding them, ...
+            holders = {self._find(c) for n in names if self._find(n) in groups
+                       for c in self.item_of.get(n, ())}
+            if holders <= groups:
+                break
+            groups |= holders
+        return frozenset(p for p in self.parsed.params if self._find(p) in groups)
+
+    def is_in_place(self, stmt: gast.stmt) -> bool:
+        return id(stmt) in self.in_place
+
+    def overwrites(self, stmt: gast.stmt, name: str) -> bool:
+        """Does ``stmt`` itself update the memory ``name`` refers to?"""
+        if id(stmt) not in self.in_place:
+            return False
+        target = stmt.targets[0].id
+        return self._find(name) == self._find(target) and name != target
+
+    def changed_after(self, name: str, stmt: gast.stmt) -> bool:
+        """Is the memory ``name`` refers to updated in place once ``stmt`` (a loop, with
+        everything in it) has run: further on, or in a later iteration of a loop around
+        it?"""
+        group = self._find(name)
+        first = self.position.get(id(stmt))
+        if first is None:
+            return True
+        last = max(self.position.get(id(s), first) for s in statements.in_order(
+            [stmt], "aliasing"))
+        for target, updates in self.writes.items():
+            if self._find(target) != group:
+                continue
+            for write, _ in updates:
+                if write > last or any(f <= first and last <= e and f <= write <= e
+                                       for f, e in self.loops):
+                    return True
+        return False
+
+    def known(self, stmt: gast.stmt) -> bool:
+        """Whether ``stmt`` is a statement of the analysed body (``at_risk`` answers for
+        those only)."""
+        return not self.writes or id(stmt) in self.position
+
+    def at_risk(self, name: str, stmt: gast.stmt) -> bool:
+        if not self.writes:
+            return False
+        group = self._find(name)
+        where = self.position.get(id(stmt))
+        if where is None:
+            return False
+        if self.overwrites(stmt, name):
+            return True
+        for target, updates in self.writes.items():
+            if self._find(target) != group:
+                continue
+            for write, _ in updates:
+                if write > where:
+                    return True
+                if any(first <= where <= last and first <= write <= last
+                       for first, last in self.loops):
+                    return True
+        return False

@@ -1,0 +1,195 @@
+"""Pass 4, analyze: what each statement calls, what each value is, which values are active.
+
+Before: an ANF function (``normalize``), the parameters to differentiate, and an abstract
+        signature of the arguments (kind and rank of each).
+After:  a frozen ``Analysis``: for every statement, the operation it performs (a derivative
+        rule with its bound arguments, a differentiated callee, a copy, or a
+        non-differentiable call); for every name, its abstract value (kind, rank) and shape
+        class (names in one class are known to have equal shapes); the set of *active*
+        names: those that depend on a differentiated input and that the output depends on.
+        A call on active values with no derivative rule is a TransformError here.
+
+    _t1 = x @ w          rule matmul(x, w)     rank 2   active
+    n = x.shape          non-differentiable    object   inactive
+    h = np.tanh(_t1)     rule tanh(_t1)        rank 2   active, same shape as _t1
+
+A closed world: a derivative is picked only for what is known. Every value has a kind
+(``Abstract``): a Python number, an array (rank, which axes have size 1, float or not,
+complex), None, a tuple/list/dict (its items), an object of a known class, or a value the
+compiled pair is specialised on by identity (a function, a dtype, a module, a string
+whose value the code reads; see ``identified``). The meaning of an operation comes from
+its operands' kinds:
+
+    a + b      numbers/arrays: the rule of +; tuples/lists: concatenation; a user class:
+               its __add__ / __radd__, differentiated through; anything else: refused
+    a[i]       an array: indexing; a tuple/list/dict: its item; a user class: __getitem__;
+               np.r_ and other objects that define []: refused where differentiated
+    f(x)       a rule; a user function (a decorator's own code, a function passed in, one
+               stored on an object, a default argument): compiled and differentiated
+               through; a function chosen at run time or made from a differentiated
+               value: refused; a call without a rule that receives a differentiated value:
+               refused, even where its result is unused (it may mutate its arguments)
+    for v in s arrays, tuples, lists: read by position; dicts, sets, objects: refused
+
+Values that change kind join soundly (``join``: None on one path keeps ``is None``
+tests at run time; a number and an array join to an array of unknown rank). A cast to a
+dtype that is not known is refused; writes into arrays that certainly hold integers carry
+no gradient. Each refusal is a TransformError at the user's file:line:col with a hint.
+
+The pass is a package, one module per job:
+
+    values.py      Abstract: what is known of a value; abstract_of (the specialisation key)
+    facts.py       what the walk knows at a point (values, shape classes, varied names), Op
+    operations.py  what an operator, an index, an attribute or a container display means
+    calls.py       which function a call runs: a rule, a user function, a refusal
+    inference.py   the kind, rank and shape class of a call's result
+    checks.py      the refusals of the forward walk
+    activity.py    which varied names the output depends on (a backward data-flow pass)
+
+This module walks the statements (``statements.kind`` says how each nests) and returns
+the ``Analysis``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import gast
+
+from ... import syntax
+from .. import statements
+from ..normalize import Normalized
+from . import checks
+from .activity import active
+from .calls import Calls
+from .facts import OP_KINDS, UPDATES, Facts, Op  # noqa: F401
+from .operations import Operations
+from .values import (  # noqa: F401
+    SCALAR,
+    UNKNOWN_ARRAY,
+    Abstract,
+    ShapeTuple,
+    abstract_of,
+    described,
+    identified,
+    is_container,
+    join,
+)
+
+
+@dataclass(frozen=True)
+class Analysis:
+    normalized: Normalized
+    wrt: tuple[str, ...]
+    ops: dict[gast.stmt, Op]  # the operation of each ANF statement
+    values: dict[str, Abstract]
+    shape_class: dict[str, int]
+    active: frozenset[str]
+    result: gast.expr  # the returned atom
+    # the code depends on the value of a string argument (a dict of functions read by a
+    # name passed in, a dtype named by a string): the pair is specialised on strings' values
+    by_string_value: bool = False
+
+    @property
+    def body(self) -> list[gast.stmt]:
+        return self.normalized.node.body
+
+    def ndim(self, name: str) -> int | None:
+        value = self.values.get(name)
+        return None if value is None else value.ndim
+
+    def is_none(self, name: str) -> bool | None:
+        """Whether ``name`` holds None: True or False where certain; None leaves an ``is
+        None`` test to run time (a value of unknown kind, read from an object or returned
+        by a call)."""
+        value = self.values.get(name)
+        if value is None or value.none:
+            return None
+        if value.kind == "none":
+            return True
+        if value.kind == "scalar" or is_container(value) or (
+                value.kind == "array" and value.dims is not None):
+            return False
+        return None
+
+    def same_shape(self, a: str, b: str) -> bool:
+        ca, cb = self.shape_class.get(a), self.shape_class.get(b)
+        return ca is not None and ca == cb
+
+
+def analyze(normalized: Normalized, wrt: tuple[str, ...], signature: dict[str, Abstract],
+            compile_callee: Callable[..., Any]) -> Analysis:
+    return _Walk(normalized, tuple(wrt), signature, compile_callee).run()
+
+
+class _Walk:
+    """The forward walk: each statement's operation, and the facts it establishes."""
+
+    def __init__(self, normalized: Normalized, wrt: tuple[str, ...],
+                 signature: dict[str, Abstract], compile_callee: Callable[..., Any]):
+        self.normalized = normalized
+        self.wrt = wrt
+        self.facts = Facts(normalized.parsed, wrt, signature)
+        self.operations = Operations(self.facts, Calls(self.facts, compile_callee))
+        self.ops: dict[gast.stmt, Op] = {}
+        self.unpacked = dict(normalized.unpacked)
+        self.unpacks = dict(normalized.unpacks)
+
+    def run(self) -> Analysis:
+        facts, parsed = self.facts, self.normalized.parsed
+        for p in parsed.params:
+            facts.values.setdefault(p, Abstract("object", None, False, object))
+            facts.shape_class[p] = facts.new_class()
+            value = facts.values[p]
+            if value.kind == "array" and not value.float and not value.complex:
+                facts.int_arrays.add(p)
+        body = self.normalized.node.body
+        self.block(body)
+        result = body[-1].value if isinstance(body[-1], gast.Return) else syntax.const(None)
+        return Analysis(self.normalized, self.wrt, self.ops, facts.values, facts.shape_class,
+                        active(body, self.ops, facts.varied, result, parsed), result,
+                        facts.by_string_value)
+
+    def block(self, stmts: list[gast.stmt]) -> None:
+        facts = self.facts
+        for stmt in stmts:
+            kind = statements.kind(stmt, "analyze")
+            if stmt in self.normalized.placeholders:  # no value: the loop assigns it
+                self.ops[stmt] = Op("nondiff", stmt.targets[0].id)
+                facts.set_value(stmt.targets[0].id, Abstract("none", None, False))
+            elif kind.computes:
+                if stmt in self.normalized.iterations:
+                    checks.check_iterable(facts, stmt.value.args[0], stmt)
+                if stmt in self.unpacked:
+                    checks.check_spread(facts, stmt.value.value, self.unpacked[stmt], stmt)
+                if stmt in self.unpacks:
+                    checks.check_unpack(facts, stmt.value.value, self.unpacks[stmt], stmt)
+                self.ops[stmt] = self.statement(stmt)
+            elif kind.loop:
+                if isinstance(stmt, gast.For):  # the loop's index
+                    facts.set_value(stmt.target.id, Abstract("scalar", (), False))
+                for _ in range(50):  # to a fixpoint: values flow around the loop
+                    before = (dict(facts.values), set(facts.varied), len(facts.not_int))
+                    for field in kind.blocks:
+                        self.block(getattr(stmt, field))
+                    if (facts.values, facts.varied, len(facts.not_int)) == before:
+                        break
+                else:
+                    raise syntax.unexpected("analyze", stmt, "a loop without a fixpoint")
+            else:
+                for field in kind.blocks:
+                    self.block(getattr(stmt, field))
+
+    def statement(self, stmt: gast.stmt) -> Op:
+        facts = self.facts
+        if isinstance(stmt, gast.Assign):
+            target = stmt.targets[0].id
+            facts.int_result = False
+            op = self.operations.operation(stmt.value, target)
+            (facts.int_arrays if facts.int_result else facts.not_int).add(target)
+            return op
+        checks.check_effect(facts, stmt.value)  # an expression statement
+        op = self.operations.operation(stmt.value, None)
+        return Op("effect", None, what=op.what, refusal=op.refusal, always=op.always)

@@ -1,0 +1,427 @@
+"""Abstract values: what is known of a value at transform time, and the specialisation key.
+
+Every value the analysis meets has an ``Abstract``: a Python number, an array (rank, which
+axes have size 1, float or not, complex), None, a tuple/list/dict (its items; a named
+tuple is a tuple whose fields are known, specialised on its class), an object of
+a known class, or a value the compiled pair is specialised on by identity (``identified``:
+a function, a dtype, a module, a string whose value the code reads).
+
+    abstract_of(np.ones((3, 1)))   array[n1]        abstract_of((x, 2.0))   <tuple> of items
+    abstract_of(np.tanh)           <ufunc>, value=np.tanh (calls through it resolve to it)
+    abstract_of(dask_array)        array[nn], backend "dask"
+
+An array of another library that implements NumPy's dispatch protocols (``BACKENDS``: Dask,
+CuPy) is an array whose ``backend`` names that library: NumPy's functions called on it run
+that library's, so the same generated code serves it; what the library cannot do is refused
+by the ``backends`` pass. A JAX array is one too (backend "jax"), and so is the array of a
+namespace of the Python array API standard (``__array_namespace__``; its backend is the
+namespace's module name, as ``array_api_strict``): their code calls the namespace's own
+functions, which have the rules of NumPy's of the same name. The backend is part of the key:
+a function called with NumPy and with Dask arrays compiles a pair for each.
+
+``abstract_of`` of the arguments is the cache key of a compiled pair; ``join`` is what a
+name assigned on several paths holds. This module only describes values: it imports
+nothing of the compiler.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import functools
+import importlib
+import inspect
+import math
+import os
+import site
+import sys
+import sysconfig
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ... import shapes
+
+
+@dataclass(frozen=True)
+class Abstract:
+    """What is known of a value at transform time."""
+
+    kind: str  # 'scalar' (Python number), 'array' (ndarray / numpy scalar), 'none', 'object'
+    dims: tuple | None = None  # per axis: size 1 (True), not 1 (False), unknown (None)
+    float: bool = True  # a floating-point value (only those carry gradients)
+    type: type | None = None  # for 'object': the class, to resolve method calls
+    items: tuple | None = None  # for tuples, lists, dicts: (key, Abstract) per item
+    # The object itself, for values the compiled code is specialised on (see ``identified``):
+    # functions and other callables, dtypes, strings. Calls through it resolve to it.
+    value: Any = None
+    complex: bool = False  # a complex number or array (not differentiated)
+    none: bool = False  # None on some path (see join): `is None` tests are not folded
+    # For a named tuple (a tuple): the names of its fields in order (``p.w`` is an item),
+    # and its class where an argument gave it (the compiled code is specialised on it)
+    fields: tuple[str, ...] | None = None
+    named: type | None = None
+    # For an array of another library (``BACKENDS``): its name; None for NumPy's
+    backend: str | None = None
+
+    @property
+    def ndim(self) -> int | None:
+        return None if self.dims is None else len(self.dims)
+
+    def __repr__(self) -> str:
+        if self.kind == "object":
+            return f"<{getattr(self.named or self.type, '__name__', 'object')}>"
+        if self.kind == "none":
+            return "None"
+        dims = "?" if self.dims is None else "".join(
+            {True: "1", False: "n", None: "?"}[d] for d in self.dims)
+        on = f", {self.backend}" if self.backend else ""
+        return f"{self.kind}[{dims}{'' if self.float else ', int'}{on}]"
+
+
+class ShapeTuple(tuple):
+    """Marks the abstract value of ``x.shape``: a tuple of ints."""
+
+
+UNKNOWN_ARRAY = Abstract("array", None, True)
+SCALAR = Abstract("scalar", (), True)
+
+
+def join(a: Abstract, b: Abstract) -> Abstract:
+    """What is known of a value that is ``a`` on one path and ``b`` on another.
+
+    ``None`` joins to the other side, marked as maybe None: a value that is None on one path
+    (``best = None`` before a loop that sets it) is used as what the other path makes it,
+    since Python raises on arithmetic, calls and indexing of None; a test ``v is None``
+    (``axis=None if flag else 0``) is left to run time."""
+    if a == b:
+        return a
+    if a.kind == "none" or b.kind == "none":
+        other = b if a.kind == "none" else a
+        return other if other.kind == "none" else dataclasses.replace(other, none=True)
+    if a.complex or b.complex:
+        joined = join(Abstract(a.kind, a.dims, a.float, a.type, a.items),
+                      Abstract(b.kind, b.dims, b.float, b.type, b.items))
+        return Abstract(joined.kind, joined.dims, joined.float, joined.type, joined.items,
+                        None, True)
+    if {a.kind, b.kind} <= {"scalar", "array"}:
+        if a.kind != b.kind:  # a Python number on one path, an array on another: of
+            array = a if a.kind == "array" else b  # rank 0 where the array is (y = 0.0
+            return Abstract("array", () if array.dims == () else None,  # before a loop
+                            a.float or b.float)  # that adds an element of an array to it)
+        kind = a.kind
+    elif a.kind == b.kind == "object" and a.type is b.type:
+        if a.type in (tuple, list, dict):  # a container: items joined where they match
+            items = None
+            if a.items is not None and b.items is not None and [k for k, _ in a.items] == [
+                    k for k, _ in b.items]:
+                items = tuple((k, join(x, y)) for (k, x), (_, y) in zip(
+                    a.items, b.items, strict=True))
+            dims = a.dims if a.dims == b.dims else None
+            return Abstract("object", dims, a.float or b.float, a.type, items,
+                            fields=a.fields if a.fields == b.fields else None,
+                            named=a.named if a.named is b.named else None)
+        kind = "object"
+    else:
+        return Abstract("object", None, False, object)
+    if a.dims is not None and b.dims is not None and len(a.dims) == len(b.dims):
+        dims = tuple(x if x == y else None for x, y in zip(a.dims, b.dims, strict=True))
+    else:
+        dims = None
+    return Abstract(kind, dims, a.float or b.float, a.type if a.type is b.type else None)
+
+
+def identified(value: Any) -> bool:
+    """Values the compiled code is specialised on by identity (or, for strings, equality):
+    what a call, a cast or a lookup through them does depends on which one it is."""
+    return isinstance(value, (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+                              np.ufunc, functools.partial, type, np.dtype, str,
+                              types.ModuleType)) or hasattr(value, "compiled_for") or \
+        hasattr(value, "derivative_of") or \
+        hasattr(value, "checkpoint_of")  # a Derivative (gradient(f)), a checkpoint(f)
+
+
+_FUNCTION_TYPES = frozenset({types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+                             np.ufunc, functools.partial})
+_DATA_TYPES = frozenset({np.ndarray, float, int, bool, str, type(None), tuple, list, dict})
+
+
+def _held_functions(value: Any) -> tuple | None:
+    """(name, abstract value) of the functions stored on a user object, sorted by name;
+    quick for objects that hold only data (this runs on every call)."""
+    held = getattr(value, "__dict__", None)
+    if not held or type(held) is not dict or is_library_type(type(value)):
+        return None
+    found = None
+    for k, v in held.items():
+        t = type(v)
+        if t in _DATA_TYPES:
+            continue
+        if t in _FUNCTION_TYPES or hasattr(t, "compiled_for") or hasattr(t, "checkpoint_of"):
+            found = (found or []) + [(k, abstract_of(v))]
+    return tuple(sorted(found)) if found else None
+
+
+def abstract_of(value: Any) -> Abstract:
+    """The abstract value of a run-time argument (the cache key of a specialisation)."""
+    if isinstance(value, bool):
+        return Abstract("scalar", (), False)
+    if isinstance(value, float):
+        return SCALAR
+    if isinstance(value, int):
+        return Abstract("scalar", (), False)
+    if isinstance(value, complex):
+        return Abstract("scalar", (), True, complex=True)
+    if isinstance(value, (np.ndarray, np.generic)):
+        if isinstance(value, np.ndarray) and type(value) is not np.ndarray and isinstance(
+                value, (np.matrix, np.ma.MaskedArray)):
+            raise TypeError(
+                f"{type(value).__name__} arguments are not supported: their operators differ "
+                "from NumPy arrays' ('*' of np.matrix is a matrix product), which the "
+                "derivative rules do not follow. Pass np.asarray(value) (and use '@' for "
+                "matrix products).")
+        kind = value.dtype.kind
+        return Abstract("array", shapes.of_shape(value.shape), kind in "fc",
+                        complex=kind == "c")
+    backend = backend_of(value)
+    if backend is not None:
+        kind = dtype_kind(value)
+        # an axis of a size not yet known (a chunked array built from lazy values) is nan,
+        # or None in the array API standard
+        dims = tuple(None if n is None or math.isnan(n) else n == 1 for n in value.shape)
+        return Abstract("array", dims, kind in "fc", complex=kind == "c", backend=backend)
+    if identified(value):
+        return Abstract("object", None, False, type(value), value=value)
+    functions = _held_functions(value)
+    if functions:  # a user object: specialised on the functions it holds (self.act)
+        return Abstract("object", None, False, type(value), functions)
+    if value is None:
+        return Abstract("none", None, False)
+    if isinstance(value, (tuple, list)):
+        # a named tuple is a tuple whose fields are known
+        fields = named_fields(type(value)) if type(value) not in (tuple, list) else None
+        items = tuple((k, abstract_of(v)) for k, v in enumerate(value))
+        return Abstract("object", (None,) * len(value), any(a.float for _, a in items),
+                        type(value) if fields is None else tuple, items, fields=fields,
+                        named=None if fields is None else type(value))
+    if isinstance(value, dict) and _reads_like_dict(type(value)) and all(
+            isinstance(k, str) for k in value):
+        items = tuple((k, abstract_of(v)) for k, v in sorted(value.items()))
+        return Abstract("object", None, any(a.float for _, a in items), dict, items)
+    cls = type(value)
+    known = _OBJECTS.get(cls)
+    if known is None:
+        known = _OBJECTS[cls] = Abstract("object", None, False, cls)
+    return known
+
+
+_OBJECTS: dict[type, Abstract] = {}  # the abstract value of a plain object, per class
+
+# The arrays of other libraries that the generated code runs on as it is, by (module, class)
+# of their type: they implement NumPy's ``__array_ufunc__`` and ``__array_function__``, so a
+# NumPy function called on them runs the library's own. Named here, each one: an object is
+# an array only when it is known to be one.
+BACKENDS: dict[tuple[str, str], str] = {
+    ("dask.array.core", "Array"): "dask",
+    ("cupy", "ndarray"): "cupy",
+    ("cupy._core.core", "ndarray"): "cupy",
+}
+
+
+def backend_of(value: Any) -> str | None:
+    """The library of an array of ``BACKENDS``, of JAX (its arrays and the tracers that
+    stand for them under ``jax.jit``) or of a namespace of the array API standard (named by
+    its module, as ``array_api_strict``), else None (NumPy's arrays included)."""
+    cls = type(value)
+    found = BACKENDS.get((cls.__module__, cls.__name__))
+    if found is None:
+        jax = sys.modules.get("jax")
+        if jax is not None and isinstance(value, jax.Array):
+            return "jax"
+        if hasattr(cls, "__array_namespace__"):
+            found = _NAMESPACES.get(cls)
+            if found is None:
+                name = getattr(value.__array_namespace__(), "__name__", "")
+                found = _NAMESPACES[cls] = "" if name == "numpy" else name
+            return found or None
+    return found
+
+
+_NAMESPACES: dict[type, str] = {}  # an array API class -> its namespace's module name
+
+# The module of each backend's functions, where it is not the backend's name (a namespace of
+# the array API standard is named by its module)
+NAMESPACES = {"dask": "dask.array", "cupy": "cupy", "jax": "jax.numpy"}
+
+
+def namespace_of(backend: str | None) -> types.ModuleType:
+    """The module of the functions of ``backend``'s arrays (NumPy for None)."""
+    if backend is None:
+        return np
+    return importlib.import_module(NAMESPACES.get(backend, backend))
+
+
+def dtype_kind(array: Any) -> str:
+    """NumPy's kind letter of an array's dtype ('f', 'c', 'i', 'b', ...), for the dtypes of
+    the array API standard too (which have no ``kind``)."""
+    dtype = array.dtype
+    kind = getattr(dtype, "kind", None)
+    if isinstance(kind, str):
+        return kind
+    xp = array.__array_namespace__()
+    for letter, name in (("b", "bool"), ("f", "real floating"), ("c", "complex floating"),
+                         ("i", "signed integer"), ("u", "unsigned integer")):
+        if xp.isdtype(dtype, name):
+            return letter
+    return "O"
+
+_FIELD = type(collections.namedtuple("_Probe", "a").a)  # how a named tuple reads a field
+
+
+@functools.cache
+def named_fields(cls: type) -> tuple[str, ...] | None:
+    """The fields of a named tuple class (``collections.namedtuple``, ``typing.NamedTuple``,
+    NumPy's ``QRResult``) that reads as a tuple, each field its item at its position; None
+    for any other class, a subclass that redefines indexing, iteration or a field included."""
+    fields = getattr(cls, "_fields", None)
+    if not issubclass(cls, tuple) or not isinstance(fields, tuple) or not all(
+            isinstance(f, str) for f in fields) or any(
+            getattr(cls, name) is not getattr(tuple, name) for name in (
+                "__getitem__", "__iter__", "__len__")):
+        return None
+    probe = tuple(object() for _ in fields)
+    for k, name in enumerate(fields):
+        read = inspect.getattr_static(cls, name, None)
+        if type(read) is not _FIELD or read.__get__(probe, tuple) is not probe[k]:
+            return None
+    return fields
+
+
+# What the compiler reads of a dict: a subclass that defines one of these (a get that scales,
+# a __getitem__ that computes) is an object of its own class, its methods differentiated
+# through; OrderedDict only orders its keys differently, which reads by key do not see.
+_DICT_READS = ("__getitem__", "get", "keys", "values", "items", "__iter__", "__len__",
+               "__contains__")
+
+
+@functools.cache
+def _reads_like_dict(cls: type) -> bool:
+    return cls is dict or cls is collections.OrderedDict or all(
+        getattr(cls, name) is getattr(dict, name) for name in _DICT_READS)
+
+
+def is_container(value: Abstract | None) -> bool:
+    return value is not None and value.kind == "object" and value.type in (tuple, list, dict)
+
+
+def item_of(container: Abstract, key: Any) -> Abstract:
+    """What ``container[key]`` holds: the item at ``key`` where the key is known here and
+    the container has it, else what any of its items may be."""
+    items = container.items or ()
+    for k, value in items:
+        if k == key and type(k) is type(key):
+            return value
+    if not items:
+        return UNKNOWN_ARRAY
+    value = items[0][1]
+    for _, other in items[1:]:
+        value = join(value, other)
+    return value
+
+
+def described(value: Abstract) -> str:
+    """'a tuple', 'an array', 'a number': for messages."""
+    if value.kind == "object" and value.type not in (None, object):
+        name = value.type.__name__
+    else:
+        name = {"scalar": "number", "none": "None"}.get(value.kind, value.kind)
+        if value.kind == "object":
+            name = "value of unknown kind"
+    return ("an " if name[0] in "aeiou" else "a ") + name
+
+
+def is_sequence(value: Abstract) -> bool:
+    return value.kind == "object" and value.type in (tuple, list)
+
+
+def user_method(value: Abstract, name: str | None) -> Any:
+    """The Python method ``name`` of a user class, differentiated through, or None
+    (built-in types, NumPy, ours, and an installed package's: ``package_method``)."""
+    method = _python_method(value, name)
+    return method if method is not None and not installed_package(method) else None
+
+
+def package_method(value: Abstract, name: str | None) -> Any:
+    """The Python method ``name`` of a class of an installed package (a scipy spline's
+    ``__call__``, a sparse matrix's ``__matmul__``), or None: called, never entered, as
+    the package's functions are."""
+    method = _python_method(value, name)
+    return method if method is not None and installed_package(method) else None
+
+
+def _python_method(value: Abstract, name: str | None) -> Any:
+    if name is None or value.kind != "object" or value.type in (None, object) or \
+            value.value is not None or is_library_type(value.type):
+        return None
+    method = inspect.getattr_static(value.type, name, None)
+    return method if isinstance(method, types.FunctionType) else None
+
+
+GENERATED = "<s2sgrad"  # how the file names of generated source begin
+
+_LIBRARIES = ("numpy", "s2sgrad", "builtins", "math", "operator")
+
+
+def is_library_type(cls: type) -> bool:
+    module = getattr(cls, "__module__", "") or ""
+    return module.split(".")[0] in _LIBRARIES
+
+
+# Packages whose source the user asked to have differentiated (``differentiate_through``).
+_THROUGH: set[str] = set()
+
+
+def differentiate_through(*modules: str | types.ModuleType) -> None:
+    """Differentiate calls into these installed packages through their source, as if the
+    functions were the user's own. By default a function that lives in an installed
+    package (site-packages) or in Python's standard library is called, never entered: a
+    differentiated value that flows into one without a derivative rule is refused."""
+    for module in modules:
+        _THROUGH.add(module.__name__ if isinstance(module, types.ModuleType) else module)
+
+
+@functools.cache
+def _installed_roots() -> tuple[str, ...]:
+    paths = {sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib",
+                                                      "platlib")}
+    paths |= set(site.getsitepackages()) | {site.getusersitepackages()}
+    return tuple(os.path.join(os.path.realpath(p), "") for p in paths if p)
+
+
+def installed_package(fn: Callable) -> str | None:
+    """The module of a Python function that belongs to an installed package or to the
+    standard library (not to the user's code, nor to a package the user named in
+    ``differentiate_through``), or None."""
+    code = getattr(fn, "__code__", None)
+    if code is None or code.co_filename.startswith("<"):
+        return None
+    module = getattr(fn, "__module__", None) or ""
+    if any(module == m or module.startswith(m + ".") for m in _THROUGH):
+        return None
+    path = os.path.realpath(code.co_filename)
+    return module or path if path.startswith(_installed_roots()) else None
+
+
+def is_library(fn: Callable) -> bool:
+    """A function of NumPy, Python or ours: called, never differentiated through. The
+    functions s2sgrad writes as source (Tensor operations and higher order's pairs in
+    ``sourcefile``'s file, the generated forward, backward and tangent functions in files
+    named ``<s2sgrad ...>``) are differentiated through like a user's."""
+    module = getattr(fn, "__module__", "") or ""
+    code = getattr(fn, "__code__", None)
+    if code is not None and code.co_filename.startswith(GENERATED):
+        return False
+    return module.split(".")[0] in _LIBRARIES

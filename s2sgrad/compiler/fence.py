@@ -1,0 +1,206 @@
+"""Pass 2, fence: reject what the later passes do not understand, before they see it.
+
+Before: a parsed FunctionDef of arbitrary Python.
+After:  the same tree, unchanged, known to hold only supported constructs; otherwise a
+        TransformError pointing at the construct (file:line:col, with a caret) that says what
+        is unsupported and what to write instead.
+
+    def f(x):
+        with open(p) as fh:   -> TransformError: 'with' statements are not supported
+            ...                     at model.py:12:5 / Move the 'with' block out of ...
+
+A statement passes if ``normalize`` has a row for it (``statements.SOURCE``) and its
+parts pass; the statements with a check of their own below (assignment targets, loops,
+break outside a loop) pass that check instead.
+Checks that need to know what a name refers to (calls without a derivative rule, ``eval``)
+happen in ``analyze``, where call targets are resolved.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from .parse import Parsed
+from .statements import SOURCE
+
+# Constructs that can never be differentiated correctly here, with what to do instead.
+_REFUSED: dict[type, tuple[str, str]] = {
+    gast.Try: ("try/except blocks are not supported",
+               "Handle errors outside the differentiated function."),
+    gast.With: ("'with' statements are not supported",
+                "Move the 'with' block out of the differentiated function."),
+    gast.AsyncWith: ("'async with' is not supported", "Differentiate a synchronous function."),
+    gast.AsyncFor: ("'async for' is not supported", "Differentiate a synchronous function."),
+    gast.AsyncFunctionDef: ("async functions are not supported",
+                            "Differentiate a synchronous function."),
+    gast.Await: ("'await' is not supported", "Differentiate a synchronous function."),
+    gast.Yield: ("generators ('yield') are not supported",
+                 "Build a list and return it instead of yielding."),
+    gast.YieldFrom: ("generators ('yield from') are not supported",
+                     "Build a list and return it instead of yielding."),
+    gast.Global: ("'global' declarations are not supported",
+                  "Pass the value in as an argument and return the new value."),
+    gast.Nonlocal: ("'nonlocal' declarations are not supported",
+                    "Pass the value in as an argument and return the new value."),
+    gast.Delete: ("'del' is not supported",
+                  "Let the name go out of scope, or rebind it to a new value."),
+    gast.Import: ("imports inside a differentiated function are not supported",
+                  "Move the import to module level."),
+    gast.ImportFrom: ("imports inside a differentiated function are not supported",
+                      "Move the import to module level."),
+    gast.ClassDef: ("class definitions inside a differentiated function are not supported",
+                    "Define the class at module level."),
+    gast.Starred: ("starred expressions (*xs) are supported only as call arguments",
+                   "Write the items out, e.g. (n, m, 2) rather than (*shape, 2)."),
+    gast.Match: ("'match' statements are not supported",
+                 "Write the cases as an if/elif chain."),
+    gast.TryStar: ("try/except* blocks are not supported",
+                   "Handle errors outside the differentiated function."),
+    gast.TypeAlias: ("'type' alias statements are not supported",
+                     "Define the alias at module level."),
+}
+# t-strings (Python 3.14) have a node from gast 0.7 on; an older gast makes none.
+if hasattr(gast, "TemplateStr"):
+    _REFUSED[gast.TemplateStr] = (
+        "template strings (t-strings) are not supported inside a differentiated function",
+        "Build them outside it.")
+
+# Constructs that a later version will differentiate; refused for now with the same precision.
+_NOT_YET: dict[type, tuple[str, str]] = {
+    gast.DictComp: ("dict comprehensions are not supported yet",
+                    ("Write the items out ({'a': a, 'b': b}), or build a list with a list "
+                     "comprehension.")),
+    gast.SetComp: ("set comprehensions are not supported", "Build the value outside."),
+    gast.Set: ("set literals are not supported", "Use a tuple."),
+}
+
+_EXPRESSIONS = (
+    gast.Lambda, gast.IfExp, gast.BoolOp, gast.ListComp, gast.GeneratorExp, gast.Dict,
+    gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Attribute, gast.Name,
+    gast.NamedExpr, gast.JoinedStr, gast.FormattedValue,
+    gast.Constant, gast.Tuple, gast.List, gast.Subscript, gast.Slice, gast.keyword,
+)
+_CONTEXT = (gast.Load, gast.Store, gast.Param, gast.Del, gast.operator, gast.unaryop,
+            gast.cmpop, gast.boolop, gast.arguments, gast.alias, gast.comprehension)
+
+
+def fence(parsed: Parsed) -> Parsed:
+    fn = parsed.node
+    for default in fn.args.defaults + [d for d in fn.args.kw_defaults if d is not None]:
+        _check_expression_tree(parsed, default)
+    for stmt in fn.body:
+        _check_statement(parsed, stmt)
+    return parsed
+
+
+def _refuse(parsed: Parsed, node: gast.AST) -> None:
+    for table in (_REFUSED, _NOT_YET):
+        entry = table.get(type(node))
+        if entry is not None:
+            raise parsed.error(entry[0], node, entry[1])
+
+
+def _check_statement(parsed: Parsed, stmt: gast.stmt, loop_depth: int = 0) -> None:
+    _refuse(parsed, stmt)
+    if isinstance(stmt, gast.Assign):
+        for target in stmt.targets:
+            _check_target(parsed, target, stmt.value)
+        _check_expression_tree(parsed, stmt.value)
+    elif isinstance(stmt, gast.AugAssign):
+        if not isinstance(stmt.target, (gast.Name, gast.Subscript)):
+            _check_target(parsed, stmt.target, None)
+        _check_expression_tree(parsed, stmt.value)
+    elif isinstance(stmt, gast.AnnAssign):
+        if not isinstance(stmt.target, gast.Name):
+            raise parsed.error("annotated assignments to an element or attribute are not "
+                               "supported", stmt, "Drop the annotation: `y[i] = v`.")
+        if stmt.value is None:
+            raise parsed.error("annotated declarations without a value are not supported",
+                               stmt, "Assign a value, e.g. `y: float = 0.0`.")
+        _check_expression_tree(parsed, stmt.value)
+    elif isinstance(stmt, (gast.Return, gast.Expr)):
+        if stmt.value is not None:
+            _check_expression_tree(parsed, stmt.value)
+    elif isinstance(stmt, (gast.Pass, gast.Assert, gast.Raise)):
+        for child in gast.iter_child_nodes(stmt):
+            _check_expression_tree(parsed, child)
+    elif isinstance(stmt, gast.If):
+        _check_expression_tree(parsed, stmt.test)
+        for child in stmt.body + stmt.orelse:
+            _check_statement(parsed, child, loop_depth)
+    elif isinstance(stmt, (gast.For, gast.While)):
+        if isinstance(stmt, gast.For):
+            _check_target(parsed, stmt.target, None)
+            _check_expression_tree(parsed, stmt.iter)
+        else:
+            _check_expression_tree(parsed, stmt.test)
+        for child in stmt.body + stmt.orelse:
+            _check_statement(parsed, child, loop_depth + 1)
+    elif isinstance(stmt, gast.FunctionDef):  # a nested function: inlined where called
+        if stmt.decorator_list:
+            raise parsed.error("decorators on nested functions are not supported", stmt,
+                               "Define the decorated function at module level.")
+        for default in stmt.args.defaults + [d for d in stmt.args.kw_defaults if d is not None]:
+            _check_expression_tree(parsed, default)
+            for n in gast.walk(default):  # evaluated once, where the def runs, not per call
+                if isinstance(n, gast.NamedExpr):
+                    raise parsed.error("an assignment expression in a default of a nested "
+                                       "function is not supported", n,
+                                       "Assign it before the def.")
+        for child in stmt.body:
+            _check_statement(parsed, child, 0)
+    elif isinstance(stmt, (gast.Break, gast.Continue)):
+        if not loop_depth:
+            raise parsed.error(f"'{type(stmt).__name__.lower()}' outside a loop", stmt)
+    elif type(stmt) in SOURCE:  # a construct normalize desugars: its parts must pass
+        _check_parts(parsed, stmt, loop_depth)
+    else:
+        raise parsed.error(f"'{type(stmt).__name__}' statements are not supported", stmt,
+                           "Rewrite it with assignments, calls and return.")
+
+
+def _check_parts(parsed: Parsed, node: gast.AST, loop_depth: int) -> None:
+    """The nested statements and the expressions of a statement with no check of its own."""
+    for _, value in gast.iter_fields(node):
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, gast.stmt):
+                _check_statement(parsed, item, loop_depth)
+            elif isinstance(item, gast.excepthandler):
+                _check_parts(parsed, item, loop_depth)
+            elif isinstance(item, gast.AST):
+                _check_expression_tree(parsed, item)
+
+
+def _check_target(parsed: Parsed, target: gast.expr, value: gast.expr | None) -> None:
+    if isinstance(target, gast.Name):
+        return
+    if isinstance(target, (gast.Tuple, gast.List)):
+        for t in target.elts:
+            if isinstance(t, gast.Starred):
+                raise parsed.error("starred unpacking (a, *rest = ...) is not supported",
+                                   t, "Index the items: `a, rest = xs[0], xs[1:]`.")
+            _check_target(parsed, t, None)
+        return
+    if isinstance(target, gast.Attribute) and isinstance(target.value, gast.Name):
+        return  # an attribute of an object the function builds (else normalize refuses)
+    if isinstance(target, gast.Attribute):
+        raise parsed.error(
+            "assigning to an attribute is not supported: it would change an object outside "
+            "the function", target, "Return the new value instead and assign it outside.")
+    if isinstance(target, gast.Subscript):
+        _check_expression_tree(parsed, target)
+        return
+    raise parsed.error("this assignment target is not supported", target)
+
+
+def _check_expression_tree(parsed: Parsed, node: gast.AST) -> None:
+    spread = {id(a) for n in gast.walk(node) if isinstance(n, gast.Call)  # f(*xs): analyze
+              for a in n.args if isinstance(a, gast.Starred)}  # allows it without gradients
+    for child in gast.walk(node):
+        if id(child) in spread:
+            continue
+        _refuse(parsed, child)
+        if not isinstance(child, _EXPRESSIONS + _CONTEXT):
+            raise parsed.error(f"'{type(child).__name__}' expressions are not supported",
+                               child, "Compute it outside the differentiated function, or "
+                               "rewrite it with calls, operators and indexing.")

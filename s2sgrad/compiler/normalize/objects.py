@@ -1,0 +1,452 @@
+"""Objects the function builds: each attribute a variable, each method inlined.
+
+Takes the instantiations, attribute reads and writes, and method calls of objects that
+the function itself builds; gives, through the walk, statements on variables:
+
+    layer = Lin(w)              layer_w = w; layer_b = 0.0           __init__ inlined
+    h = layer.forward(x)        _t1 = layer_w @ x; ...; h = _t3     forward inlined
+    y = layer(x)                as layer.__call__(x)
+    layer.b = v                 layer_b_1 = v                        a new version
+    d = st.norm(m, s)           (nothing: m and s are remembered)
+    p = d.logpdf(x)             p = st.norm.logpdf(x, m, s)          frozen distributions
+
+A class is followed this way where the function calls it to build an instance, and it is a
+class of the function's own module, defined at its top level in the same file, with a
+Python ``__init__``. ``__init__`` and every method, property and ``__call__`` the function
+uses are inlined where they are called, ``self`` standing for the object; each attribute
+``__init__`` sets is a variable of its own, versioned, merged and carried through loops
+like the user's. The object never exists at run time, so the function may use it only
+through its attributes and methods. Used as a value (passed on, returned, stored in a
+container, tested), it is refused, as are an attribute neither ``__init__`` nor the class
+sets, a method read without a call, a class built inside a loop, ``super()`` and static
+and class methods. A class attribute read through the object (``self.scale``,
+``Cls().scale``) is read from the class; one that a method or the function also sets is a
+variable that starts as the class's value, as Python's instance attribute shadows the
+class's once set. A method's defaults are the values Python evaluated when the class was
+defined.
+
+A frozen scipy.stats distribution (``d = st.norm(m, s)``, or ``st.norm(m, s).logpdf(x)``)
+is followed the same way: its methods are the distribution's own, given the parameters it
+was frozen with, which have rules. It too exists only through its method calls.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import textwrap
+import types
+from typing import Any
+
+import gast
+
+from ... import syntax
+from ..parse import MISSING, parse
+from .walk import Walk
+
+
+class Objects:
+    def __init__(self, walk: Walk, expressions: Any):
+        self.walk, self.expressions = walk, expressions
+        self.parsed, self.namer, self.versions = walk.parsed, walk.namer, walk.versions
+        self.classes: dict[str, type] = {}  # an object's variable -> its class
+        self.class_ref: dict[str, gast.expr] = {}  # ... -> the expression naming the class
+        self.fields: dict[str, dict[str, str]] = {}  # ... -> attribute -> its variable
+        self.building: set[str] = set()  # objects whose __init__ is being inlined
+        self.loop_depth = 0  # loops the walk is inside (maintained by Loops)
+        # a frozen scipy.stats distribution -> (the distribution, its arguments, keywords)
+        self.frozen: dict[str, tuple[gast.expr, list, list]] = {}
+
+    # --- building --------------------------------------------------------------------------
+
+    def is_object(self, node: Any) -> bool:
+        return isinstance(node, gast.Name) and node.id in self.classes
+
+    def is_value_of_its_own(self, node: Any) -> bool:
+        """An object built here, or a frozen distribution: neither exists at run time."""
+        return isinstance(node, gast.Name) and (node.id in self.classes
+                                                or node.id in self.frozen)
+
+    # --- frozen scipy.stats distributions ----------------------------------------------------
+
+    def freezes(self, call: gast.expr) -> bool:
+        """``st.norm(loc, scale)``: a scipy.stats distribution called to freeze it."""
+        if not isinstance(call, gast.Call) or not self.expressions.is_static(call.func):
+            return False
+        dist = self.parsed.resolve(call.func)
+        return (type(dist).__module__ or "").startswith("scipy.stats") and callable(
+            getattr(dist, "freeze", None)) and not isinstance(dist, type)
+
+    def freeze(self, name: str, call: gast.Call) -> None:
+        """``d = st.norm(m, s)``: its arguments evaluated now; ``d.logpdf(x)`` is then
+        ``st.norm.logpdf(x, m, s)``, which has a rule."""
+        if any(isinstance(a, gast.Starred) for a in call.args) or any(
+                k.arg is None for k in call.keywords):
+            raise self.parsed.error("a frozen distribution made with * or ** arguments",
+                                    call, "Pass its parameters by name or position.")
+        if self.expressions.bindings()[name] > 1:
+            raise self.parsed.error(
+                f"'{name}' holds a frozen distribution and is bound again elsewhere in the "
+                "function", call, "Give each distribution its own name.")
+        if self.loop_depth and name in self.parsed.local_names:
+            raise self.parsed.error(
+                f"a frozen distribution is given the name '{name}' inside a loop", call,
+                "Call its method where it is made (`st.norm(m, s).logpdf(x)`), or call the "
+                "distribution's own method with the parameters (`st.norm.logpdf(x, m, s)`).")
+        args = [self.expressions.atom(a) for a in call.args]
+        keywords = [(k.arg, self.expressions.atom(k.value)) for k in call.keywords]
+        self.frozen[name] = (syntax.clone(call.func), args, keywords)
+
+    def frozen_call(self, call: gast.Call) -> gast.Call:
+        """``d.logpdf(x)`` of a frozen distribution: the distribution's method, with the
+        parameters it was frozen with after the call's own positional arguments."""
+        func = call.func
+        if isinstance(func.value, gast.Call):  # st.norm(m, s).logpdf(x)
+            name = self.versions.synthetic_variable()
+            self.freeze(name, func.value)
+        else:
+            name = func.value.id
+        dist, args, keywords = self.frozen[name]
+        given = {k.arg for k in call.keywords}
+        return syntax.located(syntax.call(
+            syntax.attribute(syntax.clone(dist), func.attr),
+            list(call.args) + [syntax.clone(a) for a in args],
+            [(k.arg, k.value) for k in call.keywords] + [
+                (k, syntax.clone(v)) for k, v in keywords if k not in given]), call)
+
+    def builds(self, call: gast.expr) -> type | None:
+        """The class ``call`` instantiates, where it is one followed here, else None:
+        exceptions, named tuples, dataclasses and classes with rules of their own for
+        building or attributes stay calls, as before."""
+        if not isinstance(call, gast.Call) or not self.expressions.is_static(call.func):
+            return None
+        cls = self.parsed.resolve(call.func)
+        if not isinstance(cls, type) or type(cls) is not type or _is_library(cls) or \
+                issubclass(cls, (BaseException, tuple, list, dict)) or \
+                "__dataclass_fields__" in vars(cls) or any(
+                    name in vars(base) for base in cls.__mro__[:-1] for name in _OWN_RULES):
+            return None  # exceptions, named tuples, dataclasses...: calls, as before
+        init = inspect.getattr_static(cls, "__init__")
+        if init is not object.__init__ and not isinstance(init, types.FunctionType):
+            return None
+        if "<locals>" in cls.__qualname__:
+            raise self.parsed.error(
+                f"the class {cls.__name__} is defined inside a function: its methods read "
+                "names of that function, which the compiler does not see", call,
+                "Define the class at the top level of the module.")
+        return cls
+
+    def construct(self, name: str, call: gast.Call, cls: type) -> None:
+        """``name = Cls(...)``: its attributes as variables, set by ``__init__`` inlined."""
+        if self.loop_depth:
+            raise self.parsed.error(
+                f"an object of class {cls.__name__} is built inside a loop: objects built "
+                "here are followed through their attributes, once", call,
+                "Build it before the loop and update its attributes in the loop.")
+        if name not in self.parsed.local_names and name not in self.versions.synthetic:
+            raise self.value_use(name, call, cls)  # the function's result
+        if self.expressions.bindings()[name] > 1:
+            raise self.parsed.error(
+                f"'{name}' holds an object built here and is bound again elsewhere in the "
+                "function: which object it holds would be known only at run time", call,
+                "Give each object its own name.")
+        self.classes[name], self.class_ref[name] = cls, syntax.clone(call.func)
+        self.fields[name] = {}
+        written = {a.attr for n in gast.walk(self.parsed.node) for a in _changed_attributes(n)
+                   if isinstance(a.value, gast.Name) and a.value.id == name}
+        for attr in sorted(_class_values_set(cls, written)):
+            # an attribute the class holds that a method or the function sets: the class's
+            # value until then (in every branch and loop version), the instance's once set
+            self.fields[name][attr] = self.namer.fresh(f"{name.lstrip('_')}_{attr}")
+            self.versions.synthetic.add(self.fields[name][attr])
+            self.walk.emit(syntax.assign(self.versions.define(self.fields[name][attr]),
+                                         syntax.attribute(syntax.clone(call.func), attr)),
+                           call)
+        init = inspect.getattr_static(cls, "__init__")
+        if init is object.__init__:
+            if call.args or call.keywords:
+                raise self.parsed.error(f"{cls.__name__}() takes no arguments", call)
+            return
+        self.building.add(name)
+        try:
+            self.inline(name, init, call, "__init__",
+                        syntax.attribute(syntax.clone(call.func), "__init__"))
+        finally:
+            self.building.discard(name)
+
+    def value_use(self, name: str, node: gast.AST, cls: type | None = None) -> Exception:
+        """The refusal of an object built here (or a frozen distribution) used as a value."""
+        cls = cls or self.classes.get(name)
+        what = f"{cls.__name__} object" if cls is not None else "frozen distribution"
+        return self.parsed.error(
+            f"the {what} '{name}' built here is used as a value (passed on, "
+            "returned, stored or tested): objects built inside the function are followed "
+            "through their attributes and methods only", node,
+            "Build it outside the function and pass it in, or pass on the values of its "
+            f"attributes (`{name}.<attribute>`).")
+
+    def temporary(self, call: gast.Call) -> str | None:
+        """``Lin(w)(x)``, ``Lin(w).forward(x)``: the object built, under a name of its own;
+        None where ``call`` calls no object being built."""
+        func = call.func
+        return self.built(func.value if isinstance(func, gast.Attribute) else func)
+
+    def built(self, node: gast.expr) -> str | None:
+        """``Lin(w)`` where its object is used at once (called, a method or an attribute
+        read): built under a name of its own, returned; None where ``node`` builds none."""
+        cls = self.builds(node)
+        if cls is None:
+            return None
+        name = self.versions.synthetic_variable()
+        self.construct(name, node, cls)
+        return name
+
+    def reads(self, node: gast.expr) -> bool:
+        """Is ``node`` an attribute of an object built here (``layer.w``, ``Cls().a``)?"""
+        return isinstance(node, gast.Attribute) and (
+            self.is_object(node.value) or self.builds(node.value) is not None)
+
+    # --- attributes ------------------------------------------------------------------------
+
+    def read(self, node: gast.Attribute) -> gast.expr:
+        """``obj.attr``: its variable, a property's getter inlined, or a class attribute (a
+        value no method sets, or one read before any does: see ``construct``)."""
+        if not self.is_object(node.value):  # Cls(...).attr: built first
+            node = syntax.located(syntax.attribute(syntax.name(self.built(node.value)),
+                                                   node.attr), node)
+        obj, attr = node.value.id, node.attr
+        if attr in self.fields[obj]:
+            return syntax.located(syntax.name(self.versions.current[self.fields[obj][attr]]),
+                                  node)
+        cls = self.classes[obj]
+        held = inspect.getattr_static(cls, attr, MISSING)
+        if isinstance(held, property) and isinstance(held.fget, types.FunctionType):
+            return self.inline(obj, held.fget, syntax.located(syntax.call(
+                syntax.name(obj), []), node), attr, syntax.attribute(syntax.attribute(
+                    syntax.clone(self.class_ref[obj]), attr), "fget"))
+        if held is MISSING:
+            raise self.parsed.error(
+                f"'{obj}.{attr}': the {cls.__name__} object built here has no attribute "
+                f"'{attr}' yet (its attributes are those __init__ sets)", node,
+                "Set every attribute in __init__.")
+        if isinstance(held, (types.FunctionType, staticmethod, classmethod, property)):
+            raise self.parsed.error(
+                f"'{obj}.{attr}' reads a method of an object built here without calling it",
+                node, f"Call it where it is used: `{obj}.{attr}(...)`.")
+        return syntax.located(syntax.attribute(syntax.clone(self.class_ref[obj]), attr), node)
+
+    def write(self, target: gast.Attribute, value: gast.expr, origin: gast.AST) -> None:
+        """``obj.attr = value``: a new version of the attribute's variable."""
+        obj, attr = target.value.id, target.attr
+        fields = self.fields[obj]
+        cls = self.classes[obj]
+        if hasattr(inspect.getattr_static(cls, attr, None), "__set__"):
+            raise self.parsed.error(
+                f"'{obj}.{attr} = ...' sets a property (or another descriptor) of "
+                f"{cls.__name__}, whose setter is not followed", target,
+                "Set the attribute the setter would set, directly.")
+        if attr not in fields and obj not in self.building:
+            raise self.parsed.error(
+                f"'{obj}.{attr} = ...' adds the attribute '{attr}' to an object built "
+                "here after __init__: its attributes are those __init__ sets", target,
+                f"Set '{attr}' in __init__ (to None if it has no value yet).")
+        atom = self.expressions.atom(value)  # (before the attribute exists: it may read it)
+        if attr not in fields:
+            fields[attr] = self.namer.fresh(f"{obj.lstrip('_')}_{attr}")
+            self.versions.synthetic.add(fields[attr])
+        self.walk.emit(syntax.assign(self.versions.define(fields[attr]), atom), origin)
+
+    def variable(self, node: gast.expr) -> gast.expr:
+        """``obj.attr`` of an object built here, as the name of its attribute's variable
+        (the target of ``obj.hs.append(h)`` or ``obj.buf[i] = v``); anything else as is."""
+        if isinstance(node, gast.Attribute) and self.is_object(node.value) and \
+                node.attr in self.fields[node.value.id]:
+            return syntax.located(syntax.name(self.fields[node.value.id][node.attr]), node)
+        return node
+
+    def variables(self, body: list[gast.stmt]) -> set[str]:
+        """The attribute variables a loop over ``body`` may set, which it carries: those
+        the body assigns (``obj.attr = v``), those any method of the class of an object it
+        uses assigns (``self.attr = v`` anywhere in the class), and, where the body calls a
+        nested function or a lambda (which may set any), all of them."""
+        nodes = [n for stmt in body for n in gast.walk(stmt)]  # (an explicit __init__: all)
+        if any(isinstance(n, gast.Call) and (isinstance(n.func, gast.Lambda) or isinstance(
+                n.func, gast.Name) and n.func.id in self.expressions.local_functions)
+               or isinstance(n, gast.Attribute) and n.attr == "__init__" for n in nodes):
+            return {v for fields in self.fields.values() for v in fields.values()}
+        carried = set()
+        for n in nodes:
+            for changed in _changed_attributes(n):
+                if self.is_object(changed.value) and changed.attr in self.fields[
+                        changed.value.id]:
+                    carried.add(self.fields[changed.value.id][changed.attr])
+            if self.is_object(n):
+                written = _set_by_methods(self.classes[n.id])
+                carried |= {v for a, v in self.fields[n.id].items()
+                            if a in written or "*" in written}
+        return carried
+
+    # --- methods ---------------------------------------------------------------------------
+
+    def calls(self, call: gast.Call) -> bool:
+        """Is ``call`` a method of an object built here: ``obj.method(...)``, ``obj(...)``,
+        or ``Base.method(obj, ...)``?"""
+        func = call.func
+        if self.is_object(func):
+            return True
+        if isinstance(func, gast.Attribute) and (
+                isinstance(func.value, gast.Name) and func.value.id in self.frozen
+                or self.freezes(func.value)):
+            return True  # d.logpdf(x), st.norm(m, s).logpdf(x)
+        if isinstance(func, gast.Attribute) and self.is_object(func.value):
+            return func.attr not in self.fields[func.value.id]  # else a function held there
+        if self.builds(func.value if isinstance(func, gast.Attribute) else func) is not None:
+            return True  # Lin(w)(x), Lin(w).forward(x)
+        if not (call.args and self.is_object(call.args[0])
+                and self.expressions.is_static(func)):
+            return False
+        function = self.parsed.resolve(func)
+        return any(vars(c).get(getattr(function, "__name__", None)) is function
+                   for c in self.classes[call.args[0].id].__mro__)
+
+    def call(self, call: gast.Call) -> gast.expr:
+        """The method of ``call`` (see ``calls``) inlined: its value as an atom."""
+        func = call.func
+        if isinstance(func, gast.Attribute) and (
+                isinstance(func.value, gast.Name) and func.value.id in self.frozen
+                or self.freezes(func.value)):
+            return self.expressions.atom(self.frozen_call(call))
+        built = self.temporary(call)
+        if built is not None:  # Lin(w)(x): built, then called
+            func = syntax.located(syntax.name(built), func) if not isinstance(
+                func, gast.Attribute) else syntax.attribute(syntax.name(built), func.attr)
+        if self.is_object(func):
+            obj, attr = func.id, "__call__"
+        elif isinstance(func, gast.Attribute) and self.is_object(func.value):
+            obj, attr = func.value.id, func.attr
+        else:  # Base.method(obj, ...): the base class's method, on obj
+            obj, function = call.args[0].id, self.parsed.resolve(func)
+            rest = syntax.located(syntax.call(syntax.clone(func), call.args[1:], [
+                (k.arg, k.value) for k in call.keywords]), call)
+            return self.inline(obj, function, rest, function.__name__, syntax.clone(func))
+        cls = self.classes[obj]
+        method = inspect.getattr_static(cls, attr, MISSING)
+        if not isinstance(method, types.FunctionType):
+            kind = type(method).__name__ if method is not MISSING else "no such method"
+            raise self.parsed.error(
+                f"'{obj}.{attr}(...)' of the {cls.__name__} object built here ({kind}): only "
+                "plain methods are followed", call,
+                "Write it as a plain method, or a function of the attributes.")
+        return self.inline(obj, method, call, attr,
+                           syntax.attribute(syntax.clone(self.class_ref[obj]), attr))
+
+    def inline(self, obj: str, method: types.FunctionType, call: gast.Call,
+               attr: str, ref: gast.expr) -> gast.expr:
+        """The method's body in place, ``self`` standing for ``obj``: its value as an atom.
+        ``ref`` names the method from the function's module (``Lin.forward``)."""
+        code = method.__code__
+        cls = self.classes[obj]
+        if code.co_filename != self.parsed.filename or method.__globals__ is not \
+                self.parsed.globals:
+            raise self.parsed.error(
+                f"{cls.__name__}.{attr} is defined in another file than the function: the "
+                "compiler follows the methods of classes defined beside it", call,
+                "Define the class in the same module, or build the object outside and pass "
+                "its arrays in.")
+        if code.co_freevars:
+            raise self.parsed.error(
+                f"{cls.__name__}.{attr} reads {', '.join(code.co_freevars)} from an enclosing "
+                "scope (super() does): not followed", call,
+                "Call the base class's method by name (`Base.forward(self, x)`), or write "
+                "the method without it.")
+        # compiled again if the class's attribute is replaced (cls.forward = other)
+        self.parsed.dependencies.append((cls, attr, "static", inspect.getattr_static(
+            cls, attr, method)))
+        parsed = parse(method)
+        self.walk.fence(parsed)  # the method's source passes the function's own checks
+        return self.expressions.inline(call, function=parsed.node, self_name=obj,
+                                       what=f"{cls.__name__}.{attr}",
+                                       defaults=_method_defaults(method, ref))
+
+
+def _method_defaults(method: types.FunctionType, ref: gast.expr) -> dict[str, gast.expr]:
+    """The defaults of a method, as Python evaluated them when the class was defined (not
+    its default expressions, which would read the function's own names here): a literal
+    as a constant, anything else read from the method itself, ``ref.__defaults__[k]``."""
+    values = method.__defaults__ or ()
+    code = method.__code__
+    names = code.co_varnames[:code.co_argcount]
+    found = {}
+    for k, value in enumerate(values):
+        param = names[len(names) - len(values) + k]
+        found[param] = syntax.const(value) if _is_literal(value) and not isinstance(
+            value, tuple) else syntax.subscript(syntax.attribute(syntax.clone(ref),
+                                                                 "__defaults__"),
+                                                syntax.const(k))
+    return found
+
+
+def _is_literal(value: Any) -> bool:
+    return value is None or isinstance(value, (bool, int, float, str, complex))
+
+
+def _class_values_set(cls: type, written: set[str]) -> set[str]:
+    """The attributes ``cls`` (or a base) holds as plain values (not methods, properties or
+    other descriptors) that one of its methods, ``__init__`` included, may set, or that are
+    ``written`` (by the function, on the object)."""
+    set_by = _set_by_methods(cls) | _set_by_methods(cls, "") | written
+    keys = {key for base in cls.__mro__[:-1] for key in vars(base)}
+    return {key for key in keys if (key in set_by or "*" in set_by) and not key.startswith(
+        "__") and not hasattr(type(inspect.getattr_static(cls, key)), "__get__")}
+
+
+@functools.cache
+def _set_by_methods(cls: type, skip: str = "__init__") -> frozenset[str]:
+    """The attributes some method of ``cls`` (or of its bases) other than ``skip``
+    (``__init__``, unless told) assigns: ``self.a = ...``, ``self.a += ...``,
+    ``self.a, self.b = ...``."""
+    found = set()
+    for base in cls.__mro__[:-1]:
+        for key, member in vars(base).items():
+            if key == skip:
+                continue
+            function = member.fget if isinstance(member, property) else member
+            if not isinstance(function, types.FunctionType):
+                continue
+            try:
+                tree = gast.parse(textwrap.dedent(inspect.getsource(function)))
+            except (OSError, TypeError, SyntaxError):
+                return frozenset({"*"})
+            args = tree.body[0].args.args if tree.body and isinstance(
+                tree.body[0], gast.FunctionDef) else []
+            me = args[0].id if args else "self"
+            found |= {a.attr for n in gast.walk(tree) for a in _changed_attributes(n)
+                      if isinstance(a.value, gast.Name) and a.value.id == me}
+    return frozenset(found)
+
+
+def _changed_attributes(node: gast.AST) -> list[gast.Attribute]:
+    """The attributes ``node`` sets or changes in place: ``o.a = v`` (and ``+=``),
+    ``o.a[i] = v``, ``o.a.append(v)``, ``o.a.insert(i, v)``, ``o.a.pop()``."""
+    if isinstance(node, gast.Attribute) and isinstance(node.ctx, gast.Store):
+        return [node]
+    if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store) and \
+            isinstance(node.value, gast.Attribute):
+        return [node.value]
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+            node.func.attr in ("append", "insert", "pop") and isinstance(
+                node.func.value, gast.Attribute):
+        return [node.func.value]
+    return []
+
+
+# A class that defines one of these decides for itself what building it, or reading and
+# writing its attributes, does: not followed as attributes-as-variables.
+_OWN_RULES = ("__new__", "__slots__", "__getattribute__", "__getattr__", "__setattr__",
+              "__delattr__", "__init_subclass__", "__class_getitem__")
+
+
+def _is_library(cls: type) -> bool:
+    module = (getattr(cls, "__module__", "") or "").split(".")[0]
+    return module in ("builtins", "numpy", "scipy", "s2sgrad", "collections", "typing",
+                      "functools", "math", "operator")

@@ -1,0 +1,541 @@
+"""Pass 1, parse: a live Python function -> its gast FunctionDef and the namespace it sees.
+
+Before: a function object (plain function, method, or one wrapped by ``@grad``).
+After:  ``Parsed``: the FunctionDef with decorators removed and line/column numbers pointing
+        into the user's real file; the parameter names; the live namespace (closure cells,
+        globals, builtins) used to resolve what a call refers to at transform time.
+
+    def f(x):                 FunctionDef(name='f', args=[x], body=[Return(...)])
+        return np.sin(x)      resolve(Attribute(np, 'sin')) -> <ufunc 'sin'>
+"""
+
+from __future__ import annotations
+import __future__
+
+import builtins
+import functools
+import inspect
+import linecache
+import textwrap
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import gast
+import numpy as np
+
+from .. import syntax
+from ..errors import TransformError, in_package, user_frame
+
+
+class _Missing:
+    """Nothing: a name that resolves to nothing, a value not known when compiling."""
+
+    def __repr__(self) -> str:
+        return "<a value not known when compiling>"
+
+
+MISSING = _Missing()
+
+
+@dataclass(frozen=True)
+class Parsed:
+    fn: Callable
+    node: gast.FunctionDef
+    filename: str
+    params: tuple[str, ...]
+    local_names: frozenset[str]  # parameters and every name the body assigns
+    closure: dict[str, Any]  # free variable -> cell
+    globals: dict[str, Any]
+    # What the compile resolved non-local names to: (where, name, kind, value), checked on
+    # every call so that rebinding one (a redefined function) recompiles.
+    dependencies: list = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+    def lookup(self, ident: str) -> Any:
+        """The value a non-local name has right now: closure, then globals, then builtins."""
+        if ident in self.local_names:
+            return MISSING
+        cell = self.closure.get(ident)
+        if cell is not None:
+            try:
+                value = cell.cell_contents
+            except ValueError:  # an empty cell: the closure variable is not bound yet
+                return MISSING
+            self.dependencies.append((cell, ident, *_identity(value)))
+            return value
+        if ident in self.globals:
+            value = self.globals[ident]
+            if not _is_library_module(value):  # `np` and `math` are not rebound in practice
+                self.dependencies.append((self.globals, ident, *_identity(value)))
+            return value
+        return getattr(builtins, ident, MISSING)
+
+    def resolve(self, node: gast.expr) -> Any:
+        """The object a Name/Attribute chain of non-local names refers to, or MISSING."""
+        path = syntax.dotted_name(node)
+        if path is None:
+            return MISSING
+        head, *rest = path.split(".")
+        value = self.lookup(head)
+        for attr in rest:
+            if value is MISSING:
+                break
+            owner, value = value, getattr(value, attr, MISSING)
+            if not _is_library_module(owner):  # a module, class or object: may be changed
+                self.dependencies.append((owner, attr, *_identity(value)))
+        return value
+
+    def error(self, message: str, node: Any, hint: str = "") -> TransformError:
+        lineno = getattr(node, "lineno", 0) or 0
+        if not lineno:  # a node the compiler made: the function's own line
+            return TransformError(message, self.filename, self.node.lineno,
+                                  self.node.col_offset, hint)
+        return TransformError(message, self.filename, lineno,
+                              getattr(node, "col_offset", 0) or 0, hint)
+
+
+def _is_library_module(value: Any) -> bool:
+    return isinstance(value, types.ModuleType) and value.__name__.split(".")[0] in (
+        "numpy", "math", "builtins", "s2sgrad", "operator")
+
+
+def _identity(value: Any) -> tuple[str, Any]:
+    """What must stay the same: the object itself for functions and modules (the compile
+    resolved calls to them); for data (read live, but specialised on its kind) its type,
+    and for an array, a tuple, a list or a dict its shape as the compile saw it (see
+    ``shape_key``): a global rebound to a tuple of matrices where it held vectors is
+    compiled again."""
+    if isinstance(value, types.MethodType):  # made anew at each read: the same if equal
+        return "eq", value
+    if callable(value) or isinstance(value, types.ModuleType):
+        return "is", value
+    if isinstance(value, (np.ndarray, tuple, list, dict)):
+        return "shape", shape_key(value)
+    return "type", type(value)
+
+
+def shape_key(value: Any) -> Any:
+    """What the compile is specialised on in a value read from outside: the type; for an
+    array its dtype's kind and which axes have size 1; for a tuple, list or dict the same
+    of each item, with the keys."""
+    if type(value) is np.ndarray:
+        return np.ndarray, value.dtype.kind, tuple(n == 1 for n in value.shape)
+    if isinstance(value, (tuple, list)):
+        return type(value), tuple(shape_key(v) for v in value)
+    if isinstance(value, dict):
+        return type(value), tuple((k, shape_key(v)) for k, v in value.items())
+    return type(value)
+
+
+def own_state(fn: Callable) -> tuple:
+    """The parts of a function object compiled into its pair besides its source: its code
+    (a reload may replace it) and its defaults (they may be rebound, or changed in place
+    for keyword-only ones). As dependencies, in the form ``still_valid`` checks."""
+    state = [(fn, "__code__", "is", fn.__code__), (fn, "__defaults__", "is", fn.__defaults__)]
+    kwdefaults = fn.__kwdefaults__
+    if kwdefaults:
+        state += [(kwdefaults, k, "item", v) for k, v in kwdefaults.items()]
+        state.append((fn, "__kwdefaults__", "is", kwdefaults))
+    return tuple(state)
+
+
+def source_lines(code: types.CodeType, module_globals: dict | None = None
+                 ) -> tuple[list[str], int]:
+    """The lines of the function (or lambda) whose code is ``code``, and the number of the
+    first: what ``inspect.getsourcelines`` gives, read through ``linecache`` without its
+    search of every loaded module for the file's module (most of a first compile's time).
+    A file changed on disk since it was read is read again."""
+    filename = code.co_filename
+    linecache.checkcache(filename)
+    lines = linecache.getlines(filename, module_globals)
+    if not lines:
+        raise OSError("could not get source code")
+    first = code.co_firstlineno
+    if not 1 <= first <= len(lines):
+        raise OSError("lineno is out of bounds")
+    return inspect.getblock(lines[first - 1:]), first
+
+
+def still_valid(dependencies: tuple) -> bool:
+    """Do the names a compile resolved still refer to what they did?"""
+    for where, name, kind, value in dependencies:
+        if type(where) is dict:
+            now = where.get(name, MISSING)
+        elif isinstance(where, types.CellType):
+            try:
+                now = where.cell_contents
+            except ValueError:
+                return False
+        elif kind == "static":  # a class attribute, as the method lookup saw it
+            now = inspect.getattr_static(where, name, MISSING)
+        elif kind == "item":  # an item of a dict or list the compile read
+            try:
+                now = where[name]
+            except (KeyError, IndexError, TypeError):
+                return False
+        else:  # an attribute of a module, a class or an object
+            now = getattr(where, name, MISSING)
+        if kind == "eq":
+            if now != value:
+                return False
+        elif kind == "shape":
+            if shape_key(now) != value:
+                return False
+        elif (now is not value) if kind in ("is", "static", "item") else (
+                type(now) is not value):
+            return False
+    return True
+
+
+def unwrap(fn: Any) -> Callable:
+    """The plain Python function behind a ``@grad`` Function, a bound method, a
+    ``staticmethod`` or a cache (``functools.lru_cache``), never behind another wrapper:
+    ``__wrapped__`` names the function a decorator wraps, not the code that runs."""
+    while True:
+        if hasattr(fn, "fn") and callable(fn.fn) and hasattr(fn, "compiled_for"):
+            fn = fn.fn
+        elif inspect.ismethod(fn) or isinstance(fn, (staticmethod, classmethod)):
+            fn = fn.__func__
+        elif isinstance(fn, functools._lru_cache_wrapper):
+            fn = fn.__wrapped__
+        else:
+            return fn
+
+
+def made_by_transform(fn: Any) -> str | None:
+    """What a function returned by ``vjp``, ``jacobian`` or ``hessian`` is (``'the
+    pullback of vjp(f)'``), or None. Differentiating one is higher order through it, which
+    is not followed (``gradient`` and ``value_and_grad`` return Derivatives, which are:
+    higher.py)."""
+    return getattr(fn, "_s2sgrad_transform", None)
+
+
+def _refuse_transform(fn: Callable, made: str) -> TransformError:
+    """Placed at the user's function the transform was made of (a jacobian's), else at the
+    user's line that asked for the derivative (a pullback is s2sgrad's own closure)."""
+    pullback = hasattr(fn, "_s2sgrad_transpose")
+    code = getattr(inspect.unwrap(fn), "__code__", None)
+    where = (code.co_filename, code.co_firstlineno, 0) if code is not None and not \
+        in_package(code.co_filename) else user_frame()
+    return TransformError(
+        f"cannot differentiate {made}: derivatives are followed through s2sgrad.gradient "
+        "and s2sgrad.value_and_grad" + (", and s2sgrad.vjp and s2sgrad.jvp of a pullback,"
+                                       if pullback else ",") +
+        " not through a jacobian or a hessian, or a pullback called inside differentiated "
+        "code", *where,
+        hint="Differentiate s2sgrad.gradient(f) or s2sgrad.value_and_grad(f) instead (a "
+             "Jacobian of a gradient is s2sgrad.hessian(f))" + (
+                 "; the pullback's own pullback is s2sgrad.vjp(pullback, seed)."
+                 if pullback else "."))
+
+
+def implicit_paths(fn: Callable) -> list[tuple[str, ...]]:
+    """Values a function reads that a caller may hold as Tensors: attribute chains rooted at
+    a parameter (``self.W``, ``model.layer.b``) and names from outside (globals, closures)."""
+    node = parse(fn).node
+    params = {a.id for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}
+    local = params | {n.id for n in gast.walk(node)
+                      if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    paths: dict[tuple[str, ...], None] = {}
+    for n in gast.walk(node):
+        if isinstance(n, gast.Attribute) and isinstance(n.ctx, gast.Load):
+            chain = syntax.dotted_name(n)
+            if chain is not None and chain.split(".")[0] in params:
+                paths[tuple(chain.split("."))] = None
+        elif isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id not in local:
+            paths[(n.id,)] = None
+    return list(paths)
+
+
+_FUTURE_FLAGS = 0
+for _feature in __future__.all_feature_names:
+    _FUTURE_FLAGS |= getattr(__future__, _feature).compiler_flag
+
+
+def _is_running_code(code: types.CodeType, lines: list[str]) -> bool:
+    """Does the source ``inspect`` reads compile to the code object that runs? A file edited
+    after import is read anew while Python still runs the old function. The whole file is
+    compiled (the bytecode of a def depends on its module: imported names, future flags)
+    and the function that starts on the same line is compared; a file that no longer
+    compiles cannot be checked and is let through (its def is parsed on its own next), and
+    so is source that is not a file (linecache holds it without a modification time)."""
+    text = "".join(linecache.getlines(code.co_filename))
+    entry = linecache.cache.get(code.co_filename)
+    if not text or (entry is not None and entry[1] is None):
+        return True  # source registered by whoever made the code (a notebook cell, our ops)
+    key = (code.co_filename, hash(text), code.co_flags & _FUTURE_FLAGS)
+    module = _compiled_files.get(key)
+    if module is None:
+        try:
+            module = compile(text, code.co_filename, "exec",
+                             flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True)
+        except (SyntaxError, ValueError):
+            return True
+        if len(_compiled_files) > 64:
+            _compiled_files.clear()
+        _compiled_files[key] = module
+    mine = _fingerprint(code)  # (lambdas on one line share a name and a line)
+    return any(_fingerprint(found) == mine
+               for found in _find_code(module, code.co_name, code.co_firstlineno))
+
+
+_compiled_files: dict[tuple, types.CodeType] = {}
+
+
+def _find_code(code: types.CodeType, name: str, line: int) -> list[types.CodeType]:
+    found = []
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            if const.co_name == name and const.co_firstlineno == line:
+                found.append(const)
+            found += _find_code(const, name, line)
+    return found
+
+
+def _fingerprint(code: types.CodeType) -> tuple:
+    consts = tuple(_fingerprint(c) if isinstance(c, types.CodeType) else (type(c), repr(c))
+                   for c in code.co_consts)
+    return (code.co_code, code.co_names, code.co_varnames, code.co_freevars,
+            code.co_cellvars, consts)
+
+
+def _lift(node: gast.FunctionDef, lifted: dict[str, str]) -> None:
+    """Replace reads of the lifted paths by keyword-only parameters named for them."""
+
+    class Lift(gast.NodeTransformer):
+        def visit_Attribute(self, n: gast.Attribute) -> gast.expr:
+            chain = syntax.dotted_name(n)
+            if chain in lifted and isinstance(n.ctx, gast.Load):
+                return gast.copy_location(syntax.name(lifted[chain]), n)
+            return self.generic_visit(n)
+
+        def visit_Name(self, n: gast.Name) -> gast.expr:
+            if n.id in lifted and isinstance(n.ctx, gast.Load):
+                return gast.copy_location(syntax.name(lifted[n.id]), n)
+            return n
+
+    for k, stmt in enumerate(node.body):
+        node.body[k] = Lift().visit(stmt)
+    for name in lifted.values():
+        node.args.kwonlyargs.append(syntax.param(name))
+        node.args.kw_defaults.append(None)
+
+
+def _only_read(node: gast.FunctionDef, name: str | None) -> bool:
+    """Is ``name`` only passed on (``*args``, ``**kwargs``), indexed or measured (len), so
+    that what it holds is what the call received? A method call (kwargs.update(...),
+    kwargs.setdefault(...)) may change it, and a spread would then pass stale items."""
+    if name is None:
+        return False
+    allowed: set[int] = set()
+    for n in gast.walk(node):
+        if isinstance(n, gast.Starred) or (isinstance(n, gast.keyword) and n.arg is None):
+            allowed.add(id(n.value))
+        elif isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Load):
+            allowed.add(id(n.value))  # read an item (kwargs[k] = v changes the dict)
+        elif isinstance(n, gast.Call) and syntax.is_name(n.func, "len") and len(n.args) == 1:
+            allowed.add(id(n.args[0]))
+    return all(id(n) in allowed for n in gast.walk(node)
+               if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load))
+
+
+def _spread(node: gast.FunctionDef, count: int | None, keys: tuple | None) -> None:
+    """Pass ``*args`` and ``**kwargs`` on item by item: ``fn(*args, **kwargs)`` becomes
+    ``fn(args[0], args[1], scale=kwargs['scale'])`` for the number of positional and the
+    keywords of this specialisation (a decorator's wrapper passes its arguments on so)."""
+    star = node.args.vararg.id if node.args.vararg is not None and count is not None else None
+    double = node.args.kwarg.id if node.args.kwarg is not None and keys is not None else None
+    stored = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
+              and isinstance(n.ctx, gast.Store)}
+    star = star if star not in stored and _only_read(node, star) else None
+    double = double if double not in stored and _only_read(node, double) else None
+    if star is None and double is None:
+        return
+    for call in gast.walk(node):
+        if not isinstance(call, gast.Call):
+            continue
+        args = []
+        for arg in call.args:
+            if star and isinstance(arg, gast.Starred) and syntax.is_name(arg.value, star):
+                args.extend(gast.copy_location(syntax.subscript(
+                    syntax.name(star), syntax.const(k)), arg) for k in range(count))
+            else:
+                args.append(arg)
+        call.args = args
+        keywords = []
+        for kw in call.keywords:
+            if double and kw.arg is None and syntax.is_name(kw.value, double):
+                keywords.extend(gast.copy_location(syntax.keyword(key, gast.copy_location(
+                    syntax.subscript(syntax.name(double), syntax.const(key)), kw.value)),
+                    kw.value) for key in keys)
+            else:
+                keywords.append(kw)
+        call.keywords = keywords
+
+
+def _def(source: str, lines: list[str], first: int, filename: str,
+         what: str) -> gast.FunctionDef:
+    """The def that starts ``lines``, with positions in the user's file."""
+    dedented = textwrap.dedent(source)
+    indent = len(lines[0]) - len(lines[0].lstrip()) if dedented != source else 0
+    node = gast.parse(dedented).body[0]
+    if isinstance(node, gast.AsyncFunctionDef):
+        raise TransformError(f"cannot differentiate {what}: async functions are not supported",
+                             filename, node.lineno + first - 1, node.col_offset + indent,
+                             hint="Differentiate a synchronous function.")
+    if not isinstance(node, gast.FunctionDef):
+        raise TransformError(f"cannot differentiate {what}: expected a def", filename, first, 0)
+    for child in gast.walk(node):
+        if getattr(child, "lineno", None) is not None:
+            child.lineno += first - 1
+            child.col_offset += indent
+        if getattr(child, "end_lineno", None) is not None:
+            child.end_lineno += first - 1
+            child.end_col_offset += indent
+    return node
+
+
+def _lambda_def(code: types.CodeType, what: str) -> gast.FunctionDef:
+    """The lambda whose code is ``code``, as ``def name(params): return body``. Several
+    lambdas may share a line: the one meant is the innermost whose extent holds every
+    position its code object records (Python 3.11 keeps line and column per instruction)
+    and whose parameters are the code's. It is named for what it is assigned to or passed
+    as (``act = lambda v: ...`` is ``act``), else for its line (``lambda_12``)."""
+    filename, line = code.co_filename, code.co_firstlineno
+    tree = file_tree(filename)
+    positions = getattr(code, "co_positions", None)  # Python 3.11 on
+    spans = [p for p in positions() if None not in p and p[:2] != p[2:] and
+             (p[0], p[2]) != (p[1], p[3])] if positions is not None else []
+    count = code.co_argcount + code.co_kwonlyargcount + bool(
+        code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    params = code.co_varnames[:count]
+    found: list[tuple[gast.Lambda, str]] = []
+    for owner in gast.walk(tree) if tree is not None else ():
+        for lam, name in _lambdas_of(owner, f"lambda_{line}"):
+            if lam.lineno != line or _params(lam.args) != params:
+                continue
+            start, end = (lam.lineno, lam.col_offset), (lam.end_lineno, lam.end_col_offset)
+            if all(start <= (p[0], p[2]) and (p[1], p[3]) <= end for p in spans):
+                found.append((lam, name))
+    if not found:
+        raise TransformError(
+            f"cannot differentiate the lambda {what}: its source is not found in "
+            f"{filename} at line {line}", filename, line, 0,
+            hint="Define it with def in a .py file (or a notebook cell).")
+    if positions is None and len(found) > 1:
+        raise TransformError(
+            f"cannot differentiate the lambda {what}: {len(found)} lambdas with its "
+            f"parameters are on line {line}, and this Python does not record which one a "
+            "code object is (Python 3.11 does)", filename, line, 0,
+            hint="Put each lambda on its own line, or define it with def.")
+    lam, name = min(found, key=lambda f: (f[0].end_lineno - f[0].lineno,
+                                          f[0].end_col_offset - f[0].col_offset))
+    lam = syntax.clone(lam)  # the file's tree is shared by every lambda in it
+    ret = gast.copy_location(syntax.ret(lam.body), lam.body)
+    node = syntax.function(name, [], [ret])
+    node.args = lam.args
+    return gast.copy_location(node, lam)
+
+
+def _params(args: gast.arguments) -> tuple[str, ...]:
+    names = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
+    names += [a.id for a in (args.vararg, args.kwarg) if a is not None]
+    return tuple(names)
+
+
+def _lambdas_of(node: gast.AST, unnamed: str):
+    """The lambdas directly under ``node``, each with the name it is bound to there."""
+    for field_name, value in gast.iter_fields(node):
+        for child in value if isinstance(value, list) else [value]:
+            if not isinstance(child, gast.Lambda):
+                continue
+            name = unnamed
+            if isinstance(node, gast.Assign) and len(node.targets) == 1 and \
+                    isinstance(node.targets[0], gast.Name):
+                name = node.targets[0].id
+            elif isinstance(node, gast.keyword) and node.arg is not None:
+                name = node.arg
+            yield child, name
+
+
+def file_tree(filename: str) -> gast.Module | None:
+    """The module tree of a source file as linecache holds it (cached), or None."""
+    text = "".join(linecache.getlines(filename))
+    key = (filename, hash(text))
+    tree = _parsed_files.get(key)
+    if tree is None:
+        try:
+            tree = gast.parse(text)
+        except SyntaxError:
+            return None
+        if len(_parsed_files) > 16:
+            _parsed_files.clear()
+        _parsed_files[key] = tree
+    return tree
+
+
+_parsed_files: dict[tuple, gast.Module] = {}
+
+
+def parse(fn: Callable, lifted: dict[str, str] | None = None,
+          spread: tuple[int | None, tuple | None] = (None, None)) -> Parsed:
+    """``lifted`` maps paths the function reads (``'self.W'``) to parameters that replace
+    them: values a caller passes in explicitly, so that they can be differentiated.
+    ``spread`` is the number of values ``*args`` holds and the keys ``**kwargs`` holds in
+    this specialisation, if known: calls that pass them on are written out item by item."""
+    fn = unwrap(fn)
+    what = getattr(fn, "__qualname__", repr(fn))
+    made = made_by_transform(fn)
+    if made is not None:
+        raise _refuse_transform(fn, made)
+    if not inspect.isfunction(fn):
+        raise TransformError(
+            f"cannot differentiate {what!s}: it is not a Python function with source "
+            f"(it is {type(fn).__name__})",
+            hint="Wrap it in a Python function, or register a derivative rule for it with "
+                 "@s2sgrad.vjp_rule.")
+    try:  # the source of the code that runs (never that of a __wrapped__ function)
+        lines, first = source_lines(fn.__code__, fn.__globals__)
+    except (OSError, TypeError) as exc:
+        raise TransformError(
+            f"cannot read the source of {what}: {exc}",
+            fn.__code__.co_filename, fn.__code__.co_firstlineno, 0,
+            hint="Functions typed at the interactive prompt or built with exec() have no "
+                 "source to read; define the function in a .py file (or a notebook cell).",
+        ) from None
+    filename = fn.__code__.co_filename
+    source = "".join(lines)
+    if not _is_running_code(fn.__code__, lines):
+        raise TransformError(
+            f"cannot differentiate {what}: its source file has changed since the function was "
+            "defined, so the code that runs is not the code in the file",
+            filename, first, 0,
+            hint="Reload the module (importlib.reload) or restart Python, so that the "
+                 "function and its file agree.")
+    if fn.__code__.co_name == "<lambda>":  # even a lambda given another __name__
+        node = _lambda_def(fn.__code__, what)
+    else:
+        node = _def(source, lines, first, filename, what)
+    node.decorator_list = []
+    if lifted:
+        _lift(node, lifted)
+    _spread(node, *spread)
+    if filename not in linecache.cache and not linecache.getline(filename, first):
+        linecache.cache[filename] = (len(source), None, lines, filename)
+
+    params = tuple(a.id for a in node.args.posonlyargs + node.args.args)
+    params += tuple(a.id for a in node.args.kwonlyargs)
+    if node.args.vararg is not None:
+        params += (node.args.vararg.id,)
+    if node.args.kwarg is not None:
+        params += (node.args.kwarg.id,)
+    local_names = frozenset(params) | frozenset(
+        n.id for n in gast.walk(node)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store))
+    closure = dict(zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True))
+    return Parsed(fn, node, filename, params, local_names, closure, fn.__globals__)
