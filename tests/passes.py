@@ -2,9 +2,9 @@
 files: what fence accepted, the ANF of normalize, what analyze found, aliasing's memory
 groups, reverse's forward and adjoint, optimize's, and the source codegen renders.
 
-Only what each pass returns is read, in the order pipeline._run_passes chains them. Each
-section is rendered as soon as its pass returns, since later passes may rewrite the trees
-they receive. The text is deterministic: objects are named by module and qualified name,
+Only what each pass returns is read, as the pipeline chains them (``reverse_passes``, whose
+observer sees each result). Each section is rendered as soon as its pass returns, since
+later passes may rewrite the trees they receive. The text is deterministic: objects are named by module and qualified name,
 never by identity, and collections without an order of their own are sorted.
 """
 
@@ -21,15 +21,11 @@ import gast
 import numpy as np
 
 from s2sgrad import syntax
-from s2sgrad.compiler.aliasing import Aliasing, aliasing
-from s2sgrad.compiler.analyze import Analysis, abstract_of, analyze
-from s2sgrad.compiler.codegen import codegen
-from s2sgrad.compiler.fence import fence
-from s2sgrad.compiler.normalize import normalize
-from s2sgrad.compiler.optimize import Optimized, optimize
-from s2sgrad.compiler.parse import parse
-from s2sgrad.compiler.pipeline import compile_vjp
-from s2sgrad.compiler.reverse import Reversed, reverse
+from s2sgrad.compiler.aliasing import Aliasing
+from s2sgrad.compiler.analyze import Analysis, abstract_of
+from s2sgrad.compiler.optimize import Optimized
+from s2sgrad.compiler.pipeline import reverse_passes
+from s2sgrad.compiler.reverse import Reversed
 
 
 def through_passes(fn: Callable, wrt: Sequence[int], args: Sequence[Any]
@@ -41,26 +37,25 @@ def through_passes(fn: Callable, wrt: Sequence[int], args: Sequence[Any]
     signature = {name: abstract_of(value) for name, value in bound.arguments.items()}
     params = list(bound.arguments)
     names = tuple(params[i] for i in wrt)
+    render = {"fence": lambda parsed: _source(parsed.node),
+              "normalize": lambda normalized: _source(normalized.node),
+              "analyze": _analysis, "reverse": lambda rev: _reversed(rev, params),
+              "optimize": lambda optimized: _optimized(optimized, params),
+              "codegen": lambda generated: generated.forward_source + "\n"
+              + generated.adjoint_source}
     sections = []
+    analysis = None
 
-    parsed = fence(parse(fn))
-    sections.append(("fence", _source(parsed.node)))
-    normalized = normalize(parsed)
-    sections.append(("normalize", _source(normalized.node)))
+    def observe(pass_name, result):
+        nonlocal analysis
+        if pass_name == "analyze":
+            analysis = result
+        if pass_name == "aliasing":
+            sections.append(("aliasing", _aliasing(result, analysis)))
+        elif pass_name in render:
+            sections.append((pass_name, render[pass_name](result)))
 
-    def compile_callee(callee, callee_wrt, callee_signature, node):
-        return compile_vjp(callee, callee_wrt, callee_signature, (parsed, node))
-
-    analysis = analyze(normalized, names, signature, compile_callee)
-    sections.append(("analyze", _analysis(analysis)))
-    aliases = aliasing(analysis)
-    sections.append(("aliasing", _aliasing(aliases, analysis)))
-    reversed_ = reverse(analysis, aliases)
-    sections.append(("reverse", _reversed(reversed_, params)))
-    optimized = optimize(reversed_)
-    sections.append(("optimize", _optimized(optimized, params)))
-    generated = codegen(optimized)
-    sections.append(("codegen", generated.forward_source + "\n" + generated.adjoint_source))
+    reverse_passes(fn, names, signature, observe=observe)
     return sections
 
 

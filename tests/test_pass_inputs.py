@@ -2,8 +2,8 @@
 builds a new one, so each pass's result stays as it was when the pass returned it (what
 S2SGRAD_DEBUG=2 prints between passes is what the next pass received).
 
-The passes are chained here as pipeline._run_passes chains them; after each one, the trees
-every earlier pass returned must dump as they did (fields and source positions).
+The passes run as the pipeline chains them (``pipeline.reverse_passes``); after each one, the
+trees every earlier pass returned must dump as they did (fields and source positions).
 """
 
 import inspect
@@ -11,15 +11,8 @@ import inspect
 import gast
 import pytest
 
-from s2sgrad.compiler.aliasing import aliasing
-from s2sgrad.compiler.analyze import abstract_of, analyze
-from s2sgrad.compiler.codegen import codegen
-from s2sgrad.compiler.fence import fence
-from s2sgrad.compiler.normalize import normalize
-from s2sgrad.compiler.optimize import optimize
-from s2sgrad.compiler.parse import parse
-from s2sgrad.compiler.pipeline import compile_vjp
-from s2sgrad.compiler.reverse import reverse
+from s2sgrad.compiler.analyze import abstract_of
+from s2sgrad.compiler.pipeline import reverse_passes
 from tests.cases import golden_cases as cases
 
 CASES = cases.calls()
@@ -53,24 +46,17 @@ def test_no_pass_changes_what_an_earlier_pass_returned(name):
     signature = {k: abstract_of(v) for k, v in bound.arguments.items()}
     names = tuple(list(bound.arguments)[i] for i in wrt)
     results = _Results()
+    trees = {"parse": lambda parsed: [parsed.node], "fence": lambda parsed: [],
+             "normalize": lambda normalized: [normalized.node],
+             "analyze": lambda analysis: [analysis.result], "aliasing": lambda aliases: [],
+             "reverse": lambda rev: [rev.forward, rev.adjoint, rev.result],
+             "optimize": lambda optimized: [optimized.forward, optimized.adjoint],
+             "codegen": lambda generated: []}
+    seen = []
 
-    parsed = parse(fn)
-    results.returned("parse", parsed.node)
-    parsed = fence(parsed)
-    results.returned("fence")
-    normalized = normalize(parsed)
-    results.returned("normalize", normalized.node)
+    def observe(pass_name, result):
+        seen.append(pass_name)
+        results.returned(pass_name, *trees[pass_name](result))
 
-    def compile_callee(callee, callee_wrt, callee_signature, node):
-        return compile_vjp(callee, callee_wrt, callee_signature, (parsed, node))
-
-    analysis = analyze(normalized, names, signature, compile_callee)
-    results.returned("analyze", analysis.result)
-    aliases = aliasing(analysis)
-    results.returned("aliasing")
-    reversed_ = reverse(analysis, aliases)
-    results.returned("reverse", reversed_.forward, reversed_.adjoint, reversed_.result)
-    optimized = optimize(reversed_)
-    results.returned("optimize", optimized.forward, optimized.adjoint)
-    codegen(optimized)
-    results.unchanged_by("codegen")
+    reverse_passes(fn, names, signature, observe=observe)
+    assert seen == list(trees)

@@ -165,11 +165,49 @@ def _run_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
     debug = _debug_level()
     version = registry.version
     own = own_state(fn)  # before reading the source: a change during the compile shows
+    passed = reverse_passes(fn, wrt, signature, lifted, _debug_observer(debug))
+    parsed, analysis, optimized, generated = (passed.parsed, passed.analysis,
+                                              passed.optimized, passed.generated)
+    if debug >= 1:
+        print(f"[s2sgrad] {fn.__qualname__} wrt {wrt}:\n{generated.forward_source}\n"
+              f"{generated.adjoint_source}", file=sys.stderr)
+    dependencies = _dependencies(parsed, analysis)
+    return Compiled(fn, parsed.name, wrt, tuple(sorted(signature.items())),
+                    generated.forward, generated.backward, generated.forward_source,
+                    generated.adjoint_source, optimized.saved, _result_value(analysis),
+                    generated.filename, optimized.reversed.result_aliases,
+                    dependencies, version, _by_string_value(analysis),
+                    own[0][3], own[1][3], own, len(own) > 2 or bool(dependencies),
+                    optimized.external, draws=_draws(analysis))
+
+
+@dataclasses.dataclass(frozen=True)
+class Passed:
+    """What the reverse-mode passes return, pass by pass (``reverse_passes``)."""
+
+    parsed: Parsed
+    analysis: Analysis
+    optimized: Any  # optimize.Optimized, its bindings those of the arrays' library
+    generated: Any  # codegen.Generated
+
+
+Observer = Callable[[str, Any], None]  # called with each pass's name and what it returned
+
+
+def reverse_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstract],
+                   lifted: dict[str, str] | None = None,
+                   observe: Observer = lambda name, result: None) -> Passed:
+    """The chain of passes of reverse mode, written once: parse, fence, normalize, analyze,
+    aliasing (``front_passes``), reverse, optimize, the library's bindings, codegen and the
+    library's check. ``observe`` sees what each pass returned, as it returned it (the
+    debugging output, the pass-by-pass golden files, the check that no pass changes an
+    earlier one's result)."""
     backend = backends.of(signature)
-    parsed, analysis, aliases = _analysed(fn, wrt, signature, lifted, compile_vjp, debug)
+    parsed, analysis, aliases = front_passes(fn, wrt, signature, lifted, compile_vjp, observe)
     reversed_ = reverse(analysis, aliases)
-    _show(debug, "reverse (adjoint)", syntax.function("adjoint", [], reversed_.adjoint))
+    observe("reverse", reversed_)
     optimized = optimize(reversed_, backend)
+    observe("optimize", optimized)
     bindings, (forward, adjoint) = backend.bind(  # the library's namespace and helpers
         reversed_.bindings, (optimized.forward, optimized.adjoint), analysis,
         lambda: _taken(parsed, analysis))
@@ -178,19 +216,10 @@ def _run_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
         optimized = dataclasses.replace(optimized, reversed=reversed_, forward=forward,
                                         adjoint=adjoint)
     generated = codegen(optimized)
+    observe("codegen", generated)
     backend.check(generated.filename, lambda: _names(parsed, reversed_.bindings),
                   analysis.values)
-    if debug >= 1:
-        print(f"[s2sgrad] {fn.__qualname__} wrt {wrt}:\n{generated.forward_source}\n"
-              f"{generated.adjoint_source}", file=sys.stderr)
-    dependencies = _dependencies(parsed, analysis)
-    return Compiled(fn, parsed.name, wrt, tuple(sorted(signature.items())),
-                    generated.forward, generated.backward, generated.forward_source,
-                    generated.adjoint_source, optimized.saved, _result_value(analysis),
-                    generated.filename, reversed_.result_aliases,
-                    dependencies, version, _by_string_value(analysis),
-                    own[0][3], own[1][3], own, len(own) > 2 or bool(dependencies),
-                    optimized.external, draws=_draws(analysis))
+    return Passed(parsed, analysis, optimized, generated)
 
 
 def compile_jvp(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstract],
@@ -531,7 +560,8 @@ def _run_tangent_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str,
     debug = _debug_level()
     version = registry.version
     own = own_state(fn)
-    parsed, analysis, aliases = _analysed(fn, wrt, signature, None, compile_jvp, debug)
+    parsed, analysis, aliases = front_passes(fn, wrt, signature, None, compile_jvp,
+                                             _debug_observer(debug))
     dependencies = _dependencies(parsed, analysis)
     try:
         tangents = tangent(analysis, aliases, returns, _batched_callee if batched else None)
@@ -574,16 +604,21 @@ def _batched_callee(callee: Any) -> CompiledJvp:
     return compiled
 
 
-def _analysed(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstract],
-              lifted: dict[str, str] | None, compile_callee: Callable, debug: int) -> tuple:
+def front_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstract],
+                 lifted: dict[str, str] | None, compile_callee: Callable,
+                 observe: Observer = lambda name, result: None) -> tuple:
     """The passes both modes share: parse, fence, normalize, analyze (callees compiled by
-    ``compile_callee``, the mode's own compile) and aliasing."""
-    parsed = fence(parse(fn, lifted, _spread_of(fn, signature)))
+    ``compile_callee``, the mode's own compile) and aliasing, each result shown to
+    ``observe``."""
+    parsed = parse(fn, lifted, _spread_of(fn, signature))
+    observe("parse", parsed)
+    parsed = fence(parsed)
+    observe("fence", parsed)
     unknown = [w for w in wrt if w not in parsed.params]
     if unknown:
         raise TypeError(f"{fn.__qualname__}() has no parameter named {unknown[0]!r}")
     normalized = normalize(parsed, fence)
-    _show(debug, "normalize", normalized.node)
+    observe("normalize", normalized)
 
     backend = backends.of(signature)
 
@@ -592,9 +627,10 @@ def _analysed(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstract]
         return compile_callee(fn_, callee_wrt, backend.callee(callee_signature))
 
     analysis = analyze(normalized, wrt, signature, callee)
-    if debug >= 2:
-        print(f"[s2sgrad] after analyze: active = {sorted(analysis.active)}", file=sys.stderr)
-    return parsed, analysis, aliasing(analysis)  # aliasing refuses what cannot be followed
+    observe("analyze", analysis)
+    aliases = aliasing(analysis)  # refuses what cannot be followed
+    observe("aliasing", aliases)
+    return parsed, analysis, aliases
 
 
 def _names(parsed: Any, bindings: dict[str, Any]) -> dict[str, Any]:
@@ -686,8 +722,23 @@ def _result_value(analysis: Analysis) -> Abstract:
     return Abstract("array")
 
 
-def _show(debug: int, title: str, node: gast.AST) -> None:
-    if debug >= 2:
-        import astor
-        print(f"[s2sgrad] after {title}:\n{astor.to_source(syntax.to_python_ast(node))}",
-              file=sys.stderr)
+def _debug_observer(debug: int) -> Observer:
+    """``S2SGRAD_DEBUG=2``: the code after normalize and reverse's adjoint, and the active
+    names, on stderr."""
+    def observe(name: str, result: Any) -> None:
+        if debug < 2:
+            return
+        if name == "normalize":
+            _show("normalize", result.node)
+        elif name == "analyze":
+            print(f"[s2sgrad] after analyze: active = {sorted(result.active)}",
+                  file=sys.stderr)
+        elif name == "reverse":
+            _show("reverse (adjoint)", syntax.function("adjoint", [], result.adjoint))
+    return observe
+
+
+def _show(title: str, node: gast.AST) -> None:
+    import astor
+    print(f"[s2sgrad] after {title}:\n{astor.to_source(syntax.to_python_ast(node))}",
+          file=sys.stderr)
