@@ -38,16 +38,13 @@ import math
 import operator
 import warnings
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
+from . import methods
 from .printing import dtype_name, format_tensor
 from .random import source
-
-if TYPE_CHECKING:
-    from typing_extensions import Self
-
 
 # The operations on Tensors (ops.py, and graph.py's backward): set by ops.py when imported.
 _ops: Any = None
@@ -537,81 +534,7 @@ class Tensor:
 
     # -- operators (each one a compiled function when it needs a gradient; see ops.py) -------
 
-    def __add__(self, other: Any) -> Tensor:
-        return _ops.binary("add", self, other)
-
-    def __radd__(self, other: Any) -> Tensor:
-        return _ops.binary("add", other, self)
-
-    def __sub__(self, other: Any) -> Tensor:
-        return _ops.binary("sub", self, other)
-
-    def __rsub__(self, other: Any) -> Tensor:
-        return _ops.binary("sub", other, self)
-
-    def __mul__(self, other: Any) -> Tensor:
-        return _ops.binary("mul", self, other)
-
-    def __rmul__(self, other: Any) -> Tensor:
-        return _ops.binary("mul", other, self)
-
-    def __truediv__(self, other: Any) -> Tensor:
-        return _ops.binary("truediv", self, other)
-
-    def __rtruediv__(self, other: Any) -> Tensor:
-        return _ops.binary("truediv", other, self)
-
-    def __pow__(self, other: Any) -> Tensor:
-        return _ops.binary("pow", self, other)
-
-    def __rpow__(self, other: Any) -> Tensor:
-        return _ops.binary("pow", other, self)
-
-    def __matmul__(self, other: Any) -> Tensor:
-        return _ops.binary("matmul", self, other)
-
-    def __rmatmul__(self, other: Any) -> Tensor:
-        return _ops.binary("matmul", other, self)
-
-    def __mod__(self, other: Any) -> Tensor:
-        return _ops.binary("mod", self, other)
-
-    def __rmod__(self, other: Any) -> Tensor:
-        return _ops.binary("mod", other, self)
-
-    def __floordiv__(self, other: Any) -> Tensor:
-        return _ops.plain(np.floor_divide, self, other)
-
-    def __rfloordiv__(self, other: Any) -> Tensor:
-        return _ops.plain(np.floor_divide, other, self)
-
-    def __neg__(self) -> Tensor:
-        return _ops.unary("neg", self)
-
-    def __pos__(self) -> Tensor:
-        return _ops.unary("pos", self)
-
-    def __abs__(self) -> Tensor:
-        return _ops.numpy_call(np.abs, (self,), {})
-
     # Comparisons give bool Tensors, which never require grad.
-    def __lt__(self, other: Any) -> Tensor:
-        return _ops.plain(np.less, self, other)
-
-    def __le__(self, other: Any) -> Tensor:
-        return _ops.plain(np.less_equal, self, other)
-
-    def __gt__(self, other: Any) -> Tensor:
-        return _ops.plain(np.greater, self, other)
-
-    def __ge__(self, other: Any) -> Tensor:
-        return _ops.plain(np.greater_equal, self, other)
-
-    def __eq__(self, other: object) -> Tensor:  # type: ignore[override]
-        return _ops.plain(np.equal, self, other)
-
-    def __ne__(self, other: object) -> Tensor:  # type: ignore[override]
-        return _ops.plain(np.not_equal, self, other)
 
     def __getitem__(self, index: Any) -> Tensor:
         return _ops.getitem(self, index)
@@ -624,21 +547,6 @@ class Tensor:
 
     # -- in-place operations ----------------------------------------------------------------
 
-    def __iadd__(self, other: Any) -> Self:
-        return _ops.inplace(self, "add", other)
-
-    def __isub__(self, other: Any) -> Self:
-        return _ops.inplace(self, "sub", other)
-
-    def __imul__(self, other: Any) -> Self:
-        return _ops.inplace(self, "mul", other)
-
-    def __itruediv__(self, other: Any) -> Self:
-        return _ops.inplace(self, "truediv", other)
-
-    def __ipow__(self, other: Any) -> Self:
-        return _ops.inplace(self, "pow", other)
-
     def add_(self, other: Any, alpha: float = 1) -> Tensor:
         """In place ``self += alpha * other``."""
         return _ops.inplace(self, "add", other if alpha == 1 else alpha * other)
@@ -646,12 +554,6 @@ class Tensor:
     def sub_(self, other: Any, alpha: float = 1) -> Tensor:
         """In place ``self -= alpha * other``."""
         return _ops.inplace(self, "sub", other if alpha == 1 else alpha * other)
-
-    def mul_(self, other: Any) -> Tensor:
-        return _ops.inplace(self, "mul", other)
-
-    def div_(self, other: Any) -> Tensor:
-        return _ops.inplace(self, "truediv", other)
 
     def zero_(self) -> Tensor:
         """Fill with zeros in place (e.g. ``x.grad.zero_()``)."""
@@ -690,8 +592,6 @@ class Tensor:
         if len(shape) == 1 and not isinstance(shape[0], int):
             shape = tuple(shape[0])
         return _ops.numpy_call(np.reshape, (self, tuple(shape)), {})
-
-    view = reshape
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         """The dimensions ``start_dim`` to ``end_dim`` (both included) made one."""
@@ -741,75 +641,10 @@ class Tensor:
             dims = tuple(dims[0])
         return _ops.numpy_call(np.transpose, (self, tuple(dims)), {})
 
-    def matmul(self, other: Any) -> Tensor:
-        return _ops.binary("matmul", self, other)
-
-    mm = matmul
-
-    def dot(self, other: Any) -> Tensor:
-        return _ops.numpy_call(np.dot, (self, other), {})
-
-    def pow(self, exponent: Any) -> Tensor:
-        return _ops.binary("pow", self, exponent)
-
-    def exp(self) -> Tensor:
-        return _ops.numpy_call(np.exp, (self,), {})
-
-    def log(self) -> Tensor:
-        return _ops.numpy_call(np.log, (self,), {})
-
-    def sqrt(self) -> Tensor:
-        return _ops.numpy_call(np.sqrt, (self,), {})
-
-    def abs(self) -> Tensor:
-        return _ops.numpy_call(np.abs, (self,), {})
-
-    def sin(self) -> Tensor:
-        return _ops.numpy_call(np.sin, (self,), {})
-
-    def cos(self) -> Tensor:
-        return _ops.numpy_call(np.cos, (self,), {})
-
-    def tanh(self) -> Tensor:
-        return _ops.numpy_call(np.tanh, (self,), {})
-
-    def square(self) -> Tensor:
-        return _ops.numpy_call(np.square, (self,), {})
-
-    def relu(self) -> Tensor:
-        return _ops.unary("relu", self)
-
-    def sigmoid(self) -> Tensor:
-        return _ops.unary("sigmoid", self)
-
     def clamp(self, min: Any = None, max: Any = None) -> Tensor:
         return _ops.numpy_call(np.clip, (self, min, max), {})
 
-    clip = clamp
-
-    def clone(self) -> Tensor:
-        """A copy with its own memory that stays in the graph (gradients flow through)."""
-        return _ops.numpy_call(np.copy, (self,), {})
-
     # -- comparisons, tests, conversions -----------------------------------------------------
-
-    def eq(self, other: Any) -> Tensor:
-        return self == other
-
-    def ne(self, other: Any) -> Tensor:
-        return self != other
-
-    def lt(self, other: Any) -> Tensor:
-        return self < other
-
-    def le(self, other: Any) -> Tensor:
-        return self <= other
-
-    def gt(self, other: Any) -> Tensor:
-        return self > other
-
-    def ge(self, other: Any) -> Tensor:
-        return self >= other
 
     def all(self, dim: Any = None, keepdim: bool = False) -> Tensor:
         """Whether every element (along ``dim``) is nonzero: a bool Tensor, no gradient."""
@@ -842,30 +677,6 @@ class Tensor:
         if dtype.kind not in "fc":
             return _make(self._data.astype(dtype))
         return _ops.numpy_call(np.ndarray.astype, (self, dtype), {})
-
-    def float(self) -> Tensor:
-        """float32 (``self`` if it already is)."""
-        return self.to(np.float32)
-
-    def double(self) -> Tensor:
-        """float64 (``self`` if it already is)."""
-        return self.to(np.float64)
-
-    def half(self) -> Tensor:
-        """float16 (``self`` if it already is)."""
-        return self.to(np.float16)
-
-    def long(self) -> Tensor:
-        """int64 (``self`` if it already is), outside the graph."""
-        return self.to(np.int64)
-
-    def int(self) -> Tensor:
-        """int32 (``self`` if it already is), outside the graph."""
-        return self.to(np.int32)
-
-    def bool(self) -> Tensor:
-        """bool (``self`` if it already is), outside the graph: True where nonzero."""
-        return self.to(np.bool_)
 
     def type(self, dtype: Any = None, non_blocking: bool = False) -> Any:
         """Without ``dtype``, PyTorch's name of this Tensor's type (``"torch.DoubleTensor"``);
@@ -1033,80 +844,16 @@ class Tensor:
 
     # -- more elementwise functions ----------------------------------------------------------
 
-    def neg(self) -> Tensor:
-        return _ops.unary("neg", self)
-
-    negative = neg
-
     def reciprocal(self) -> Tensor:
         """``1 / t``; integers give float64 (our default floating dtype)."""
         return _ops.numpy_call(np.reciprocal, (_floating(self),), {})
 
-    def rsqrt(self) -> Tensor:
-        """``1 / sqrt(t)``."""
-        return _ops.unary("rsqrt", self)
-
-    def log1p(self) -> Tensor:
-        return _ops.numpy_call(np.log1p, (self,), {})
-
-    def expm1(self) -> Tensor:
-        return _ops.numpy_call(np.expm1, (self,), {})
-
-    def log2(self) -> Tensor:
-        return _ops.numpy_call(np.log2, (self,), {})
-
-    def log10(self) -> Tensor:
-        return _ops.numpy_call(np.log10, (self,), {})
-
-    def tan(self) -> Tensor:
-        return _ops.numpy_call(np.tan, (self,), {})
-
-    def sinh(self) -> Tensor:
-        return _ops.numpy_call(np.sinh, (self,), {})
-
-    def cosh(self) -> Tensor:
-        return _ops.numpy_call(np.cosh, (self,), {})
-
-    def asin(self) -> Tensor:
-        return _ops.numpy_call(np.arcsin, (self,), {})
-
-    def acos(self) -> Tensor:
-        return _ops.numpy_call(np.arccos, (self,), {})
-
-    def atan(self) -> Tensor:
-        return _ops.numpy_call(np.arctan, (self,), {})
-
-    arcsin, arccos, arctan = asin, acos, atan
-
-    def atan2(self, other: Any) -> Tensor:
-        """The angle of the point ``(other, self)``, elementwise."""
-        return _ops.numpy_call(np.arctan2, (self, other), {})
-
-    arctan2 = atan2
-
-    def maximum(self, other: Any) -> Tensor:
-        """The elementwise maximum (a tie's gradient shared evenly, as in PyTorch)."""
-        return _ops.numpy_call(np.maximum, (self, other), {})
-
-    def minimum(self, other: Any) -> Tensor:
-        """The elementwise minimum."""
-        return _ops.numpy_call(np.minimum, (self, other), {})
-
     # Piecewise constant: the gradient is zero, and the result still requires grad (its node
     # sends zeros back), as in PyTorch. Integers and bools are their own floor, ceil...
-
-    def floor(self) -> Tensor:
-        return _stepwise(self, np.floor, "FloorBackward0")
-
-    def ceil(self) -> Tensor:
-        return _stepwise(self, np.ceil, "CeilBackward0")
 
     def round(self, *, decimals: int = 0) -> Tensor:
         """Rounded half to even, to ``decimals`` decimal places."""
         return _stepwise(self, lambda a: np.round(a, decimals), "RoundBackward0")
-
-    def trunc(self) -> Tensor:
-        return _stepwise(self, np.trunc, "TruncBackward0")
 
     def sign(self) -> Tensor:
         """-1, 0 or 1; for integers, of their dtype."""
@@ -1307,16 +1054,8 @@ class Tensor:
     def clamp_(self, min: Any = None, max: Any = None) -> Tensor:
         return _ops.apply_(self, lambda t: t.clamp(min, max))
 
-    clip_ = clamp_
 
-    def relu_(self) -> Tensor:
-        return _ops.apply_(self, Tensor.relu)
-
-    def exp_(self) -> Tensor:
-        return _ops.apply_(self, Tensor.exp)
-
-    def neg_(self) -> Tensor:
-        return _ops.apply_(self, Tensor.neg)
+methods.install(Tensor, globals())
 
 
 class ReturnMax(NamedTuple):
