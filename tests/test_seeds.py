@@ -22,8 +22,9 @@ import numpy as np
 import pytest
 
 from s2sgrad import nn, optim
+from s2sgrad.autograd.creators import ones_like, randn
 from s2sgrad.autograd.grad_mode import enable_grad, no_grad
-from s2sgrad.autograd.tensor import ones_like, randn, tensor
+from s2sgrad.autograd.tensor import tensor
 
 # What ``import s2sgrad as sg`` will provide once the package exports the Tensor layer.
 sg = types.SimpleNamespace(tensor=tensor, randn=randn, ones_like=ones_like, no_grad=no_grad,

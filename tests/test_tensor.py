@@ -8,16 +8,9 @@ import warnings
 import numpy as np
 import pytest
 
+from s2sgrad.autograd.creators import ones, ones_like, randn, zeros, zeros_like
 from s2sgrad.autograd.grad_mode import no_grad
-from s2sgrad.autograd.tensor import (
-    Tensor,
-    ones,
-    ones_like,
-    randn,
-    tensor,
-    zeros,
-    zeros_like,
-)
+from s2sgrad.autograd.tensor import Tensor, tensor
 
 # -- construction ------------------------------------------------------------------------------
 
