@@ -19,12 +19,33 @@ def torch64() -> Iterator[Any]:
     torch.set_default_dtype(before)
 
 
+# The quick tier (``python -m pytest -m quick``): the core of every layer, for the
+# edit-test loop; under a minute on two cores. The whole suite is the default (tests/tiers.py).
+QUICK = frozenset({
+    "test_api.py", "test_golden.py", "test_statements.py", "test_pass_inputs.py",
+    "test_layering.py", "test_syntax_home.py", "test_errors.py", "test_rules.py",
+    "test_jvp_rules.py", "test_control_flow.py", "test_item_updates.py", "test_channels.py",
+    "test_view_writes.py", "test_soundness_semantics.py", "test_python_constructs.py",
+    "test_backend_registration.py", "test_tensor.py", "test_tensor_ops.py",
+    "test_tensor_table.py", "test_graph.py", "test_create_graph.py", "test_nn.py",
+    "test_optim.py", "test_star_args_tensors.py",
+})
+
+
+def pytest_collection_modifyitems(config: Any, items: list) -> None:
+    for item in items:
+        if item.path.name in QUICK:
+            item.add_marker(pytest.mark.quick)
+
+
 def pytest_configure(config: Any) -> None:
-    """``S2SGRAD_DUMP_COMPILES=DIR`` writes every source the compiler generates during the
-    run into DIR, one file per distinct text (named by its hash), so that two runs of the
-    suite (before and after a restructuring) can be compared compile by compile:
-    ``diff -r before/ after/``."""
+    """The ``quick`` marker; and ``S2SGRAD_DUMP_COMPILES=DIR``, which writes every source the
+    compiler generates during the run into DIR, one file per distinct text (named by its
+    hash), so that two runs of the suite (before and after a restructuring) can be compared
+    compile by compile: ``diff -r before/ after/``."""
     import os
+
+    config.addinivalue_line("markers", "quick: the core tier, for the edit-test loop")
 
     target = os.environ.get("S2SGRAD_DUMP_COMPILES")
     if not target:

@@ -18,9 +18,18 @@ except ImportError:  # tests/ itself on sys.path
     from located import assert_names_no_place_inside_s2sgrad
 
 try:
-    from tests.test_forward_mode import _params  # every catalogue function and wrt set
+    from tests.test_forward_mode import _params as _every  # every function and wrt set
+    from tests.tiers import sample
 except ImportError:  # tests/ itself on sys.path
-    from test_forward_mode import _params
+    from test_forward_mode import _params as _every
+    from tiers import sample
+
+
+def _params() -> list:
+    """The catalogue's functions and sets of parameters to differentiate: every family (a
+    module of the catalogue) and a third of its entries outside ``S2SGRAD_TESTS=full``
+    (tests/tiers.py); the reverse and forward tests run every one."""
+    return sample(_every(), family=lambda p: p.values[0].fn.__module__, every=3)
 
 
 @pytest.mark.parametrize("case, wrt", _params())

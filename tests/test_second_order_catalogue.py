@@ -41,9 +41,11 @@ from s2sgrad.testing import check_grads
 
 try:
     from tests import test_catalogue, test_control_flow
+    from tests.tiers import sample
 except ImportError:  # tests/ itself on sys.path
     import test_catalogue
     import test_control_flow
+    from tiers import sample
 
 MODES = ("rev", "fwd")
 
@@ -111,7 +113,8 @@ def _params() -> list:
                 if reason and not first_order:
                     marks.append(pytest.mark.xfail(strict=True, reason=reason))
                 params.append(pytest.param(case, wrt, mode, id=f"{p.id}-{mode}", marks=marks))
-    return params
+    # every family (a module of the catalogue) and a third of its entries (tests/tiers.py)
+    return sample(params, family=lambda p: p.values[0].fn.__module__, every=3)
 
 
 def test_every_entry_names_a_case() -> None:
