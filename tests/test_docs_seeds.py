@@ -1,6 +1,6 @@
 """The pages in docs/seeds/ run every snippet of the seed tutorials, each exactly once.
 
-Every snippet of tests/test_seeds.py (``SNIPPETS``), transliterated by its ``transliterate``,
+Every snippet of tests/autograd/test_seeds.py (``SNIPPETS``), transliterated by its ``transliterate``,
 is the whole of one ``{code-cell}`` on one page; a snippet that runs a backward pass is followed
 by a cell that prints a node's ``.source``. Every page is listed in the toctree of
 docs/seeds/index.md and starts with the front matter that makes the site build execute it.
@@ -14,10 +14,7 @@ import re
 
 import pytest
 
-try:
-    from tests.test_seeds import SNIPPETS, transliterate
-except ImportError:  # tests/ itself on sys.path
-    from test_seeds import SNIPPETS, transliterate
+from tests.autograd.test_seeds import SNIPPETS, transliterate
 
 DOCS = pathlib.Path(__file__).parent.parent / "docs"
 SEEDS = DOCS / "seeds"

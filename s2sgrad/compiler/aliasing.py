@@ -161,7 +161,7 @@ def returns_new_array(op: Op) -> bool:
     else is assumed to return a view (np.fliplr, np.split, a function without a rule or with
     a user's). An argument that lets
     a function hand back its input (``copy=``, ``overwrite_b=``) must be known to forbid it.
-    tests/test_view_table.py calls every registered function to confirm each answer of new
+    tests/compiler/test_view_table.py calls every registered function to confirm each answer of new
     memory with NumPy."""
     prim = op.primitive
     if prim is None:

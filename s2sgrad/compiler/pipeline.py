@@ -14,7 +14,7 @@ its cells, data of the same kinds). Only the code objects are shared: the templa
 compile leaves per code object holds no closure and none of its cells' contents.
 
 Each pass takes what the earlier ones returned and returns something new: it never changes
-its input (tests/test_pass_inputs.py checks this after every pass), so a table an earlier
+its input (tests/compiler/test_pass_inputs.py checks this after every pass), so a table an earlier
 pass keyed by a statement still describes that statement. Only ``syntax`` builds gast
 nodes; every pass dispatches on statement kinds through ``statements``.
 

@@ -68,7 +68,7 @@ KINDS: dict[type, Kind] = {
 
 
 # The user's statements normalize desugars into KINDS (its handler table has exactly these:
-# tests/test_statements.py); ``return`` and ``continue`` are lifted out before it walks.
+# tests/compiler/test_statements.py); ``return`` and ``continue`` are lifted out before it walks.
 SOURCE: frozenset[type] = frozenset({
     gast.Assign, gast.AnnAssign, gast.AugAssign, gast.Expr, gast.If, gast.For, gast.While,
     gast.FunctionDef, gast.Break, gast.Assert, gast.Raise, gast.Pass,

@@ -2,7 +2,7 @@
 
 ``python -m s2sgrad.rules.doc`` rewrites the parts of docs/rules.md between the markers: the
 conventions at special points (``CONVENTIONS``, each checked by an example in
-tests/test_soundness_rules.py) and the rule tables. The test suite fails while the file is
+tests/rules/test_soundness_rules.py) and the rule tables. The test suite fails while the file is
 stale.
 """
 
@@ -27,7 +27,7 @@ class Convention:
     """The gradient a rule gives at a point where the derivative is not defined, or where the
     textbook formula divides by zero, and what PyTorch gives there."""
 
-    key: str  # names the examples that check it (tests/test_soundness_rules.py)
+    key: str  # names the examples that check it (tests/rules/test_soundness_rules.py)
     primitives: str
     point: str
     gradient: str

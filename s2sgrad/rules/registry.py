@@ -488,7 +488,7 @@ def seal_library() -> None:
 
 # Array libraries whose functions mirror NumPy's: a function of one of them that has no rule
 # of its own takes the rule of NumPy's function of the same name, for the names listed, whose
-# parameters, defaults and results are NumPy's (tests/test_backend_jax.py checks each one
+# parameters, defaults and results are NumPy's (tests/backends/test_backend_jax.py checks each one
 # against finite differences). The generated code then runs that library's functions
 # (backends/namespaces.py swaps the namespace the templates read).
 MIRRORED = frozenset({
@@ -513,7 +513,7 @@ MIRRORS = {"jax.numpy": np}
 # 2 has the standard's names: ``np.acos is np.arccos``, ``np.permute_dims is np.transpose``)
 # takes the same parameters with the same defaults and computes the same values: a function of
 # these names in a namespace that follows the standard (``follows_standard``) takes its rule
-# (tests/test_backend_array_api.py checks each against finite differences). The generated
+# (tests/backends/test_backend_array_api.py checks each against finite differences). The generated
 # code then calls that namespace's functions (backends/namespaces.py). Left out: the names whose
 # parameters differ (``sort``'s ``descending``), and those without a rule of NumPy's
 # (``vecdot``).

@@ -1,4 +1,4 @@
-"""Functions for the higher-order tests (tests/test_higher_order.py): the programs users
+"""Functions for the higher-order tests (tests/compiler/test_higher_order.py): the programs users
 write around derivatives of derivatives. Gradients of gradients, mixed partials, a gradient
 called inside a differentiated function (made inline, a module global, an argument, read out
 of a dict or a list, in a loop, in a branch, of a decorated function, of a function with a

@@ -1,4 +1,4 @@
-"""Functions for the soundness tests (tests/test_soundness_values.py): the code users write
+"""Functions for the soundness tests (tests/compiler/test_soundness_values.py): the code users write
 around decorators, function values, containers, index tricks, values whose kind changes,
 views and dtypes. A function the compiler must refuse marks the offending line with
 `# <- refused`; the test names the token the caret must sit under."""

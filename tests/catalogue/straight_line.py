@@ -1,6 +1,6 @@
 """Straight-line Python + NumPy functions: the end-to-end catalogue of the compiler.
 
-Plain code, no s2sgrad imports: tests/test_catalogue.py differentiates each function through
+Plain code, no s2sgrad imports: tests/compiler/test_catalogue.py differentiates each function through
 its source and compares with central finite differences. Every public function here must have
 an entry in the test's table (a test checks it). Functions whose name starts with an
 underscore are callees, reached only through the functions that call them.

@@ -1,5 +1,5 @@
 """Control flow the compiler must refuse, each with its offending construct on the line marked
-`# <- refused`. tests/test_control_flow.py names the token the caret must point at."""
+`# <- refused`. tests/compiler/test_control_flow.py names the token the caret must point at."""
 
 import numpy as np
 

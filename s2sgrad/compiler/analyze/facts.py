@@ -34,7 +34,7 @@ class OpKind:
 
 
 # The operation kinds analyze gives (``Op.kind``): the one table the passes' handler tables
-# follow (forward's lowering, the adjoint, the tangent; tests/test_statements.py checks each
+# follow (forward's lowering, the adjoint, the tangent; tests/compiler/test_statements.py checks each
 # against it). A new kind adds a row here, then a handler in each of them.
 OP_KINDS: dict[str, OpKind] = {
     "copy": OpKind("a name's value under another name"),

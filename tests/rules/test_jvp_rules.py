@@ -1,6 +1,6 @@
 """Every library rule's forward-mode (jvp) rule, checked numerically as plain Python.
 
-For each case of tests/test_rules.py and each float input ``x`` of it (each float item of a
+For each case of tests/rules/test_rules.py and each float input ``x`` of it (each float item of a
 list input, each float value of a dict input), along a random direction ``u`` shaped like
 ``x`` (or its item) and for a random weight ``w`` shaped like the output,
 
@@ -38,7 +38,11 @@ import textwrap
 
 import numpy as np
 import pytest
-from test_rules import (
+
+from s2sgrad.rules import doc, registry
+from s2sgrad.runtime.containers import zeros_tree
+from s2sgrad.testing import central_difference
+from tests.rules.test_rules import (
     ATOL,
     PARAMS,
     RTOL,
@@ -54,10 +58,6 @@ from test_rules import (
     varying,
     with_input,
 )
-
-from s2sgrad.rules import doc, registry
-from s2sgrad.runtime.containers import zeros_tree
-from s2sgrad.testing import central_difference
 
 POINTWISE = ("elementwise", "scalar")  # templates whose entries broadcast to the output
 

@@ -1,4 +1,4 @@
-"""The Dask catalogue (tests/test_backend_dask.py) on CuPy arrays, where a GPU exists: the
+"""The Dask catalogue (tests/backends/test_backend_dask.py) on CuPy arrays, where a GPU exists: the
 same generated NumPy-style code runs on the GPU through NumPy's dispatch protocols, and the
 gradients equal the NumPy path's. Without CuPy or a GPU these tests are skipped.
 """
@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_backend_dask import CASES, W, X
 
 import s2sgrad
+from tests.backends.test_backend_dask import CASES, W, X
 
 cupy = pytest.importorskip("cupy")
 try:

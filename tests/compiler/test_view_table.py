@@ -25,13 +25,13 @@ import numpy as np
 import pytest
 import scipy.linalg
 from numpy.lib.stride_tricks import as_strided, sliding_window_view
-from test_rules import CASES, Case, call
 
 from s2sgrad import syntax
 from s2sgrad.compiler import aliasing
 from s2sgrad.compiler.analyze import Op
 from s2sgrad.rules import registry
 from s2sgrad.runtime.containers import zeros_tree
+from tests.rules.test_rules import CASES, Case, call
 
 rng = np.random.default_rng(7)
 

@@ -1,5 +1,5 @@
 """Second order over the catalogues: every (function, wrt set) of the tables of
-tests/test_catalogue.py and tests/test_control_flow.py, at one random point (the point
+tests/compiler/test_catalogue.py and tests/compiler/test_control_flow.py, at one random point (the point
 those tables draw first), through ``check_grads(case.fn, *args, wrt=wrt, order=2,
 modes=(mode,))`` for mode "rev" and "fwd".
 
@@ -13,7 +13,7 @@ Every case passes, or is a strict xfail whose reason names the error. The failur
 three groups, listed below:
 
 - ``WRONG_NUMBERS``: the compiler computes a second derivative that is wrong. Defects; each
-  reason gives the smallest reproducer found (tests/test_higher_order.py has them too).
+  reason gives the smallest reproducer found (tests/compiler/test_higher_order.py has them too).
 - ``REFUSED``: refused at transform time. All of these refusals are raised while the
   compiler differentiates its OWN generated tangent function; they are reported at the
   user's line, with the generated line in parentheses.
@@ -38,14 +38,8 @@ import zlib
 import pytest
 
 from s2sgrad.testing import check_grads
-
-try:
-    from tests import test_catalogue, test_control_flow
-    from tests.tiers import sample
-except ImportError:  # tests/ itself on sys.path
-    import test_catalogue
-    import test_control_flow
-    from tiers import sample
+from tests.compiler import test_catalogue, test_control_flow
+from tests.tiers import sample
 
 MODES = ("rev", "fwd")
 

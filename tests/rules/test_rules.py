@@ -474,7 +474,7 @@ CASES: dict = {
         case(normal(2, 3, 4), axis=(0, 2)), case(normal(2, 3, 4)),
         # vectors: ord = 1, -1, 0 and other p, along an axis too. The order is a static
         # argument, and a float one (np.inf, 2.5) would be an input of these checks: the
-        # orders +-inf and float p are checked in tests/test_coverage_linalg.py.
+        # orders +-inf and float p are checked in tests/rules/test_coverage_linalg.py.
         case(nonzero(5), 1), case(nonzero(5), -1), case(normal(5), 0), case(nonzero(5), 3),
         case(nonzero(4), -3), case(normal(5), ord=2, keepdims=True),
         case(nonzero(3, 4), 1, axis=1), case(nonzero(2, 3, 4), 3, axis=-1),
@@ -989,7 +989,7 @@ def test_rule_matches_finite_differences(primitive, c):
 
 # Rules checked in a test file of their own: scipy.integrate.odeint takes the user's function
 # and is as accurate as its ODE solver (not to RTOL), and has no second derivative
-# (tests/test_coverage_odeint.py).
+# (tests/rules/test_coverage_odeint.py).
 CHECKED_ELSEWHERE = {"scipy.integrate.odeint"}
 
 
@@ -1234,6 +1234,6 @@ def test_importing_the_package_registers_the_tables():
 
 
 def test_docs_table_is_up_to_date():
-    path = Path(__file__).resolve().parents[1] / "docs" / "rules.md"
+    path = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
     text = path.read_text()
     assert doc.update(text) == text, "docs/rules.md is stale: run python -m s2sgrad.rules.doc"

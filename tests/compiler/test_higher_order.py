@@ -39,13 +39,8 @@ import pytest
 import s2sgrad
 from s2sgrad.errors import TransformError
 from s2sgrad.testing import check_grads
-
-try:
-    from tests.cases import higher as cases
-    from tests.located import assert_names_no_place_inside_s2sgrad, assert_points_at
-except ImportError:  # tests/ itself on sys.path
-    from cases import higher as cases
-    from located import assert_names_no_place_inside_s2sgrad, assert_points_at
+from tests.cases import higher as cases
+from tests.located import assert_names_no_place_inside_s2sgrad, assert_points_at
 
 rng = np.random.default_rng(20240611)
 X = rng.standard_normal(4)

@@ -7,12 +7,7 @@ from __future__ import annotations
 import pytest
 
 from s2sgrad.testing import check_grads
-
-try:
-    from tests import test_catalogue, test_control_flow
-except ImportError:  # tests/ itself on sys.path
-    import test_catalogue
-    import test_control_flow
+from tests.compiler import test_catalogue, test_control_flow
 
 
 def _params() -> list:

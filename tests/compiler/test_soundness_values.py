@@ -729,7 +729,7 @@ def test_boolean_scalar_index_is_refused():
 
 
 def test_a_renamed_lambda_is_found_by_its_code():
-    # given another __name__, it is still the lambda on its line (tests/test_lambdas.py)
+    # given another __name__, it is still the lambda on its line (tests/compiler/test_lambdas.py)
     np.testing.assert_allclose(s2sgrad.gradient(cases.RENAMED)(X), 2 * X)
 
 

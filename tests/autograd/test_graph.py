@@ -7,7 +7,6 @@ import re
 
 import numpy as np
 import pytest
-from test_tensor_fd import check_backward
 
 import s2sgrad
 from s2sgrad import autograd
@@ -16,6 +15,7 @@ from s2sgrad.autograd.grad_mode import no_grad
 from s2sgrad.autograd.graph import AccumulateGrad
 from s2sgrad.autograd.tensor import Tensor, tensor
 from s2sgrad.testing import numeric_gradient
+from tests.autograd.test_tensor_fd import check_backward
 
 FREED = ("Trying to backward through the graph a second time (or directly access saved tensors "
          "after they have already been freed). Saved intermediate values of the graph are freed "

@@ -90,7 +90,7 @@ def test_forward_must_be_defined() -> None:
 
 
 def test_repr_shows_sub_modules_not_parameters() -> None:
-    # PyTorch's form (tests/test_module_repr.py): a module without sub-modules or settings
+    # PyTorch's form (tests/nn/test_module_repr.py): a module without sub-modules or settings
     assert repr(Linear(2, 1)) == "Linear()"
 
 

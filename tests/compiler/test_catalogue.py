@@ -30,15 +30,9 @@ import pytest
 
 import s2sgrad
 from s2sgrad.testing import assert_gradient_matches, check_grads, numeric_gradient
-
-try:
-    from tests.arguments import assert_unchanged
-    from tests.catalogue import helpers
-    from tests.catalogue import straight_line as sl
-except ImportError:  # tests/ itself on sys.path (pytest's rootdir-less 'prepend' import mode)
-    from arguments import assert_unchanged
-    from catalogue import helpers
-    from catalogue import straight_line as sl
+from tests.arguments import assert_unchanged
+from tests.catalogue import helpers
+from tests.catalogue import straight_line as sl
 
 POINTS = 3  # random points per (function, wrt) test
 

@@ -38,25 +38,14 @@ import pytest
 import s2sgrad
 from s2sgrad.errors import TransformError
 from s2sgrad.testing import assert_gradient_matches, check_grads, numeric_gradient
-
-try:
-    from tests.arguments import assert_unchanged
-    from tests.catalogue_cf import branches as B
-    from tests.catalogue_cf import loops as L
-    from tests.catalogue_cf import pending as PD
-    from tests.catalogue_cf import refused as R
-    from tests.catalogue_cf import scientific as SC
-    from tests.catalogue_cf import while_loops as W
-    from tests.catalogue_cf import writes as WR
-except ImportError:  # tests/ itself on sys.path (pytest's rootdir-less 'prepend' import mode)
-    from arguments import assert_unchanged
-    from catalogue_cf import branches as B
-    from catalogue_cf import loops as L
-    from catalogue_cf import pending as PD
-    from catalogue_cf import refused as R
-    from catalogue_cf import scientific as SC
-    from catalogue_cf import while_loops as W
-    from catalogue_cf import writes as WR
+from tests.arguments import assert_unchanged
+from tests.catalogue_cf import branches as B
+from tests.catalogue_cf import loops as L
+from tests.catalogue_cf import pending as PD
+from tests.catalogue_cf import refused as R
+from tests.catalogue_cf import scientific as SC
+from tests.catalogue_cf import while_loops as W
+from tests.catalogue_cf import writes as WR
 
 POINTS = 3  # random points per (function, wrt) test
 

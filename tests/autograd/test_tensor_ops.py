@@ -8,13 +8,13 @@ import linecache
 
 import numpy as np
 import pytest
-from test_tensor_fd import check_backward
 
 from s2sgrad.autograd import ops
 from s2sgrad.autograd.grad_mode import no_grad
 from s2sgrad.autograd.tensor import Tensor, tensor
 from s2sgrad.compiler import sourcefile
 from s2sgrad.errors import TransformError
+from tests.autograd.test_tensor_fd import check_backward
 
 rng = np.random.default_rng(42)
 V = rng.standard_normal(3)

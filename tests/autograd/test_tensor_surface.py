@@ -11,11 +11,7 @@ import pytest
 import s2sgrad.autograd  # noqa: F401  (binds Tensor's operations)
 from s2sgrad.autograd.tensor import Tensor, tensor
 from s2sgrad.testing import numeric_gradient
-
-try:
-    from tests.torch_compare import assert_like_torch
-except ImportError:  # tests/ itself on sys.path
-    from torch_compare import assert_like_torch
+from tests.torch_compare import assert_like_torch
 
 rng = np.random.default_rng(7)
 X = rng.standard_normal((3, 4))  # no ties: finite differences are valid for max/min

@@ -18,11 +18,7 @@ import s2sgrad
 from s2sgrad import TransformError
 from s2sgrad.compiler.batching import NotBatchable
 from s2sgrad.testing import check_grads
-
-try:
-    from tests.located import assert_points_at
-except ImportError:  # tests/ itself on sys.path
-    from located import assert_points_at
+from tests.located import assert_points_at
 
 rng = np.random.default_rng(26)
 X = rng.standard_normal(4)

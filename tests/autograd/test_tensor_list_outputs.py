@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_tensor_fd import check_backward
 
 from s2sgrad.autograd.grad_mode import no_grad
 from s2sgrad.autograd.tensor import Tensor, tensor
+from tests.autograd.test_tensor_fd import check_backward
 
 RNG = np.random.default_rng(0)
 A1 = RNG.standard_normal(7)

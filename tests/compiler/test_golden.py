@@ -3,7 +3,7 @@ and for some of them the output of every pass, in tests/golden/passes/.
 
 Readability of generated code is a feature, so changes to it show up in review; so does a
 change to any one pass, in the section of that pass (see tests/passes.py). After an
-intended change, refresh the files with:  S2SGRAD_UPDATE_GOLDEN=1 python -m pytest tests/test_golden.py
+intended change, refresh the files with:  S2SGRAD_UPDATE_GOLDEN=1 python -m pytest tests/compiler/test_golden.py
 """
 
 import inspect
@@ -19,7 +19,7 @@ from s2sgrad.compiler.pipeline import compile_jvp, compile_vjp
 from tests.cases import golden_cases as cases
 from tests.passes import as_text, through_passes
 
-GOLDEN = pathlib.Path(__file__).parent / "golden"
+GOLDEN = pathlib.Path(__file__).parent.parent / "golden"
 CASES = cases.calls()
 
 

@@ -30,10 +30,7 @@ from s2sgrad.testing import check_grads, numeric_gradient
 scipy_integrate = pytest.importorskip("scipy.integrate")
 odeint = scipy_integrate.odeint
 
-try:
-    from tests.located import assert_points_at
-except ImportError:  # tests/ itself on sys.path
-    from located import assert_points_at
+from tests.located import assert_points_at
 
 TOL = 1e-11  # the solver's rtol and atol in every differentiated solve
 EPS, RTOL, ATOL = 1e-4, 1e-5, 1e-7  # see the module's docstring

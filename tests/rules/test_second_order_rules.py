@@ -28,12 +28,12 @@ import operator
 
 import numpy as np
 import pytest
-from test_rules import PARAMS, Case, call, is_float
-from tiers import sample
 
 from s2sgrad.compiler import sourcefile
 from s2sgrad.errors import TransformError
 from s2sgrad.testing import check_grads
+from tests.rules.test_rules import PARAMS, Case, call, is_float
+from tests.tiers import sample
 
 # getset descriptors are read as attributes, not called (test_rules.CALLS)
 GETTERS = {np.ndarray.T: "T", np.ndarray.real: "real", np.ndarray.imag: "imag"}

@@ -11,18 +11,9 @@ import pytest
 import s2sgrad
 from s2sgrad.compiler.batching import NotBatchable
 from s2sgrad.testing import check_grads
-
-try:
-    from tests.located import assert_names_no_place_inside_s2sgrad
-except ImportError:  # tests/ itself on sys.path
-    from located import assert_names_no_place_inside_s2sgrad
-
-try:
-    from tests.test_forward_mode import _params as _every  # every function and wrt set
-    from tests.tiers import sample
-except ImportError:  # tests/ itself on sys.path
-    from test_forward_mode import _params as _every
-    from tiers import sample
+from tests.compiler.test_forward_mode import _params as _every  # every function and wrt set
+from tests.located import assert_names_no_place_inside_s2sgrad
+from tests.tiers import sample
 
 
 def _params() -> list:
@@ -426,7 +417,7 @@ def test_jacfwd_of_an_empty_input():
 # Why a gradient's batched tangent function cannot be generated, besides the first-order
 # reasons: forward mode reads f's batched tangent function again, and refuses in it a rule
 # called row by row (max, prod, std, norm, det), and two in-place updates it cannot follow.
-# One Hessian-vector product per direction is then used (tests/test_second_order_catalogue.py
+# One Hessian-vector product per direction is then used (tests/compiler/test_second_order_catalogue.py
 # checks those).
 KNOWN_SECOND_ORDER_GAPS = KNOWN_GAPS + (
     "no derivative rule for s2sgrad.rules.",
