@@ -130,7 +130,8 @@ def test_no_import_cycle():
 # back up the pipeline, and the two modes' passes (reverse, tangent) import neither the other.
 PIPELINE = [
     {"statements", "sourcefile", "derivatives", "simplify"},  # homes every pass shares
-    {"parse"}, {"templates"}, {"fence"}, {"normalize"}, {"analyze"}, {"aliasing"},
+    {"parse"}, {"templates"}, {"fence"}, {"normalize"}, {"analyze"},
+    {"views"}, {"aliasing"},  # the view table, then the pass that reads it
     {"context"},  # what both modes' passes read
     {"batching"},  # many directions at once, for the tangent pass
     {"reverse", "tangent"},

@@ -27,7 +27,6 @@ import numpy as np
 from .. import syntax
 from ..backends import NUMPY, Backend
 from . import statements
-from .aliasing import returns_new_array
 from .coalesce import coalesce
 from .inplace import update_in_place, without_restores
 from .parse import MISSING
@@ -44,6 +43,7 @@ from .stacks import (
     _reads,
     _targets,
 )
+from .views import returns_new_array
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The view table checked against NumPy: a call that aliasing says returns new memory never
 shares memory with its arguments.
 
-``aliasing.returns_new_array(op)`` tells the aliasing pass whether a call's result is
+``views.returns_new_array(op)`` tells the aliasing pass whether a call's result is
 memory of its own or may be a view of an argument (then a write through either name is
 seen through the other). Here every registered function (each rule's primitive, each
 function without a gradient) and every function the table names is called on sample
@@ -27,7 +27,7 @@ import scipy.linalg
 from numpy.lib.stride_tricks import as_strided, sliding_window_view
 
 from s2sgrad import syntax
-from s2sgrad.compiler import aliasing
+from s2sgrad.compiler import views
 from s2sgrad.compiler.analyze import Op
 from s2sgrad.rules import registry
 from s2sgrad.runtime.containers import zeros_tree
@@ -236,7 +236,7 @@ def functions():
     found = {id(r.primitive): r.primitive for r in registry.all_rules()}
     for f in registry.all_nondifferentiable():
         found.setdefault(id(f), f)
-    for f in list(aliasing.NEW_MEMORY) + list(FORMS):
+    for f in list(views.NEW_MEMORY) + list(FORMS):
         found.setdefault(id(f), f)
     return list(found.values())
 
@@ -252,11 +252,11 @@ def _id(f) -> str:
 def test_new_memory_is_confirmed_by_numpy(f):
     forms = forms_of(f)
     if not forms:  # nothing to confirm it with: a view, however it is called
-        claims = [how for how, op in ops_for(f, None) if aliasing.returns_new_array(op)]
+        claims = [how for how, op in ops_for(f, None) if views.returns_new_array(op)]
         assert not claims, f"{_id(f)} has no form here, yet {claims[0]} claims new memory"
         return
     for c in forms:
-        claims = [how for how, op in ops_for(f, c) if aliasing.returns_new_array(op)]
+        claims = [how for how, op in ops_for(f, c) if views.returns_new_array(op)]
         if not claims:
             continue
         result, args = run(f, c)
@@ -285,7 +285,7 @@ VIEWS = [(np.einsum, c) for c in EINSUM[:12]] + [
 def test_views_are_seen_and_assumed(f, c):
     result, args = run(f, c)
     assert shared(result, args), "the harness does not see this view"
-    claims = [how for how, op in ops_for(f, c) if aliasing.returns_new_array(op)]
+    claims = [how for how, op in ops_for(f, c) if views.returns_new_array(op)]
     assert not claims, claims
 
 
@@ -296,11 +296,11 @@ def test_einsum_is_a_view_exactly_where_it_sums_nothing_over_one_operand(c):
     result, args = run(np.einsum, c)
     literal = dict(ops_for(np.einsum, c))["the rule's, literals known"]
     unknown = dict(ops_for(np.einsum, c))["the rule's, nothing known"]
-    assert not aliasing.returns_new_array(unknown)
+    assert not views.returns_new_array(unknown)
     if c.args[0] == "->":
-        assert not aliasing.returns_new_array(literal)
+        assert not views.returns_new_array(literal)
     else:
-        assert aliasing.returns_new_array(literal) == (not shared(result, args))
+        assert views.returns_new_array(literal) == (not shared(result, args))
 
 
 
@@ -315,4 +315,4 @@ def test_a_users_rule_says_nothing_of_the_memory_its_function_returns():
     op = Op("rule", "r", rule=rule, bindings={"x": syntax.name("x")}, primitive=passthrough)
     a = m(3)
     assert passthrough(a) is a
-    assert not aliasing.returns_new_array(op)
+    assert not views.returns_new_array(op)
