@@ -16,5 +16,6 @@ a module (or package) that opens with its contract:
 
 ``function`` is what ``@grad`` returns, ``derivatives`` what ``gradient`` returns, and
 ``higher`` compiles a derivative of a derivative from first-order pieces. ``statements`` is
-the one table of statement kinds every pass walks through.
+the one table of statement kinds every pass walks through; ``validity`` decides whether a
+compile is still valid.
 """

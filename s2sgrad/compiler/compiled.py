@@ -21,10 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from ..rules import registry
 from .analyze import Abstract
 from .derivatives import Derivative
-from .parse import still_valid
+from .validity import current
 
 
 @dataclass(frozen=True)
@@ -43,11 +42,11 @@ class Compiled:
     result_value: Abstract  # what is known of the output
     filename: str
     result_aliases: frozenset[str] = frozenset()  # parameters the output may share memory with
-    dependencies: tuple = ()  # what non-local names resolved to (see parse.still_valid)
+    dependencies: tuple = ()  # what non-local names resolved to (see validity.still_valid)
     version: object = None  # the rule table's version it was compiled with (registry.version)
     by_string_value: bool = False  # specialised on the values of string arguments
 
-    # the function's code, defaults and keyword defaults when compiled (see parse.own_state)
+    # the function's code, defaults and keyword defaults when compiled (see validity.own_state)
     code: Any = None
     defaults: Any = None
     own: tuple = ()
@@ -80,16 +79,11 @@ class Compiled:
     def valid(self) -> bool:
         """Still what compiling now would give: the same rules, the same code and defaults,
         the same resolved names."""
-        return _valid(self)
+        return current(self)
 
     @property
     def source(self) -> str:
         return self.forward_source + "\n\n" + self.adjoint_source
-
-
-def _valid(compiled: Any) -> bool:
-    return compiled.version is registry.version and still_valid(compiled.own) and \
-        still_valid(compiled.dependencies)
 
 
 @dataclass(frozen=True)
@@ -122,7 +116,7 @@ class CompiledJvp:
     quadratic: bool = False
 
     def valid(self) -> bool:
-        return _valid(self)
+        return current(self)
 
 
 def _own_views(value: Any) -> Any:

@@ -31,6 +31,7 @@ from .derivatives import Derivative
 from .parse import parse, unwrap
 from .pipeline import Compiled, compile_jvp, compile_vjp
 from .sourcefile import forwarding
+from .validity import unchanged
 
 
 def _fast_key(args: tuple, kwargs: dict, strings: bool = False) -> tuple:
@@ -123,10 +124,7 @@ class _Specialiser:
         if not by_type:
             key = (wrt, _fast_key(args, kwargs, strings=True)) + extra
             found = self.cache.get(key)
-        if found is not None and (found.version is not registry.version or (
-                found.fn.__code__ is not found.code) or (found.fn.__defaults__ is not
-                                                         found.defaults) or (
-                found.walk and not found.valid())):
+        if found is not None and not unchanged(found):
             found = None  # a function it calls was redefined: compile again
         if found is None:
             if len(self.cache) > 4096:  # many distinct shapes: keep the look-up table small

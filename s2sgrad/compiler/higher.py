@@ -47,7 +47,8 @@ from .analyze import Abstract
 from .batching import NotBatchable
 from .compiled import Compiled, CompiledJvp, state_of
 from .derivatives import Derivative, make, signature_of
-from .parse import own_state, source_lines, unwrap
+from .parse import source_lines, unwrap
+from .validity import own_state
 
 
 def target_of(d: Derivative) -> Any:

@@ -23,20 +23,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gast
-import numpy as np
 
 from .. import syntax
 from ..errors import TransformError, in_package, user_frame
-
-
-class _Missing:
-    """Nothing: a name that resolves to nothing, a value not known when compiling."""
-
-    def __repr__(self) -> str:
-        return "<a value not known when compiling>"
-
-
-MISSING = _Missing()
+from .validity import MISSING, identity
 
 
 @dataclass(frozen=True)
@@ -66,12 +56,12 @@ class Parsed:
                 value = cell.cell_contents
             except ValueError:  # an empty cell: the closure variable is not bound yet
                 return MISSING
-            self.dependencies.append((cell, ident, *_identity(value)))
+            self.dependencies.append((cell, ident, *identity(value)))
             return value
         if ident in self.globals:
             value = self.globals[ident]
             if not _is_library_module(value):  # `np` and `math` are not rebound in practice
-                self.dependencies.append((self.globals, ident, *_identity(value)))
+                self.dependencies.append((self.globals, ident, *identity(value)))
             return value
         return getattr(builtins, ident, MISSING)
 
@@ -87,7 +77,7 @@ class Parsed:
                 break
             owner, value = value, getattr(value, attr, MISSING)
             if not _is_library_module(owner):  # a module, class or object: may be changed
-                self.dependencies.append((owner, attr, *_identity(value)))
+                self.dependencies.append((owner, attr, *identity(value)))
         return value
 
     def error(self, message: str, node: Any, hint: str = "") -> TransformError:
@@ -102,46 +92,6 @@ class Parsed:
 def _is_library_module(value: Any) -> bool:
     return isinstance(value, types.ModuleType) and value.__name__.split(".")[0] in (
         "numpy", "math", "builtins", "s2sgrad", "operator")
-
-
-def _identity(value: Any) -> tuple[str, Any]:
-    """What must stay the same: the object itself for functions and modules (the compile
-    resolved calls to them); for data (read live, but specialised on its kind) its type,
-    and for an array, a tuple, a list or a dict its shape as the compile saw it (see
-    ``shape_key``): a global rebound to a tuple of matrices where it held vectors is
-    compiled again."""
-    if isinstance(value, types.MethodType):  # made anew at each read: the same if equal
-        return "eq", value
-    if callable(value) or isinstance(value, types.ModuleType):
-        return "is", value
-    if isinstance(value, (np.ndarray, tuple, list, dict)):
-        return "shape", shape_key(value)
-    return "type", type(value)
-
-
-def shape_key(value: Any) -> Any:
-    """What the compile is specialised on in a value read from outside: the type; for an
-    array its dtype's kind and which axes have size 1; for a tuple, list or dict the same
-    of each item, with the keys."""
-    if type(value) is np.ndarray:
-        return np.ndarray, value.dtype.kind, tuple(n == 1 for n in value.shape)
-    if isinstance(value, (tuple, list)):
-        return type(value), tuple(shape_key(v) for v in value)
-    if isinstance(value, dict):
-        return type(value), tuple((k, shape_key(v)) for k, v in value.items())
-    return type(value)
-
-
-def own_state(fn: Callable) -> tuple:
-    """The parts of a function object compiled into its pair besides its source: its code
-    (a reload may replace it) and its defaults (they may be rebound, or changed in place
-    for keyword-only ones). As dependencies, in the form ``still_valid`` checks."""
-    state = [(fn, "__code__", "is", fn.__code__), (fn, "__defaults__", "is", fn.__defaults__)]
-    kwdefaults = fn.__kwdefaults__
-    if kwdefaults:
-        state += [(kwdefaults, k, "item", v) for k, v in kwdefaults.items()]
-        state.append((fn, "__kwdefaults__", "is", kwdefaults))
-    return tuple(state)
 
 
 def source_lines(code: types.CodeType, module_globals: dict | None = None
@@ -159,37 +109,6 @@ def source_lines(code: types.CodeType, module_globals: dict | None = None
     if not 1 <= first <= len(lines):
         raise OSError("lineno is out of bounds")
     return inspect.getblock(lines[first - 1:]), first
-
-
-def still_valid(dependencies: tuple) -> bool:
-    """Do the names a compile resolved still refer to what they did?"""
-    for where, name, kind, value in dependencies:
-        if type(where) is dict:
-            now = where.get(name, MISSING)
-        elif isinstance(where, types.CellType):
-            try:
-                now = where.cell_contents
-            except ValueError:
-                return False
-        elif kind == "static":  # a class attribute, as the method lookup saw it
-            now = inspect.getattr_static(where, name, MISSING)
-        elif kind == "item":  # an item of a dict or list the compile read
-            try:
-                now = where[name]
-            except (KeyError, IndexError, TypeError):
-                return False
-        else:  # an attribute of a module, a class or an object
-            now = getattr(where, name, MISSING)
-        if kind == "eq":
-            if now != value:
-                return False
-        elif kind == "shape":
-            if shape_key(now) != value:
-                return False
-        elif (now is not value) if kind in ("is", "static", "item") else (
-                type(now) is not value):
-            return False
-    return True
 
 
 def unwrap(fn: Any) -> Callable:

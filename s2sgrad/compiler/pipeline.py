@@ -53,18 +53,10 @@ from .derivatives import Derivative
 from .fence import fence
 from .normalize import normalize
 from .optimize import optimize
-from .parse import (
-    MISSING,
-    Parsed,
-    made_by_transform,
-    own_state,
-    parse,
-    shape_key,
-    still_valid,
-    unwrap,
-)
+from .parse import MISSING, Parsed, made_by_transform, parse, unwrap
 from .reverse import reverse
 from .tangent import tangent
+from .validity import own_state, read, shape_key, still_valid
 
 
 class _Recursive:
@@ -361,7 +353,7 @@ def _template(fn: Callable, mode: str, key: tuple, compiled: Any) -> _Shared | N
             elif id(where) in paths:
                 var, steps = paths[id(where)]
             else:
-                now = _read(where, name, kind)
+                now = read(where, name, kind)
                 if kind == "is" and value is fn and where is fn.__globals__:
                     checks.append(("itself", where, name))  # calls itself by a global name
                     continue
@@ -370,7 +362,7 @@ def _template(fn: Callable, mode: str, key: tuple, compiled: Any) -> _Shared | N
                 elsewhere.update((id(where), id(now)))
                 checks.append(("as is", (where, name, kind, value)))
                 continue
-            now = _read(where, name, kind)
+            now = read(where, name, kind)
             if now is MISSING:
                 return None
             abstract = None
@@ -447,26 +439,6 @@ def _abstract_defaults(fn: Callable) -> tuple:
             tuple((k, abstract_of(v)) for k, v in sorted(kwdefaults.items())))
 
 
-def _read(where: Any, name: Any, kind: str) -> Any:
-    """What a dependency's ``where`` holds at ``name`` now, read as ``still_valid`` reads
-    it (MISSING where it holds nothing)."""
-    if type(where) is dict:
-        return where.get(name, MISSING)
-    if isinstance(where, types.CellType):
-        try:
-            return where.cell_contents
-        except ValueError:
-            return MISSING
-    if kind == "static":
-        return inspect.getattr_static(where, name, MISSING)
-    if kind in ("item", "item type"):
-        try:
-            return where[name]
-        except (KeyError, IndexError, TypeError):
-            return MISSING
-    return getattr(where, name, MISSING)
-
-
 def _rebound(template: _Shared, fn: Callable, key: tuple) -> Any:
     """The template made for ``fn``: its cells in place of the first closure's, its
     dependencies checked; None where one does not hold (compile ``fn`` anew)."""
@@ -487,11 +459,11 @@ def _rebound(template: _Shared, fn: Callable, key: tuple) -> Any:
                 continue
             _, var, steps, name, kind, value, abstract = check
             where = cells[var]
-            for step, read in steps:
-                where = _read(where, step, read)
+            for step, how in steps:
+                where = read(where, step, how)
             if where is MISSING:
                 return None
-            now = _read(where, name, kind)
+            now = read(where, name, kind)
             if kind == "self":
                 if now is not fn:
                     return None
