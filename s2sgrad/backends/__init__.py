@@ -25,38 +25,48 @@ Part of the compiler layer.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..compiler.analyze import Abstract
 from ..compiler.analyze import values as _values
 from .base import Backend, on
 from .dispatching import Dispatching
-from .namespaces import Namespace
+from .namespaces import Namespace, jax_array
 from .numpy import NUMPY
 
 __all__ = ["NUMPY", "Backend", "Dispatching", "Namespace", "named", "of", "on", "ones_like",
            "register"]
 
-# The libraries s2sgrad knows by name; a namespace of the array API standard is named by its
-# module (``array_api_strict``) and made on first use (``named``).
-_KNOWN: dict[str, Backend] = {
-    "dask": Dispatching("dask"),
-    "cupy": Dispatching("cupy"),
-    "jax": Namespace("jax", alias="jnp", standard=False),
-}
+# The libraries s2sgrad knows by name (``register``, below); a namespace of the array API
+# standard is named by its module (``array_api_strict``) and made on first use (``named``).
+_KNOWN: dict[str, Backend] = {}
 
 
 def register(backend: Backend, array_types: tuple[tuple[str, str], ...] = (),
-             namespace: str | None = None) -> Backend:
+             namespace: str | None = None,
+             detect: Callable[[Any], str | None] | None = None) -> Backend:
     """Make ``backend`` the one for its name, and for arrays of ``array_types`` ((module,
-    class name) pairs, as ``type(x).__module__`` and ``__name__`` give them); ``namespace``:
-    the module of the functions of its arrays, where it is not the library's name."""
+    class name) pairs, as ``type(x).__module__`` and ``__name__`` give them) or that
+    ``detect`` names it for; ``namespace``: the module of the functions of its arrays, where
+    it is not the library's name."""
     _KNOWN[backend.name] = backend
     for key in array_types:
         _values.BACKENDS[key] = backend.name
+    if detect is not None:
+        _values.DETECTORS.append(detect)
     if namespace is not None:
         _values.NAMESPACES[backend.name] = namespace
     return backend
+
+
+# Dask's and CuPy's arrays implement NumPy's ``__array_ufunc__`` and ``__array_function__``:
+# a NumPy function called on them runs the library's own. JAX's arrays (and the tracers that
+# stand for them under ``jax.jit``) are known by their abstract class.
+register(Dispatching("dask"), (("dask.array.core", "Array"),), namespace="dask.array")
+register(Dispatching("cupy"), (("cupy", "ndarray"), ("cupy._core.core", "ndarray")))
+register(Namespace("jax", alias="jnp", standard=False), namespace="jax.numpy",
+         detect=jax_array)
 
 
 def named(name: str | None) -> Backend:

@@ -10,6 +10,7 @@ Part of the compiler layer.
 
 from __future__ import annotations
 
+import sys
 import types
 from collections.abc import Callable
 from typing import Any
@@ -123,3 +124,10 @@ class Namespace(Backend):
         if self.name in NAMESPACES:
             return f"Call {NAMESPACES[self.name]}.{name} instead."
         return f"Call xp.{name} instead, with xp = array_namespace(x)."
+
+
+def jax_array(value: Any) -> str | None:
+    """"jax" for one of JAX's arrays (or a tracer standing for one under ``jax.jit``), where
+    JAX is imported; else None."""
+    jax = sys.modules.get("jax")
+    return "jax" if jax is not None and isinstance(value, jax.Array) else None

@@ -10,13 +10,12 @@ a function, a dtype, a module, a string whose value the code reads).
     abstract_of(np.tanh)           <ufunc>, value=np.tanh (calls through it resolve to it)
     abstract_of(dask_array)        array[nn], backend "dask"
 
-An array of another library that implements NumPy's dispatch protocols (``BACKENDS``: Dask,
-CuPy) is an array whose ``backend`` names that library: NumPy's functions called on it run
-that library's, so the same generated code serves it; what the library cannot do is refused
-by the ``backends`` pass. A JAX array is one too (backend "jax"), and so is the array of a
-namespace of the Python array API standard (``__array_namespace__``; its backend is the
-namespace's module name, as ``array_api_strict``): their code calls the namespace's own
-functions, which have the rules of NumPy's of the same name. The backend is part of the key:
+An array of another library (``BACKENDS`` and ``DETECTORS``, which the array libraries'
+backends fill: s2sgrad/backends/) is an array whose ``backend`` names that library: what
+the compile does differently for it is the backend's. So is the array of a namespace of the
+Python array API standard (``__array_namespace__``; its backend is the namespace's module
+name, as ``array_api_strict``): its code calls the namespace's own functions, which have the
+rules of NumPy's of the same name. The backend is part of the key:
 a function called with NumPy and with Dask arrays compiles a pair for each.
 
 ``abstract_of`` of the arguments is the cache key of a compiled pair; ``join`` is what a
@@ -34,7 +33,6 @@ import inspect
 import math
 import os
 import site
-import sys
 import sysconfig
 import types
 from collections.abc import Callable
@@ -220,27 +218,27 @@ def abstract_of(value: Any) -> Abstract:
 
 _OBJECTS: dict[type, Abstract] = {}  # the abstract value of a plain object, per class
 
-# The arrays of other libraries that the generated code runs on as it is, by (module, class)
-# of their type: they implement NumPy's ``__array_ufunc__`` and ``__array_function__``, so a
-# NumPy function called on them runs the library's own. Named here, each one: an object is
-# an array only when it is known to be one.
-BACKENDS: dict[tuple[str, str], str] = {
-    ("dask.array.core", "Array"): "dask",
-    ("cupy", "ndarray"): "cupy",
-    ("cupy._core.core", "ndarray"): "cupy",
-}
+# The arrays of other libraries, by (module, class) of their type, each with the library it
+# belongs to; tests for arrays that no class names (a library's tracers); and the module of
+# each library's functions where it is not the library's name. Filled by the array
+# libraries' backends (s2sgrad/backends/, ``register``): an object is an array only when it
+# is known to be one.
+BACKENDS: dict[tuple[str, str], str] = {}
+DETECTORS: list[Callable[[Any], str | None]] = []
+NAMESPACES: dict[str, str] = {}
 
 
 def backend_of(value: Any) -> str | None:
-    """The library of an array of ``BACKENDS``, of JAX (its arrays and the tracers that
-    stand for them under ``jax.jit``) or of a namespace of the array API standard (named by
-    its module, as ``array_api_strict``), else None (NumPy's arrays included)."""
+    """The library of an array of ``BACKENDS`` or ``DETECTORS``, or of a namespace of the
+    array API standard (named by its module, as ``array_api_strict``), else None (NumPy's
+    arrays included)."""
     cls = type(value)
     found = BACKENDS.get((cls.__module__, cls.__name__))
     if found is None:
-        jax = sys.modules.get("jax")
-        if jax is not None and isinstance(value, jax.Array):
-            return "jax"
+        for detect in DETECTORS:
+            found = detect(value)
+            if found is not None:
+                return found
         if hasattr(cls, "__array_namespace__"):
             found = _NAMESPACES.get(cls)
             if found is None:
@@ -251,10 +249,6 @@ def backend_of(value: Any) -> str | None:
 
 
 _NAMESPACES: dict[type, str] = {}  # an array API class -> its namespace's module name
-
-# The module of each backend's functions, where it is not the backend's name (a namespace of
-# the array API standard is named by its module)
-NAMESPACES = {"dask": "dask.array", "cupy": "cupy", "jax": "jax.numpy"}
 
 
 def namespace_of(backend: str | None) -> types.ModuleType:
