@@ -42,6 +42,8 @@ The pass is a package, one module per job:
     facts.py       what the walk knows at a point (values, shape classes, varied names), Op
     operations.py  what an operator, an index, an attribute or a container display means
     calls.py       which function a call runs: a rule, a user function, a refusal
+    callees.py     what a call of a known function is: a rule bound to the call's atoms, a
+                   user function compiled for them, a function without a rule
     inference.py   the kind, rank and shape class of a call's result
     checks.py      the refusals of the forward walk
     activity.py    which varied names the output depends on (a backward data-flow pass)
@@ -63,6 +65,7 @@ from .. import statements
 from ..normalize import Normalized
 from . import checks
 from .activity import active
+from .callees import Callees
 from .calls import Calls
 from .facts import OP_KINDS, UPDATES, Facts, Op  # noqa: F401
 from .operations import Operations
@@ -132,7 +135,8 @@ class _Walk:
         self.normalized = normalized
         self.wrt = wrt
         self.facts = Facts(normalized.parsed, wrt, signature)
-        self.operations = Operations(self.facts, Calls(self.facts, compile_callee))
+        callees = Callees(self.facts, compile_callee)
+        self.operations = Operations(self.facts, Calls(self.facts, callees), callees)
         self.ops: dict[gast.stmt, Op] = {}
         self.unpacked = dict(normalized.unpacked)
         self.unpacks = dict(normalized.unpacks)

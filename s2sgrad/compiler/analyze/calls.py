@@ -1,7 +1,8 @@
-"""Which function a call runs, and what it means for the gradient.
+"""Which function a call runs: a rule, a user function, a refusal.
 
 ``Calls.call`` resolves a call's function atom to one known object per compiled pair and
-picks what the call is:
+picks what the call is; ``Callees`` (callees.py) makes the operation of a call of the
+function found:
 
     np.tanh(h)          a rule (``primitive``): its parameters bound to the call's atoms
     helper(x, w)        a user function: compiled for these arguments and differentiated
@@ -20,7 +21,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
-import operator
 import types
 from collections.abc import Callable
 from typing import Any
@@ -29,20 +29,16 @@ import gast
 import numpy as np
 
 from ... import syntax
-from ...errors import TransformError
 from ...rules import registry
-from ...rules.registry import Rule
 from .. import derivatives
 from ..derivatives import Checkpointed, Derivative, checkpoint
 from ..parse import MISSING, unwrap
-from ..templates import template_of
-from . import checks, inference
+from . import checks
+from .callees import Callees
 from .facts import Facts, Op
 from .values import (
-    UNKNOWN_ARRAY,
     Abstract,
     abstract_of,
-    identified,
     installed_package,
     is_container,
     is_library,
@@ -54,11 +50,11 @@ from .values import (
 
 
 class Calls:
-    def __init__(self, facts: Facts, compile_callee: Callable[..., Any]):
+    def __init__(self, facts: Facts, callees: Callees):
         self.facts = facts
         self.parsed = facts.parsed
         self.value, self.is_varied, self.set_value = facts.value, facts.is_varied, facts.set_value
-        self.compile_callee = compile_callee
+        self.callees = callees
 
     def call(self, node: gast.Call, target: str | None) -> Op:
         func = node.func
@@ -73,15 +69,15 @@ class Calls:
         spread = [a for a in args if isinstance(a, gast.Starred)]
         if spread:  # f(*xs): its arguments are known only at run time
             receiver = func.value if isinstance(func, gast.Attribute) else None
-            if self.receives_varied(args, keywords, receiver):
+            if self.callees.receives_varied(args, keywords, receiver):
                 raise self.parsed.error(
                     "a call with a starred argument (*xs) that receives differentiated "
                     "values: which parameter receives each value is not known when compiling",
                     spread[0], "Pass the arguments one by one (`f(xs[0], xs[1])`, "
                     "`x.reshape(s[0], s[1])`), or the tuple itself where the function takes "
                     "one (`x.reshape(s)`).")
-            return self.opaque(target, args, keywords, self.user_name(func) or "a function",
-                               receiver=receiver)
+            return self.callees.opaque(target, args, keywords,
+                                       self.user_name(func) or "a function", receiver=receiver)
         if None in keywords:
             raise self.parsed.error(
                 "**kwargs in a call is followed only where a function passes its own "
@@ -106,13 +102,14 @@ class Calls:
                 if call is not None:  # an object passed in, called: its class's __call__
                     self.parsed.dependencies.append((self.facts.values[func.id].type, "__call__",
                                                      "static", call))
-                    return self.user_call(call, [func] + args, keywords, target, node)
+                    return self.callees.user_call(call, [func] + args, keywords, target, node)
                 call = package_method(self.facts.values[func.id], "__call__")
                 if call is not None:  # a package's object passed in (a spline): called
-                    return self.primitive(call, [func] + args, keywords, target, node)
+                    return self.callees.primitive(call, [func] + args, keywords, target, node)
             name = self.user_name(func)
-            op = self.opaque(target, args, keywords, name or "a function computed here",
-                             receiver=func.value if isinstance(func, gast.Attribute) else None)
+            op = self.callees.opaque(
+                target, args, keywords, name or "a function computed here",
+                receiver=func.value if isinstance(func, gast.Attribute) else None)
             if name is None or isinstance(func, gast.Name):
                 shown = f"'{name}'" if name else "a function value"
                 return Op(op.kind, op.target, what=op.what, refusal=(
@@ -146,7 +143,7 @@ class Calls:
             raise self.parsed.error(f"{resolved.__name__}() is not supported", node,
                                     "Write the code out directly.")
         if isinstance(resolved, Derivative):  # higher order: see higher.py
-            return self.user_call(resolved, args, keywords, target, node)
+            return self.callees.user_call(resolved, args, keywords, target, node)
         if isinstance(resolved, Checkpointed):  # recomputed in the adjoint, if differentiated
             op = self.call_resolved(resolved.fn, func, args, keywords, target, node)
             return self.recomputed(op, node)
@@ -158,7 +155,7 @@ class Calls:
         if maker is not None:
             return self.derivative(resolved, maker, args, keywords, target, node)
         checks.refuse_transform(self.facts, resolved, node)
-        if isinstance(resolved, functools.partial) and self.receives_varied(args, keywords):
+        if isinstance(resolved, functools.partial) and self.callees.receives_varied(args, keywords):
             raise self.parsed.error(
                 "a call of a functools.partial object: the arguments it holds are not "
                 "differentiated through", node,
@@ -174,25 +171,26 @@ class Calls:
             resolved = np.max if resolved is max else np.min
         if resolved is sum and len(args) == 1 and not keywords and \
                 self.value(args[0]).kind == "array":  # sum(x) of an array: over its first axis
-            return self.primitive(np.sum, args, {"axis": syntax.const(0)}, target, node)
+            return self.callees.primitive(np.sum, args, {"axis": syntax.const(0)}, target, node)
         if registry.lookup(resolved) is not None or registry.is_nondifferentiable(resolved):
-            return self.primitive(resolved, args, keywords, target, node)
+            return self.callees.primitive(resolved, args, keywords, target, node)
         if installed_package(unwrap(resolved)) or installed_package(
                 getattr(type(resolved), "__call__", None)):  # noqa: B004 (the method itself)
             # a package's own source is not entered: called, with a rule or refused
-            return self.primitive(resolved, args, keywords, target, node)
+            return self.callees.primitive(resolved, args, keywords, target, node)
         if inspect.ismethod(resolved) and isinstance(func, gast.Attribute) and isinstance(
                 resolved.__func__, types.FunctionType) and not is_library(resolved.__func__):
-            return self.user_call(resolved.__func__, [func.value] + args, keywords, target, node)
+            return self.callees.user_call(resolved.__func__, [func.value] + args, keywords,
+                                          target, node)
         unwrapped = unwrap(resolved)
         if isinstance(unwrapped, types.FunctionType) and not is_library(unwrapped) and \
                 not inspect.ismethod(resolved):
-            return self.user_call(unwrapped, args, keywords, target, node)
+            return self.callees.user_call(unwrapped, args, keywords, target, node)
         call = getattr(type(resolved), "__call__", None)  # noqa: B004 (the method itself)
         if not isinstance(resolved, (type, types.BuiltinFunctionType, np.ufunc)) and isinstance(
                 call, types.FunctionType) and not is_library(call):  # an object's __call__
-            return self.user_call(call, [func] + args, keywords, target, node)
-        return self.primitive(resolved, args, keywords, target, node)
+            return self.callees.user_call(call, [func] + args, keywords, target, node)
+        return self.callees.primitive(resolved, args, keywords, target, node)
 
     def derivative(self, resolved: Any, with_value: bool, args: list, keywords: dict,
                    target: str | None, node: gast.AST) -> Op:
@@ -226,7 +224,7 @@ class Calls:
             samples.append(namespace_of(value.backend).zeros(()))
         options = {}
         for key, atom in keywords.items():
-            options[key] = self.static(atom)
+            options[key] = self.callees.static(atom)
             if options[key] is MISSING:
                 raise self.parsed.error(
                     f"'{key}=' of an array namespace lookup is not known when the code is "
@@ -321,33 +319,34 @@ class Calls:
                 "builtins",) and method is not MISSING:
             # the class may be changed between calls: recompile if this attribute is
             self.parsed.dependencies.append((owner.type, func.attr, "static", method))
-        if is_container(owner) and self.receives_varied(args, keywords, func.value):
+        if is_container(owner) and self.callees.receives_varied(args, keywords, func.value):
             checks.refuse_container_method(self.facts, owner, func.attr, node)
         if method is MISSING:
-            return self.opaque(target, args, keywords, f".{func.attr}()", receiver=func.value)
+            return self.callees.opaque(target, args, keywords, f".{func.attr}()",
+                                       receiver=func.value)
         if owner.kind == "object" and isinstance(method, (staticmethod, types.FunctionType)) \
                 and installed_package(getattr(method, "__func__", method)):
             # a method of an installed package's class (a scipy spline's): called, never
             # entered, as the package's functions are; refused if differentiated, at this call
             receiver = [] if isinstance(method, staticmethod) else [func.value]
-            return self.primitive(getattr(method, "__func__", method), receiver + args,
-                                  keywords, target, node)
+            return self.callees.primitive(getattr(method, "__func__", method),
+                                          receiver + args, keywords, target, node)
         if owner.kind == "object" and isinstance(method, staticmethod) and isinstance(
                 method.__func__, types.FunctionType):
-            return self.user_call(method.__func__, args, keywords, target, node)
+            return self.callees.user_call(method.__func__, args, keywords, target, node)
         if owner.kind == "object" and isinstance(method, types.FunctionType):
-            return self.user_call(method, [func.value] + args, keywords, target, node)
+            return self.callees.user_call(method, [func.value] + args, keywords, target, node)
         if owner.kind == "object" and isinstance(method, Checkpointed) and isinstance(
                 method.fn, types.FunctionType):  # a checkpointed method: refused above
-            return self.recomputed(self.user_call(method.fn, [func.value] + args, keywords,
-                                                  target, node), node)
+            return self.recomputed(self.callees.user_call(method.fn, [func.value] + args,
+                                                          keywords, target, node), node)
         if owner.kind == "object" and isinstance(method, classmethod) and \
-                self.receives_varied(args, keywords, func.value):
+                self.callees.receives_varied(args, keywords, func.value):
             raise self.parsed.error(
                 f"a classmethod called on an instance ({func.value.id}.{func.attr}): not "
                 "differentiated through yet", node,
                 f"Call it on the class: `{owner.type.__name__}.{func.attr}(...)`.")
-        return self.primitive(method, [func.value] + args, keywords, target, node)
+        return self.callees.primitive(method, [func.value] + args, keywords, target, node)
 
     def method_of(self, owner: Abstract, attr: str) -> Any:
         if owner.kind == "array":
@@ -357,220 +356,6 @@ class Calls:
         if owner.kind == "object" and owner.type is not None:
             return inspect.getattr_static(owner.type, attr, MISSING)
         return MISSING
-
-    def static(self, atom: Any) -> Any:
-        """A literal's value, or a module's number constant read as an attribute
-        (``np.inf``, ``-np.inf``, ``math.pi``); MISSING for anything else."""
-        value = inference.static(atom)
-        negated = isinstance(atom, gast.UnaryOp) and isinstance(atom.op, gast.USub)
-        read = atom.operand if negated else atom
-        if value is MISSING and isinstance(read, gast.Attribute):
-            resolved = self.parsed.resolve(read)
-            if isinstance(resolved, (int, float)) and not isinstance(resolved, bool):
-                return -resolved if negated else resolved
-        return value
-
-    def primitive(self, prim: Any, args: list, keywords: dict, target: str | None,
-                  node: gast.AST) -> Op:
-        what = registry.primitive_name(prim)
-        keywords = registry.mirrored_keywords(prim, keywords)
-        atoms = self.reaching(args, keywords)
-        checks.refuse_out(self.facts, prim, args, keywords, node)
-        if registry.is_nondifferentiable(prim):
-            # another library's function: what NumPy's of the same name gives, it gives
-            inference.infer_nondiff(self.facts, registry.twin(prim) or prim, args, target,
-                                    keywords)
-            return Op("nondiff", target, what=what, primitive=prim)
-        rule = registry.lookup(prim)
-        if rule is None:
-            return self.opaque(target, args, keywords, what, node, prim)
-        if not any(self.is_varied(a) for a in atoms):  # a constant: no rule needed
-            try:
-                bindings = self.bind(rule, args, keywords, node, what)
-            except TransformError:
-                self.set_value(target, UNKNOWN_ARRAY)
-                return Op("nondiff", target, what=what, primitive=prim)
-        else:
-            bindings = self.bind(rule, args, keywords, node, what)
-        if rule.requires is not None and any(self.is_varied(a) for a in atoms):
-            static, ndim = inference.rule_view(self.facts, bindings, self.static)
-            why = rule.requires(static, ndim)
-            if why:
-                raise self.parsed.error(why, node, "Write the function out, or register a "
-                                        "rule that covers this call with @s2sgrad.vjp_rule.")
-        for p in rule.held:
-            if p in bindings and any(self.is_varied(a) for a in _atoms(bindings[p])):
-                raise self.parsed.error(
-                    f"{what}() is not differentiated with respect to its argument {p!r}, "
-                    "which depends on a differentiated input here", node,
-                    f"Compute {p!r} from values that are not differentiated, or register a "
-                    f"rule for {what} that gives its derivative with @s2sgrad.vjp_rule.")
-        template = template_of(rule)
-        diff_params = tuple(p for p, given in zip(rule.params, template.outputs) if given)
-        if rule.each is not None and not bindings[rule.star] and any(
-                self.is_varied(bindings.get(p)) for p in diff_params):
-            raise self.parsed.error(
-                f"{what}() is called without arguments for *{rule.star}: its rule gives the "
-                "contributions of the other parameters along with those of these arguments",
-                node, f"Pass at least one argument for *{rule.star}, or register a rule for "
-                "this call with @s2sgrad.vjp_rule.")
-        for p in rule.params[len(template.outputs):]:  # static: the rule returns nothing for it
-            atom = bindings.get(p)  # (the atoms a *args parameter collects, one by one)
-            if atom is not None and any(self.is_varied(a) for a in _atoms(atom)):
-                raise self.parsed.error(
-                    f"{what}() takes {p!r} as a fixed setting, which gets no derivative, but "
-                    "it depends on a differentiated input here", node,
-                    f"Compute {p!r} from values that are not differentiated, or register a "
-                    f"rule for {what} that differentiates it with @s2sgrad.vjp_rule.")
-        checks.check_array_operands(self.facts, rule, bindings, diff_params, what, node)
-        inference.infer(self.facts, rule, bindings, target, self.static)
-        first = bindings.get(rule.params[0]) if rule.params else None
-        if isinstance(first, gast.Name) and self.facts.is_int_array(first.id) and (
-                rule.shape in ("same", "transpose", "permute") or rule.primitive in (
-                    operator.getitem, *inference.RESHAPES)) and "dtype" not in bindings:
-            self.facts.int_result = True  # a copy, view or part of an integer array
-        varied = any(self.is_varied(bindings.get(p)) for p in diff_params)
-        if "dtype" in bindings and not (syntax.is_const(bindings["dtype"])
-                                        and bindings["dtype"].value is None):
-            cast = inference.dtype_named(self.facts, bindings["dtype"])
-            if cast is None and varied:
-                raise self.parsed.error(
-                    f"{what}() casts to a dtype that is not known when the function is "
-                    "compiled, so whether the result is differentiable cannot be told", node,
-                    "Name the dtype directly (np.float64, 'float32', int), or pass it in as "
-                    "an argument.")
-            if cast is not None and target is not None and cast.kind not in "fc":
-                # a cast to integers or booleans is piecewise constant: no gradient through it
-                self.facts.int_result = True
-                value = self.facts.values[target]
-                self.facts.values[target] = Abstract(value.kind, value.dims, False, value.type)
-                return Op("nondiff", target, what=what, primitive=prim)
-        if varied and target is not None:
-            operands = [self.value(a) for p in rule.params if p in bindings
-                        for a in (bindings[p] if isinstance(bindings[p], tuple)
-                                  else (bindings[p],)) if not isinstance(a, gast.Slice)]
-            if any(v.complex for v in operands) or (
-                    target in self.facts.values and self.facts.values[target].complex):
-                raise self.parsed.error(
-                    f"{what}() on a complex value: complex numbers are not differentiated",
-                    node, "Work with the real and imaginary parts as separate real arrays.")
-            self.facts.varied.add(target)
-        return Op("rule", target, rule=rule, bindings=bindings, what=what,
-                  diff_params=diff_params, primitive=prim)
-
-    def bind(self, rule: Rule, args: list, keywords: dict, node: gast.AST, what: str) -> dict:
-        """Bind call-site atoms to the rule's parameters, as Python binds the primitive's."""
-        signature = inspect.signature(rule.template)
-        params = list(signature.parameters.values())[2:]
-        positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        star = next((p.name for p in params if p.kind == p.VAR_POSITIONAL), None)
-        bindings: dict[str, Any] = dict(zip((p.name for p in positional), args))
-        extra = args[len(positional):]
-        if star is not None and rule.each is not None:
-            # differentiable: the atoms themselves, one contribution each (as a callee's)
-            bindings[star] = tuple(extra)
-        elif star is not None:
-            bindings[star] = syntax.tuple_(extra)
-        elif extra:
-            raise self.parsed.error(
-                f"{what}() is called with {len(args)} positional arguments; its derivative "
-                f"rule takes {len(positional)} ({', '.join(p.name for p in positional)})", node,
-                "Pass the extra arguments by keyword, or extend the rule.")
-        names = {p.name for p in params if p.kind != p.VAR_POSITIONAL and p.name != rule.each}
-        for key, value in keywords.items():
-            if key not in names or key in bindings:
-                raise self.parsed.error(
-                    f"{what}() got the keyword argument '{key}', which its derivative rule "
-                    f"does not accept here ({', '.join(p.name for p in params)})", node,
-                    "Remove the argument, or register a rule that accepts it.")
-            bindings[key] = value
-        for p in params:
-            if p.name in bindings or p.name == rule.each:
-                continue
-            if p.default is inspect.Parameter.empty:
-                raise self.parsed.error(f"{what}() is missing the argument '{p.name}'", node)
-            if not _is_literal(p.default):
-                raise self.parsed.error(
-                    f"the derivative rule of {what} has a default for '{p.name}' that is not "
-                    "a literal; rule defaults must be None, numbers, strings or tuples", node)
-            bindings[p.name] = syntax.const(p.default) if not isinstance(p.default, tuple) \
-                else syntax.tuple_(syntax.const(v) for v in p.default)
-        return bindings
-
-    def user_call(self, fn: Callable, args: list, keywords: dict, target: str | None,
-                  node: gast.AST) -> Op:
-        what = getattr(fn, "__qualname__", fn.__name__)
-        try:
-            bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **keywords)
-        except TypeError as exc:
-            raise self.parsed.error(f"call to {what}(): {exc}", node) from None
-        varied = [name for name, atom in bound.arguments.items() if self.is_varied(atom)]
-        for name, atom in bound.arguments.items():
-            if isinstance(atom, dict) and any(self.is_varied(a) for a in atom.values()):
-                raise self.parsed.error(
-                    f"differentiated values passed to {what}() through **{name} are not "
-                    "supported", node, "Pass them as named parameters of the function.")
-        if not varied:
-            self.set_value(target, UNKNOWN_ARRAY)
-            return Op("nondiff", target, what=what)
-        signature = {name: self.packed_value(atom) for name, atom in bound.arguments.items()}
-        for param in bound.signature.parameters.values():  # defaults the callee will use
-            if param.name not in signature and param.default is not param.empty and \
-                    identified(param.default):
-                signature[param.name] = abstract_of(param.default)
-        compiled = self.compile_callee(fn, tuple(varied), signature, node)
-        self.set_value(target, compiled.result_value)
-        if target is not None:
-            self.facts.varied.add(target)
-        return Op("call", target, callee=compiled, bindings=dict(bound.arguments), what=what,
-                  callee_args=tuple(args), diff_params=tuple(varied))
-
-    def packed_value(self, atom: Any) -> Abstract:
-        """The abstract value of an argument, or of the tuple a callee's *args receives."""
-        if isinstance(atom, tuple):
-            items = tuple((k, self.value(a)) for k, a in enumerate(atom))
-            return Abstract("object", (None,) * len(atom), any(v.float for _, v in items),
-                            tuple, items)
-        if isinstance(atom, dict):  # what a callee's **kwargs receives
-            items = tuple((k, self.value(a)) for k, a in sorted(atom.items()))
-            return Abstract("object", None, any(v.float for _, v in items), dict, items)
-        return self.value(atom)
-
-    def reaching(self, args: list, keywords: dict, receiver: gast.expr | None = None
-                 ) -> list:
-        """Every atom through which a call hands a value to its callee, the one list each
-        check of what a callee receives reads: the receiver of a method, the positional
-        arguments (for a starred one, the sequence it spreads) and the keyword arguments
-        (for ``**``, the mapping it spreads). What a callee's ``*args`` or ``**kwargs``
-        collects is a tuple or dict of such atoms (``Facts.is_varied`` looks inside).
-        Nothing else reaches a callee from here: an object built in the function, a nested
-        function and a lambda are never passed on (normalize refuses them as values), so
-        their attributes, closure cells and defaults stay in the function, where they are
-        read as variables."""
-        atoms = [] if receiver is None else [receiver]
-        atoms += [a.value if isinstance(a, gast.Starred) else a for a in args]
-        return atoms + list(keywords.values())
-
-    def receives_varied(self, args: list, keywords: dict,
-                        receiver: gast.expr | None = None) -> bool:
-        """Whether a differentiated value reaches the callee by any channel (``reaching``)."""
-        return any(self.is_varied(a) for a in self.reaching(args, keywords, receiver))
-
-    def opaque(self, target: str | None, args: list, keywords: dict, what: str,
-               node: Any = None, prim: Any = None, receiver: gast.expr | None = None) -> Op:
-        """A call with no rule (or the read of an attribute of an object of unknown class,
-        its ``receiver``): fine while no differentiated value reaches it, by any channel.
-        One that receives a differentiated value is refused where its result is used (no
-        derivative), and also where it is not, unless it is known not to change its
-        arguments (print, np.isfinite): x.sort(), np.copyto(y, v), xs.reverse() would
-        change values the gradient depends on without it knowing."""
-        varied = self.receives_varied(args, keywords, receiver)
-        if varied and target is not None:
-            self.facts.varied.add(target)
-        self.set_value(target, UNKNOWN_ARRAY)
-        refusal = checks.unsupported_call(what, prim) if varied else None
-        return Op("unknown", target, what=what, primitive=prim, refusal=refusal,
-                  always=refusal is not None)
 
 
 def _finds_namespace(resolved: Any) -> bool:
@@ -587,19 +372,3 @@ def _holds_object(value: Abstract) -> bool:
     if is_container(value):
         return value.items is None or any(_holds_object(v) for _, v in value.items)
     return value.kind == "object" and value.value is None
-
-
-def _atoms(bound: Any) -> list:
-    """The atoms bound to a rule's parameter: one, or those a ``*args`` parameter collects
-    (a tuple of them, or a Tuple node); none for an index's slice."""
-    if isinstance(bound, gast.Tuple):
-        return list(bound.elts)
-    if isinstance(bound, tuple):
-        return list(bound)
-    return [] if isinstance(bound, gast.Slice) else [bound]
-
-
-def _is_literal(value: Any) -> bool:
-    if isinstance(value, tuple):
-        return all(_is_literal(v) for v in value)
-    return value is None or isinstance(value, (bool, int, float, str, complex))

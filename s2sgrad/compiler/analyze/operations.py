@@ -14,7 +14,8 @@
                replaced (``put``), added or taken out
 
 ``Operations.operation(node, target)`` returns the ``Op`` of one assigned value and records
-what the target holds; calls go to ``Calls``.
+what the target holds; calls go to ``Calls``, and the functions found here (the rule of +,
+a property's getter, a class's __getitem__) to ``Callees``.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from ...runtime import containers
 from ..normalize import APPEND, INSERT, POP_ITEM, SETITEM
 from ..parse import MISSING
 from . import checks
+from .callees import Callees
 from .calls import Calls
 from .facts import Facts, Op
 from .values import (
@@ -52,10 +54,10 @@ from .values import (
 
 
 class Operations:
-    def __init__(self, facts: Facts, calls: Calls):
+    def __init__(self, facts: Facts, calls: Calls, callees: Callees):
         self.facts = facts
         self.parsed = facts.parsed
-        self.calls = calls
+        self.calls, self.callees = calls, callees
         self.value, self.is_varied, self.set_value = facts.value, facts.is_varied, facts.set_value
         # names holding a named tuple a rule returned -> its fields (None: not one on a path)
         self.fields: dict[str, tuple[str, ...] | None] = {}
@@ -91,11 +93,11 @@ class Operations:
         if isinstance(node, gast.BinOp):
             return self.binary(node, target)
         if isinstance(node, gast.UnaryOp):
-            return self.calls.primitive(_UNARY_PRIMITIVES[type(node.op)], [node.operand], {},
-                                  target, node)
+            return self.callees.primitive(_UNARY_PRIMITIVES[type(node.op)], [node.operand], {},
+                                          target, node)
         if isinstance(node, gast.Compare):
             prim = _CMP_PRIMITIVES.get(type(node.ops[0])) or operator.eq
-            return self.calls.primitive(prim, [node.left, node.comparators[0]], {}, target, node)
+            return self.callees.primitive(prim, [node.left, node.comparators[0]], {}, target, node)
         if isinstance(node, gast.Call):
             if syntax.is_name(node.func, SETITEM):
                 return self.setitem(node, target)
@@ -138,17 +140,17 @@ class Operations:
                         descriptor.fget):  # (a package's property is read, not entered)
                     self.parsed.dependencies.append((owner.type, node.attr, "static",
                                                      descriptor))
-                    return self.calls.user_call(descriptor.fget, [node.value], {}, target, node)
-                return self.calls.opaque(target, [], {}, f".{node.attr}", receiver=node.value)
+                    return self.callees.user_call(descriptor.fget, [node.value], {}, target, node)
+                return self.callees.opaque(target, [], {}, f".{node.attr}", receiver=node.value)
             if descriptor is MISSING:
-                return self.calls.opaque(target, [], {}, f".{node.attr}", receiver=node.value)
+                return self.callees.opaque(target, [], {}, f".{node.attr}", receiver=node.value)
             if isinstance(descriptor, _METHODS) and self.is_varied(node.value):
                 name = self.calls.user_name(node) or f"(...).{node.attr}"
                 raise self.parsed.error(
                     f"'{name}' reads a method without calling it: the bound method is a "
                     "function made from a differentiated value, which is not followed", node,
                     f"Call it where it is used: `{name}(...)`.")
-            return self.calls.primitive(descriptor, [node.value], {}, target, node)
+            return self.callees.primitive(descriptor, [node.value], {}, target, node)
         if isinstance(node, gast.Subscript):
             return self.subscript(node, target)
         if isinstance(node, (gast.Tuple, gast.List, gast.Dict)):
@@ -210,7 +212,7 @@ class Operations:
                         f"Call the method explicitly: `b.{name}(a)`.")
                 break
             self.parsed.dependencies.append((value.type, name, "static", method))
-            return self.calls.user_call(method, atoms, {}, target, node)
+            return self.callees.user_call(method, atoms, {}, target, node)
         for value, name in ((left, _DUNDER.get(prim)), (right, _REFLECTED.get(prim))):
             if package_method(value, name) is not None and (
                     self.is_varied(node.left) or self.is_varied(node.right)):
@@ -221,7 +223,7 @@ class Operations:
                     "Convert the object to an array first (`np.asarray(a)`, `a.toarray()` "
                     "for a sparse matrix), or compute this outside the differentiated "
                     "function.")
-        return self.calls.primitive(prim, operands, {}, target, node)
+        return self.callees.primitive(prim, operands, {}, target, node)
 
     def sequence_op(self, node: gast.BinOp, prim: Any, left: Abstract, right: Abstract,
                     target: str | None) -> Op:
@@ -233,7 +235,8 @@ class Operations:
                 items = tuple(enumerate([v for _, v in left.items] + [v for _, v in right.items]))
             value = Abstract("object", None if items is None else (None,) * len(items),
                              left.float or right.float, left.type, items)
-            op = self.calls.primitive(containers.concat, [node.left, node.right], {}, target, node)
+            op = self.callees.primitive(containers.concat, [node.left, node.right], {}, target,
+                                        node)
         elif prim is operator.mul and (is_sequence(left) != is_sequence(right)):
             seq, count = (node.left, node.right) if is_sequence(left) else (
                 node.right, node.left)
@@ -244,7 +247,7 @@ class Operations:
                 items = tuple(enumerate([v for _, v in seq_value.items] * max(times, 0)))
             value = Abstract("object", None if items is None else (None,) * len(items),
                              seq_value.float, seq_value.type, items)
-            op = self.calls.primitive(containers.repeat, [seq, count], {}, target, node)
+            op = self.callees.primitive(containers.repeat, [seq, count], {}, target, node)
         else:
             if not varied:
                 self.set_value(target, Abstract("object", None, False, object))
@@ -272,14 +275,15 @@ class Operations:
             return Op("nondiff", target, what="shape")
         if base.kind in ("array", "scalar"):
             checks.refuse_boolean_index(self.facts, node.slice, node)
-            return self.calls.primitive(operator.getitem, [node.value, node.slice], {}, target, node)
+            return self.callees.primitive(operator.getitem, [node.value, node.slice], {},
+                                          target, node)
         index_atoms = [a for a in checks.index_atoms(node.slice)]
         varied = self.is_varied(node.value) or any(self.is_varied(a) for a in index_atoms)
         method = user_method(base, "__getitem__")
         if method is not None and varied and not isinstance(node.slice, (gast.Slice,
                                                                          gast.Tuple)):
             self.parsed.dependencies.append((base.type, "__getitem__", "static", method))
-            return self.calls.user_call(method, [node.value, node.slice], {}, target, node)
+            return self.callees.user_call(method, [node.value, node.slice], {}, target, node)
         if varied:
             what = getattr(base.type, "__name__", "object")
             resolved = self.parsed.resolve(node.value)
@@ -339,7 +343,7 @@ class Operations:
                 "tuple is followed by position: a rule's result read where it was assigned "
                 "has its fields)", node, "Unpack it by position: `q, r = np.linalg.qr(a)`, "
                 "or index it: `res[0]`.")
-        return self.calls.opaque(target, [], {}, f".{node.attr}", receiver=node.value)
+        return self.callees.opaque(target, [], {}, f".{node.attr}", receiver=node.value)
 
     def append(self, node: gast.Call, target: str | None) -> Op:
         """``xs_1 = __append__(xs, v)``: xs with v at its end."""
