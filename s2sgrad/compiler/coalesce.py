@@ -30,6 +30,7 @@ its names. A statement kind without a case here is an internal error.
 from __future__ import annotations
 
 import functools
+from collections import Counter
 
 import gast
 
@@ -64,6 +65,7 @@ def coalesce(stmts: list[gast.stmt], lists: set[str]) -> list[gast.stmt]:
 
 def _body(body: list[gast.stmt], everything: list[gast.stmt], lists: set[str],
           loop: gast.stmt) -> list[gast.stmt]:
+    everything = _Function(everything, loop)
     body = list(body)
     early = _leaves_early(body)  # a break or continue may skip the copies at the end
     if not early:
@@ -153,27 +155,45 @@ def _reads(stmts: list[gast.stmt]) -> set[str]:
     return set().union(*(syntax.names_read(s) for s in stmts)) if stmts else set()
 
 
-def _count_assigned(stmts: list[gast.stmt], name: str) -> int:
-    count = 0
+class _Function:
+    """The whole function, as one loop's body is rewritten: what lies outside the body (no
+    rewrite of the body changes it) is counted once; the body, whose statements the
+    rewrites change in place, is read again at each question."""
+
+    def __init__(self, everything: list[gast.stmt], loop: gast.stmt):
+        self.loop = loop
+        inside = {id(n) for s in loop.body for n in gast.walk(s)}
+        self.loads = {n.id for s in everything for n in gast.walk(s)
+                      if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+                      and id(n) not in inside}
+        self.assigned = _assignments(everything)
+        self.assigned.subtract(_assignments(loop.body))
+
+    def count_assigned(self, name: str) -> int:
+        """How many times the function assigns ``name``."""
+        return self.assigned[name] + _assignments(self.loop.body)[name]
+
+    def read_outside(self, name: str) -> bool:
+        """Is ``name`` read anywhere but in the loop's body?"""
+        return name in self.loads
+
+
+def _assignments(stmts: list[gast.stmt]) -> Counter:
+    """How many times ``stmts`` assign each name (``x += y`` rebinds a number)."""
+    count: Counter = Counter()
     for s in statements.in_order(stmts, "optimize", generated=True):
         if isinstance(s, gast.Assign):
-            count += sum(name in syntax.names_written(t) for t in s.targets)
-        elif isinstance(s, (gast.AugAssign, gast.For)):  # x += y rebinds a number
-            count += name in syntax.names_written(s.target)
+            for t in s.targets:
+                count.update(syntax.names_written(t))
+        elif isinstance(s, (gast.AugAssign, gast.For)):
+            count.update(syntax.names_written(s.target))
     return count
 
 
-def _read_outside(everything: list[gast.stmt], loop: gast.stmt, name: str) -> bool:
-    """Is ``name`` read anywhere but in the loop's body?"""
-    inside = {id(n) for s in loop.body for n in gast.walk(s)}
-    return any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id == name
-               and id(n) not in inside for s in everything for n in gast.walk(s))
-
-
 def _reads_for(body: list[gast.stmt], k: int, a: str, b: str,
-               everything: list[gast.stmt], loop: gast.stmt) -> bool:
+               everything: _Function, loop: gast.stmt) -> bool:
     """``a = b`` at ``body[k]``: may the statements after it read ``b`` for ``a``?"""
-    if _count_assigned(everything, a) != 1 or _read_outside(everything, loop, a) \
+    if everything.count_assigned(a) != 1 or everything.read_outside(a) \
             or a in _reads(body[:k]):
         return False
     rest = body[k + 1:]
@@ -186,15 +206,15 @@ def _reads_for(body: list[gast.stmt], k: int, a: str, b: str,
 
 
 def _renames_source(body: list[gast.stmt], k: int, t: str, s: str,
-                    everything: list[gast.stmt], loop: gast.stmt) -> bool:
+                    everything: _Function, loop: gast.stmt) -> bool:
     """``t = s`` at ``body[k]``: rename ``s`` to ``t`` where ``s`` is defined earlier in the
     body (moving that definition down to the copy first where only arithmetic that leaves
     its operands alone lies between). Done in place, the copy left as ``t = t``; True if
     done."""
     defs = [j for j, stmt in enumerate(body[:k]) if isinstance(stmt, gast.Assign)
             and len(stmt.targets) == 1 and syntax.is_name(stmt.targets[0], s)]
-    if len(defs) != 1 or _count_assigned(everything, s) != 1 \
-            or _read_outside(everything, loop, s) or s in _reads(body[k + 1:]) \
+    if len(defs) != 1 or everything.count_assigned(s) != 1 \
+            or everything.read_outside(s) or s in _reads(body[k + 1:]) \
             or s in _reads(body[:defs[0]]):
         return False
     d = defs[0]

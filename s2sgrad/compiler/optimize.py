@@ -313,6 +313,13 @@ def _propagate_copies(adjoint: list[gast.stmt]) -> list[gast.stmt]:
     def block(out: list[gast.stmt]) -> list[gast.stmt]:
         changed = True
         counts = None  # reads and writes of each name in everything, kept up to date below
+        written: list[set[str]] = []  # of each statement of the block, kept up to date too
+        loads: list[Counter] = []
+
+        def again(js: Any) -> None:  # the statements at js changed
+            for j in js:
+                written[j], loads[j] = _writes([out[j]]), _loads(out[j])
+
         while changed:
             changed = False
             for k, stmt in enumerate(out):
@@ -320,30 +327,38 @@ def _propagate_copies(adjoint: list[gast.stmt]) -> list[gast.stmt]:
                         and isinstance(stmt.value, gast.Name)):
                     continue
                 a, b = stmt.targets[0].id, stmt.value.id
-                before, after = out[:k], out[k + 1:]
+                before, later = out[:k], range(k + 1, len(out))
                 if counts is None:
                     counts = _name_counts(everything)
+                if not written:
+                    written = [_writes([s]) for s in out]
+                    loads = [_loads(s) for s in out]
                 reads, writes = counts
-                first = next((j for j, s in enumerate(after) if a in _writes([s])), None)
+                first = next((j for j in later if a in written[j]), None)
                 if _is_temp_read_once(b, before, reads, writes):
+                    touched = [j for j in range(k) if b in written[j] or loads[j][b]]
                     for s in before:  # b's one write becomes a's; the copy's read of b goes
                         _rename_all(s, {b: a})
+                    again(touched)
                     reads[b] -= 1
                     writes[b] -= 1
-                elif first is not None and _is_accumulation(after[first], a) and not any(
-                        a in syntax.names_read(s) for s in after[:first]):
-                    after[first].value.left = syntax.name(b)  # a = a + e -> a = b + e
+                elif first is not None and _is_accumulation(out[first], a) and not any(
+                        loads[j][a] for j in range(k + 1, first)):
+                    out[first].value.left = syntax.name(b)  # a = a + e -> a = b + e
+                    again([first])
                     reads[a] -= 1
                     writes[a] -= 1
-                elif (writes[a] == 1 and b not in _writes(after)
-                      and reads[a] == _count_reads(after, a)):
-                    for s in after:
+                elif (writes[a] == 1 and not any(b in written[j] for j in later)
+                      and reads[a] == sum(loads[j][a] for j in later)):
+                    touched = [j for j in later if loads[j][a]]
+                    for s in out[k + 1:]:
                         syntax.rename(s, {a: b})
+                    again(touched)
                     reads[b] += reads[a] - 1
                     reads[a] = writes[a] = 0
                 else:
                     continue
-                del out[k]
+                del out[k], written[k], loads[k]
                 changed = True
                 break
         for stmt in out:  # in place: ``everything`` sees the blocks as they change
@@ -363,9 +378,10 @@ def _name_counts(stmts: list[gast.stmt]) -> tuple[Counter, Counter]:
     return reads, writes
 
 
-def _count_reads(stmts: list[gast.stmt], name: str) -> int:
-    return sum(1 for s in stmts for n in gast.walk(s)
-               if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id == name)
+def _loads(stmt: gast.stmt) -> Counter:
+    """How many times a statement reads each name."""
+    return Counter(n.id for n in gast.walk(stmt)
+                   if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
 
 
 def _is_temp_read_once(name: str, before: list[gast.stmt], reads: Counter, writes: Counter
