@@ -42,8 +42,10 @@ The pass is a package, one module per job:
     walk.py         the block being written; one statement by its handler; an if, merged
     returns.py      early returns lifted: every path ends in one assignment of the result
     expressions.py  expressions to atoms: operations, calls, conditional expressions,
-                    and/or, chained comparisons, comprehensions, nested functions inlined,
-                    pops (POP_ITEM)
+                    and/or, chained comparisons, comprehensions, pops (POP_ITEM)
+    functions.py    nested functions, lambdas and partials inlined where they are called
+    forms.py        calls of builtins that build containers, np.r_ and np.c_, as the
+                    expressions they stand for
     objects.py      objects the function builds: attributes as variables, methods inlined
     assignments.py  names, unpacking, element writes, appends and inserts (SETITEM, APPEND,
                     INSERT), augmented assignments
@@ -198,7 +200,7 @@ class _Statements:
         self.walk.branch(stmt, self.expressions.atom(stmt.test), stmt.body, stmt.orelse)
 
     def function_def(self, stmt: gast.FunctionDef) -> None:  # inlined where it is called
-        self.expressions.define_function(stmt.name, stmt, stmt)
+        self.expressions.functions.define_function(stmt.name, stmt, stmt)
 
     def break_(self, stmt: gast.Break) -> None:  # only the loop guards make these
         self.walk.emit(syntax.break_(), stmt)

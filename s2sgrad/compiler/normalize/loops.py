@@ -55,7 +55,7 @@ class Loops:
         self.emit, self.branch = walk.emit, walk.branch
         self.atom, self.operation = expressions.atom, expressions.operation
         self.is_static = expressions.is_static
-        self.default_variables = expressions.default_variables
+        self.default_variables = expressions.functions.default_variables
         self.objects = expressions.objects
         self.iterations: set[gast.stmt] = set()  # `n = len(xs)` of loops over xs's items
         self.unpacked: dict[gast.stmt, int] = {}  # `_t = xs[0]` of zip(*xs) -> len(xs)
