@@ -49,8 +49,10 @@ The pass is a package, one module per job:
     objects.py      objects the function builds: attributes as variables, methods inlined
     assignments.py  names, unpacking, element writes, appends and inserts (SETITEM, APPEND,
                     INSERT), augmented assignments
-    loops.py        for and while loops: sequences, enumerate, zip, reversed as index
-                    loops; break/continue as flags
+    loops.py        for and while loops: loops over functions unrolled, over dict views
+                    by key; break/continue as flags
+    iterables.py    what a for loop goes through (a range, sequences, enumerate, zip,
+                    reversed) as a range and the items at its index
     versions.py     single assignment: versions, merges, loop versions, dead copies dropped
 
 This module holds the table of user-level statements, each class with its handler, and the
@@ -127,8 +129,8 @@ def normalize(parsed: Parsed, fence: Callable[[Parsed], Any] = lambda parsed: pa
     return Normalized(parsed, fn, namer, dict(assignments.augmented), dict(assignments.writes),
                       dict(assignments.views),
                       dict(versions.variable_of), frozenset(versions.placeholders),
-                      frozenset(statements.loops.iterations),
-                      tuple(statements.loops.unpacked.items()),
+                      frozenset(statements.loops.iterables.iterations),
+                      tuple(statements.loops.iterables.unpacked.items()),
                       tuple(assignments.unpacks.items()),
                       tuple(assignments.item_updates.items()))
 
