@@ -42,13 +42,17 @@ The pass is a package, one module per job:
     walk.py         the block being written; one statement by its handler; an if, merged
     returns.py      early returns lifted: every path ends in one assignment of the result
     expressions.py  expressions to atoms: operations, calls, conditional expressions,
-                    and/or, chained comparisons, comprehensions, nested functions inlined,
-                    pops (POP_ITEM)
+                    and/or, chained comparisons, comprehensions, pops (POP_ITEM)
+    functions.py    nested functions, lambdas and partials inlined where they are called
+    forms.py        calls of builtins that build containers, np.r_ and np.c_, as the
+                    expressions they stand for
     objects.py      objects the function builds: attributes as variables, methods inlined
     assignments.py  names, unpacking, element writes, appends and inserts (SETITEM, APPEND,
                     INSERT), augmented assignments
-    loops.py        for and while loops: sequences, enumerate, zip, reversed as index
-                    loops; break/continue as flags
+    loops.py        for and while loops: loops over functions unrolled, over dict views
+                    by key; break/continue as flags
+    iterables.py    what a for loop goes through (a range, sequences, enumerate, zip,
+                    reversed) as a range and the items at its index
     versions.py     single assignment: versions, merges, loop versions, dead copies dropped
 
 This module holds the table of user-level statements, each class with its handler, and the
@@ -125,8 +129,8 @@ def normalize(parsed: Parsed, fence: Callable[[Parsed], Any] = lambda parsed: pa
     return Normalized(parsed, fn, namer, dict(assignments.augmented), dict(assignments.writes),
                       dict(assignments.views),
                       dict(versions.variable_of), frozenset(versions.placeholders),
-                      frozenset(statements.loops.iterations),
-                      tuple(statements.loops.unpacked.items()),
+                      frozenset(statements.loops.iterables.iterations),
+                      tuple(statements.loops.iterables.unpacked.items()),
                       tuple(assignments.unpacks.items()),
                       tuple(assignments.item_updates.items()))
 
@@ -198,7 +202,7 @@ class _Statements:
         self.walk.branch(stmt, self.expressions.atom(stmt.test), stmt.body, stmt.orelse)
 
     def function_def(self, stmt: gast.FunctionDef) -> None:  # inlined where it is called
-        self.expressions.define_function(stmt.name, stmt, stmt)
+        self.expressions.functions.define_function(stmt.name, stmt, stmt)
 
     def break_(self, stmt: gast.Break) -> None:  # only the loop guards make these
         self.walk.emit(syntax.break_(), stmt)

@@ -69,10 +69,10 @@ class Assignments:
         first, *others = targets
         if isinstance(value, gast.Lambda) and isinstance(first, gast.Name) and not others:
             # f = lambda v: ...: inlined where called
-            self.expressions.define_function(first.id, value, first)
+            self.expressions.functions.define_function(first.id, value, first)
             return
         if isinstance(value, gast.Call) and isinstance(first, gast.Name) and not others and \
-                self.expressions.partial(first.id, value):
+                self.expressions.functions.partial(first.id, value):
             return
         objects = self.expressions.objects
         if isinstance(first, gast.Name) and not others:
@@ -96,7 +96,8 @@ class Assignments:
             self.store(first, value, None, first)
             return
         if isinstance(first, gast.Name):
-            self.expressions.partials.pop(first.id, None)  # rebound: no longer the partial
+            # rebound: no longer the partial
+            self.expressions.functions.partials.pop(first.id, None)
             result = self.expressions.operation(value, target=first).id
         else:
             result = None

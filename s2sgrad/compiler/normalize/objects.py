@@ -84,7 +84,7 @@ class Objects:
                 k.arg is None for k in call.keywords):
             raise self.parsed.error("a frozen distribution made with * or ** arguments",
                                     call, "Pass its parameters by name or position.")
-        if self.expressions.bindings()[name] > 1:
+        if self.expressions.functions.bindings()[name] > 1:
             raise self.parsed.error(
                 f"'{name}' holds a frozen distribution and is bound again elsewhere in the "
                 "function", call, "Give each distribution its own name.")
@@ -145,7 +145,7 @@ class Objects:
                 "Build it before the loop and update its attributes in the loop.")
         if name not in self.parsed.local_names and name not in self.versions.synthetic:
             raise self.value_use(name, call, cls)  # the function's result
-        if self.expressions.bindings()[name] > 1:
+        if self.expressions.functions.bindings()[name] > 1:
             raise self.parsed.error(
                 f"'{name}' holds an object built here and is bound again elsewhere in the "
                 "function: which object it holds would be known only at run time", call,
@@ -271,7 +271,7 @@ class Objects:
         nested function or a lambda (which may set any), all of them."""
         nodes = [n for stmt in body for n in gast.walk(stmt)]  # (an explicit __init__: all)
         if any(isinstance(n, gast.Call) and (isinstance(n.func, gast.Lambda) or isinstance(
-                n.func, gast.Name) and n.func.id in self.expressions.local_functions)
+                n.func, gast.Name) and n.func.id in self.expressions.functions.local_functions)
                or isinstance(n, gast.Attribute) and n.attr == "__init__" for n in nodes):
             return {v for fields in self.fields.values() for v in fields.values()}
         carried = set()
@@ -364,9 +364,9 @@ class Objects:
             cls, attr, method)))
         parsed = parse(method)
         self.walk.fence(parsed)  # the method's source passes the function's own checks
-        return self.expressions.inline(call, function=parsed.node, self_name=obj,
-                                       what=f"{cls.__name__}.{attr}",
-                                       defaults=_method_defaults(method, ref))
+        return self.expressions.functions.inline(call, function=parsed.node, self_name=obj,
+                                                 what=f"{cls.__name__}.{attr}",
+                                                 defaults=_method_defaults(method, ref))
 
 
 def _method_defaults(method: types.FunctionType, ref: gast.expr) -> dict[str, gast.expr]:

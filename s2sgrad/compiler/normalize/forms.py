@@ -1,0 +1,140 @@
+"""Calls written as what they stand for: builtins that build containers, ``np.r_``, ``np.c_``.
+
+Takes a call of user-level Python (or an index of ``np.r_``/``np.c_``); gives the
+expression it stands for, itself user-level, which ``Expressions.operation`` then
+normalizes in its place, or None (``builtin_form``) for a call that stands for itself.
+Nothing is emitted here:
+
+    dict(a=x, b=y)       {'a': x, 'b': y}
+    list(zip(xs, ys))    [(_a0, _a1) for _a0, _a1 in zip(xs, ys)]
+    max([a, b, c])       max(max(a, b), c)
+    np.r_[a, 0:3]        np.concatenate((np.atleast_1d(a), np.arange(0, 3, 1)))
+
+A directive (``np.r_['0,2', ...]``) or a complex step (``0:1:5j``) is refused.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gast
+import numpy as np
+
+from ... import syntax
+from .walk import Walk
+
+
+class Forms:
+    def __init__(self, walk: Walk, expressions: Any):
+        self.parsed = walk.parsed
+        self.is_static = expressions.is_static
+
+    def is_concatenation(self, node: gast.expr) -> bool:
+        """``np.r_[...]`` or ``np.c_[...]``."""
+        return isinstance(node, gast.Subscript) and self.is_static(node.value) and \
+            _one_of(self.parsed.resolve(node.value), np.r_, np.c_)
+
+    def concatenation(self, node: gast.Subscript) -> gast.Call:
+        """``np.r_[a, 0:3, b]`` and ``np.c_[a, b]`` as the concatenations they make:
+
+            np.r_[a, 0:3, b]   np.concatenate((np.atleast_1d(a), np.arange(0, 3, 1),
+                                               np.atleast_1d(b)))
+            np.c_[a, b]        np.concatenate((np.column_stack((a,)),
+                                               np.column_stack((b,))), axis=-1)
+
+        (``column_stack`` of one array makes a 1-d array a column and leaves others as
+        they are, as ``np.c_`` does). Directives (``np.r_['0,2', ...]``) and complex steps
+        (``0:1:5j``, a linspace) are refused."""
+        rows = self.parsed.resolve(node.value) is np.r_
+        path = syntax.dotted_name(node.value)
+        module = path.rpartition(".")[0]  # np.r_ -> np, numpy.r_ -> numpy
+        if not module or self.parsed.resolve(syntax.dotted_expr(module)) is not np:
+            module = next((k for k, v in self.parsed.globals.items() if v is np), None)
+        if module is None:
+            raise self.parsed.error(f"{path}[...] in a module that does not import numpy "
+                                    "as a name", node, "Write np.concatenate directly.")
+        items = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
+        parts = []
+        for item in items:
+            if syntax.is_const(item) and isinstance(item.value, str) or isinstance(
+                    item, gast.Slice) and item.step is not None and syntax.is_const(
+                    item.step) and isinstance(item.step.value, complex):
+                raise self.parsed.error(
+                    f"{'np.r_' if rows else 'np.c_'}[...] with a directive or a complex "
+                    "step is not supported", item, "Write np.concatenate, np.stack or "
+                    "np.linspace directly.")
+            if isinstance(item, gast.Slice):
+                parts.append(syntax.located(syntax.call(f"{module}.arange", [
+                    item.lower or syntax.const(0), item.upper,
+                    item.step or syntax.const(1)]), item))
+            elif rows:
+                parts.append(syntax.located(syntax.call(f"{module}.atleast_1d", [item]), item))
+            else:
+                parts.append(syntax.located(syntax.call(f"{module}.column_stack", [
+                    syntax.tuple_([item])]), item))
+        keywords = [] if rows else [("axis", syntax.const(-1))]
+        return syntax.located(syntax.call(f"{module}.concatenate", [syntax.tuple_(parts)],
+                                          keywords), node)
+
+    def builtin_form(self, call: gast.Call) -> gast.expr | None:
+        """Calls of builtins that build containers, as the displays and comprehensions they
+        stand for (None for any other call):
+
+            dict(a=x, b=y)       {'a': x, 'b': y}
+            tuple([a, b])        (a, b)                  list((a, b))      [a, b]
+            list(v for v in xs)  [v for v in xs]         max([a, b, c])    max(max(a, b), c)
+            map(f, xs, ys)       [f(_a0, _a1) for _a0, _a1 in zip(xs, ys)]
+            list(zip(xs, ys))    [(_a0, _a1) for _a0, _a1 in zip(xs, ys)]"""
+        if not self.is_static(call.func) or any(isinstance(a, gast.Starred)
+                                                for a in call.args):
+            return None
+        kind = self.parsed.resolve(call.func)
+        args, keywords = call.args, call.keywords
+        new = None
+        if kind is dict and not args and keywords and all(k.arg for k in keywords):
+            new = syntax.dict_([syntax.const(k.arg) for k in keywords],
+                               [k.value for k in keywords])
+        elif _one_of(kind, tuple, list) and len(args) == 1 and not keywords:
+            (arg,) = args
+            if isinstance(arg, gast.Call) and self.is_static(arg.func) and \
+                    _one_of(self.parsed.resolve(arg.func), map, zip) and not arg.keywords:
+                arg = self.mapped(arg)
+            if isinstance(arg, (gast.Tuple, gast.List, gast.ListComp)):
+                elts = getattr(arg, "elts", None)
+                if kind is tuple and elts is not None:
+                    new = syntax.tuple_(elts)
+                elif kind is list:
+                    new = syntax.list_(elts) if elts is not None else arg
+            elif isinstance(arg, gast.GeneratorExp) and kind is list:
+                new = syntax.list_comp(arg.elt, None, generators=arg.generators)
+        elif kind is map and len(args) >= 2 and not keywords:
+            new = self.mapped(call)
+        elif _one_of(kind, max, min) and not keywords and (len(args) > 2 or len(args) == 1 and (
+                isinstance(args[0], (gast.Tuple, gast.List)) and len(args[0].elts) >= 2)):
+            items = args[0].elts if len(args) == 1 else args
+            new = items[0]  # max(a, b, c) is max(max(a, b), c): the first largest wins
+            for item in items[1:]:
+                new = syntax.located(syntax.call(syntax.clone(call.func), [new, item]), item)
+        return None if new is None else syntax.located(new, call)
+
+    def mapped(self, call: gast.Call) -> gast.ListComp | gast.Call:
+        """``map(f, xs, ...)`` or ``zip(xs, ...)`` as a list comprehension."""
+        is_map = self.parsed.resolve(call.func) is map
+        sequences = call.args[1:] if is_map else call.args
+        if not sequences or any(isinstance(s, gast.Starred) for s in sequences):
+            return call  # zip(*xs): as many sequences as xs holds, not known here
+        names = [f"_a{k}" for k in range(len(sequences))]
+        items = [syntax.name(n) for n in names]
+        elt = syntax.call(syntax.clone(call.args[0]), items) if is_map else syntax.tuple_(items)
+        target = syntax.name(names[0], store=True) if len(names) == 1 else syntax.tuple_(
+            [syntax.name(n, store=True) for n in names], store=True)
+        source = sequences[0] if len(sequences) == 1 else syntax.call(
+            syntax.name("zip"), sequences)
+        return syntax.located(syntax.list_comp(syntax.located(elt, call), target, source),
+                              call)
+
+
+def _one_of(value: object, *options: object) -> bool:
+    """Is ``value`` one of ``options`` (by identity: ``==`` of an array with a function or
+    with ``np.r_`` compares, or iterates, element by element)?"""
+    return any(value is option for option in options)

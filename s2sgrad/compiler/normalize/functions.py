@@ -1,0 +1,236 @@
+"""Nested functions, lambdas and partials: each call of one inlined, its body in place.
+
+Takes the nested defs, lambdas and ``functools.partial`` calls the function binds to a name,
+and the calls of them; gives, through the walk, the body of the function called in place of
+each call, with fresh names for its locals, its free variables read as they are at the call
+and its defaults as the def evaluated them (where it ran, as Python does), and an atom that
+holds its result:
+
+    c = 2.0                        c = 2.0
+    def scaled(v, k=c): ...   ->   k_scaled_default = c        (where the def runs)
+    c = 5.0                        c_1 = 5.0
+    scaled(x)                      v_scaled = x; k_scaled = k_scaled_default; ...
+    g = partial(f, a, k=b)         (its arguments evaluated here, as atoms)
+    g(y)                           f(a, y, k=b)
+
+A name is followed this way only if nothing else ever binds it, so that every call of it
+means this function. Recursion, starred arguments and ``*args``, ``**kwargs`` or
+keyword-only parameters are refused; so is a function used other than by calling it
+(``Expressions.load``). The methods of an object the function builds are inlined here too
+(``objects``), ``self`` standing for the object.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+from typing import Any
+
+import gast
+
+from ... import syntax
+from .returns import lift_returns
+from .walk import Walk
+
+
+class Functions:
+    def __init__(self, walk: Walk, expressions: Any):
+        self.walk = walk
+        self.parsed, self.namer, self.versions = walk.parsed, walk.namer, walk.versions
+        self.emit = walk.emit
+        self.atom, self.is_static = expressions.atom, expressions.is_static
+        self.local_functions: dict[str, gast.AST] = {}  # nested defs and lambdas by name
+        # ... and the atoms their defaults were evaluated to where the def ran
+        self.defaults: dict[str, dict[str, gast.expr]] = {}
+        self._default_variables: dict[tuple[str, str], str] = {}  # (function, parameter)
+        # g = functools.partial(f, a, k=b): what g's calls call, with a and b as atoms
+        self.partials: dict[str, tuple[gast.expr, list, list]] = {}
+        self._bindings: collections.Counter | None = None  # how often each name is bound
+        self.inlining: set[str] = set()
+
+    def bindings(self) -> collections.Counter:
+        """How often each name is bound in the function's source (assigned, or the name of
+        a nested def)."""
+        if self._bindings is None:
+            self._bindings = collections.Counter(
+                n.id for n in gast.walk(self.parsed.node)
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store))
+            for n in gast.walk(self.parsed.node):
+                if isinstance(n, gast.FunctionDef) and n is not self.parsed.node:
+                    self._bindings[n.name] += 1
+        return self._bindings
+
+    def define_function(self, name: str, function: gast.AST, where: gast.AST) -> None:
+        """``name`` holds a nested def or a lambda, inlined where it is called: only if
+        nothing else ever binds the name, so that every call means this function."""
+        if self.bindings()[name] > 1:
+            raise self.parsed.error(
+                f"'{name}' is bound to a function here and is bound again elsewhere in the "
+                "function (in another branch, a loop, or later): which function a call of "
+                f"'{name}' means would be known only at run time", where,
+                "Give each function its own name, and choose between the calls with if/else.")
+        if isinstance(function, gast.AST):
+            self.local_functions[name] = function
+            self.defaults[name] = self.evaluated_defaults(function, name)
+
+    def evaluated_defaults(self, function: gast.FunctionDef | gast.Lambda,
+                           name: str | None = None) -> dict[str, gast.expr]:
+        """The defaults of a nested def or lambda, evaluated here, where the def runs (as
+        Python evaluates them, once): each parameter's default as an atom. One that reads
+        the function's variables is assigned to a variable of its own (``default_variable``,
+        versioned and carried through loops like the user's), which the calls of ``name``
+        read: the value the default had here, whatever the names in it hold by then. A
+        lambda called where it is written (no ``name``) uses its defaults at once. A lambda
+        (or a nested function) given as a default is kept as it is: a function is only ever
+        called, and refused where it is used otherwise."""
+        found = {}
+        for param, default in _defaults(function).items():
+            if not _reads_variables(default, self):
+                found[param] = default if isinstance(default, gast.Lambda) or isinstance(
+                    default, gast.Name) and default.id in self.local_functions else \
+                    self.atom(default)
+                continue
+            atom = self.atom(default)
+            if name is not None:
+                variable = self.default_variable(name, param)
+                self.emit(syntax.assign(self.versions.define(variable), atom), default)
+                atom = syntax.name(variable)
+            found[param] = atom
+        return found
+
+    def default_variable(self, function: str, param: str) -> str:
+        """The variable that holds the default of ``param`` of the nested function (or
+        lambda) ``function``, as its def evaluated it."""
+        key = (function, param)
+        if key not in self._default_variables:
+            self._default_variables[key] = self.namer.fresh(f"{param}_{function}_default")
+            self.versions.synthetic.add(self._default_variables[key])
+        return self._default_variables[key]
+
+    def default_variables(self, stmts: list[gast.stmt]) -> set[str]:
+        """The default variables the defs (and lambdas) in ``stmts`` assign: a loop whose
+        body holds one carries them, for calls after it or in the next iteration."""
+        found = set()
+        for n in (n for stmt in stmts for n in gast.walk(stmt)):
+            if isinstance(n, gast.FunctionDef):
+                name, function = n.name, n
+            elif isinstance(n, gast.Assign) and len(n.targets) == 1 and isinstance(
+                    n.targets[0], gast.Name) and isinstance(n.value, gast.Lambda):
+                name, function = n.targets[0].id, n.value
+            else:
+                continue
+            found |= {self.default_variable(name, param)
+                      for param, default in _defaults(function).items()
+                      if _reads_variables(default, self)}
+        return found
+
+    def partial(self, name: str, call: gast.Call) -> bool:
+        """``g = functools.partial(f, a, k=b)`` with f a function known here (or a nested
+        one): its arguments evaluated now, its calls written out as calls of f."""
+        if not (self.is_static(call.func) and self.parsed.resolve(call.func) is
+                functools.partial and call.args) or any(
+                isinstance(a, gast.Starred) for a in call.args) or any(
+                k.arg is None for k in call.keywords):
+            return False
+        func = call.args[0]
+        if not (self.is_static(func) or isinstance(func, gast.Name) and (
+                func.id in self.local_functions)):
+            return False
+        args = [self.atom(a) for a in call.args[1:]]
+        keywords = [(k.arg, self.atom(k.value)) for k in call.keywords]
+        self.define_function(name, None, call)
+        self.partials[name] = (func, args, keywords)
+        return True
+
+    def inline(self, call: gast.Call, function: gast.AST | None = None,
+               self_name: str | None = None, what: str | None = None,
+               defaults: dict[str, gast.expr] | None = None) -> gast.expr:
+        """A call of a nested function or lambda, with its body in place: its parameters and
+        locals get fresh names, its free variables read the enclosing ones as they are now
+        (as Python's closures do), and its returns assign one result. The arguments are
+        evaluated in the call's order; a parameter not given reads its default as the def
+        evaluated it (``defaults``: the atoms of ``evaluated_defaults``; a lambda called
+        where it is written evaluates them here, before the arguments). A method of an
+        object built here (``function`` given) has ``self`` stand for the object
+        ``self_name``, and its defaults are given."""
+        if function is None and isinstance(call.func, gast.Lambda):
+            function = call.func
+            defaults = self.evaluated_defaults(function)
+        elif function is None:
+            function = self.local_functions[call.func.id]
+            defaults = self.defaults[call.func.id]
+        what = what or getattr(function, "name", "lambda")
+        if what in self.inlining:
+            raise self.parsed.error(f"the nested function {what}() calls itself: recursion "
+                                    "is not supported", call, "Write it as a loop.")
+        args = function.args
+        if any(isinstance(a, gast.Starred) for a in call.args):
+            raise self.parsed.error(f"a starred argument to the nested function {what}()",
+                                    call, "Pass the arguments one by one.")
+        if args.vararg or args.kwarg or args.kwonlyargs:
+            raise self.parsed.error("nested functions with *args, **kwargs or keyword-only "
+                                    "parameters are not supported", call,
+                                    "Use plain parameters.")
+        names = [a.id for a in args.posonlyargs + args.args]
+        defaults = defaults or {}
+        receiver = names.pop(0) if self_name is not None and names else None
+        given: dict[str, gast.expr] = dict(zip(names, call.args, strict=False))
+        if len(call.args) > len(names):
+            raise self.parsed.error(f"{what}() takes {len(names)} arguments", call)
+        for keyword in call.keywords:
+            if keyword.arg not in names or keyword.arg in given:
+                raise self.parsed.error(f"{what}() got an unexpected argument "
+                                        f"'{keyword.arg}'", keyword.value)
+            given[keyword.arg] = keyword.value
+        missing = [name for name in names if name not in given and name not in defaults]
+        if missing:
+            raise self.parsed.error(f"{what}() is missing the argument '{missing[0]}'", call)
+        bound = {name: self.atom(value) for name, value in given.items()}  # in call order
+        for name in names:
+            if name not in bound:
+                bound[name] = self.atom(defaults[name])
+        body = function.body if isinstance(function, gast.FunctionDef) else [
+            syntax.located(syntax.ret(function.body), function.body)]
+        inner_locals = set(names) | {n.id for s in body for n in gast.walk(s)
+                                     if isinstance(n, gast.Name)
+                                     and isinstance(n.ctx, gast.Store)}
+        stem = what.rpartition(".")[2].strip("_") or what
+        renames = {n: self.namer.fresh(f"{n}_{stem}" if what != "lambda" else f"_{n}")
+                   for n in sorted(inner_locals - {receiver})}
+        self.versions.synthetic |= set(renames.values())
+        if receiver is not None:
+            renames[receiver] = self_name
+        for name in names:  # the parameters, bound to the arguments' atoms
+            self.emit(syntax.assign(self.versions.define(renames[name]), bound[name]), call)
+        result = self.versions.synthetic_variable()
+        renamed = [syntax.rename(syntax.clone(s), renames) for s in body]
+        for stmt in renamed:
+            for n in gast.walk(stmt):
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and \
+                        n.id in renames:
+                    n.id = renames[n.id]
+        self.inlining.add(what)
+        try:
+            for stmt in lift_returns(self.parsed, renamed, result):
+                self.walk.statement(stmt)
+        finally:
+            self.inlining.discard(what)
+        return syntax.name(self.versions.current[result])
+
+
+def _defaults(function: gast.FunctionDef | gast.Lambda) -> dict[str, gast.expr]:
+    """The default expression of each positional parameter that has one."""
+    args = function.args
+    names = [a.id for a in args.posonlyargs + args.args]
+    return dict(zip(names[len(names) - len(args.defaults):], args.defaults, strict=True))
+
+
+def _reads_variables(default: gast.expr, functions: Functions) -> bool:
+    """Whether a default's value depends on when it is evaluated: anything but a constant,
+    a name from outside the function (``np.pi``; ``global`` is refused, so it never
+    changes here) and a function (a lambda or a nested def, only ever called)."""
+    if isinstance(default, gast.Lambda) or isinstance(default, gast.Name) and (
+            default.id in functions.local_functions):
+        return False
+    return not (syntax.is_const(default) or syntax.is_static_tuple(default)
+                or functions.is_static(default))
