@@ -309,10 +309,14 @@ def _propagate_copies(adjoint: list[gast.stmt]) -> list[gast.stmt]:
       ``b`` is not assigned there, those reads read ``b``.
     """
     everything = list(adjoint)
+    # The reads and writes of each name in everything, kept up to date as copies go. A
+    # nested block changes everything in place (the top level is rewritten in a copy), so
+    # the counts the nested blocks read are counted once and handed on from block to block.
+    nested: list[tuple[Counter, Counter]] = []
 
-    def block(out: list[gast.stmt]) -> list[gast.stmt]:
+    def block(out: list[gast.stmt], top: bool = False) -> list[gast.stmt]:
         changed = True
-        counts = None  # reads and writes of each name in everything, kept up to date below
+        counts = None if top or not nested else nested[0]
         written: list[set[str]] = []  # of each statement of the block, kept up to date too
         loads: list[Counter] = []
 
@@ -330,6 +334,8 @@ def _propagate_copies(adjoint: list[gast.stmt]) -> list[gast.stmt]:
                 before, later = out[:k], range(k + 1, len(out))
                 if counts is None:
                     counts = _name_counts(everything)
+                    if not top:
+                        nested.append(counts)
                 if not written:
                     written = [_writes([s]) for s in out]
                     loads = [_loads(s) for s in out]
@@ -351,8 +357,8 @@ def _propagate_copies(adjoint: list[gast.stmt]) -> list[gast.stmt]:
                 elif (writes[a] == 1 and not any(b in written[j] for j in later)
                       and reads[a] == sum(loads[j][a] for j in later)):
                     touched = [j for j in later if loads[j][a]]
-                    for s in out[k + 1:]:
-                        syntax.rename(s, {a: b})
+                    for j in touched:
+                        syntax.rename(out[j], {a: b})
                     again(touched)
                     reads[b] += reads[a] - 1
                     reads[a] = writes[a] = 0
@@ -367,7 +373,7 @@ def _propagate_copies(adjoint: list[gast.stmt]) -> list[gast.stmt]:
                     setattr(stmt, field, block(getattr(stmt, field)))
         return out
 
-    return block(list(adjoint))
+    return block(list(adjoint), top=True)
 
 
 def _name_counts(stmts: list[gast.stmt]) -> tuple[Counter, Counter]:
