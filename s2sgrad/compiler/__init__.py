@@ -6,7 +6,8 @@ a module (or package) that opens with its contract:
     fence        constructs refused whatever they compute, at the user's line
     normalize/   one operation a statement, with fresh names for temporaries
     analyze/     what every value is, which operation each statement performs, activity
-    aliasing     which names share memory; in-place updates followed or refused
+    aliasing     which names share memory; in-place updates followed or refused (``slots``:
+                 which values each container may hold)
     reverse/     forward with saves and the adjoint, from the rules (``templates``)
     tangent      (forward mode, instead of reverse and optimize) the tangent function;
                  ``batching`` for many directions at once
