@@ -134,6 +134,7 @@ PIPELINE = [
     {"views"}, {"slots"}, {"aliasing"},  # the view table, which slots hold what, then the pass
     {"context"},  # what both modes' passes read
     {"batching"},  # many directions at once, for the tangent pass
+    {"dots"}, {"jvprules"},  # each name's tangent, then the rules' tangents: the tangent pass's
     {"reverse", "tangent"},
     {"inplace", "stacks", "coalesce"}, {"optimize"}, {"codegen"}, {"compiled"}, {"higher"},
     {"pipeline"}, {"function"},
