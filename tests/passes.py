@@ -223,7 +223,7 @@ def _aliasing(aliases: Aliasing, analysis: Analysis) -> str:
     lines = ["may share memory:"] + _listed([", ".join(names) for names in groups])
     lines += ["updated in place:"] + _listed([f"{target}: {_source(stmt)}"
                                               for _, target, stmt in updates])
-    lines.append(f"put into a container: {_show(frozenset(aliases.contained))}")
+    lines.append(f"put into a container: {_show(frozenset(aliases.slots.contained))}")
     lines.append("the result shares memory with: "
                  f"{_show(aliases.result_aliases(analysis.result))}")
     return "\n".join(lines)

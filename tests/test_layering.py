@@ -131,9 +131,10 @@ def test_no_import_cycle():
 PIPELINE = [
     {"statements", "sourcefile", "derivatives", "simplify", "validity"},  # shared homes
     {"parse"}, {"templates"}, {"fence"}, {"normalize"}, {"analyze"},
-    {"views"}, {"aliasing"},  # the view table, then the pass that reads it
+    {"views"}, {"slots"}, {"aliasing"},  # the view table, which slots hold what, then the pass
     {"context"},  # what both modes' passes read
     {"batching"},  # many directions at once, for the tangent pass
+    {"dots"}, {"jvprules"},  # each name's tangent, then the rules' tangents: the tangent pass's
     {"reverse", "tangent"},
     {"inplace", "stacks", "coalesce"}, {"optimize"}, {"codegen"}, {"compiled"}, {"higher"},
     {"pipeline"}, {"function"},

@@ -6,10 +6,12 @@ a module (or package) that opens with its contract:
     fence        constructs refused whatever they compute, at the user's line
     normalize/   one operation a statement, with fresh names for temporaries
     analyze/     what every value is, which operation each statement performs, activity
-    aliasing     which names share memory; in-place updates followed or refused
+    aliasing     which names share memory; in-place updates followed or refused (``slots``:
+                 which values each container may hold)
     reverse/     forward with saves and the adjoint, from the rules (``templates``)
-    tangent      (forward mode, instead of reverse and optimize) the tangent function;
-                 ``batching`` for many directions at once
+    tangent      (forward mode, instead of reverse and optimize) the tangent function, from
+                 each name's tangent (``dots``) and the rules' (``jvprules``); ``batching``
+                 for many directions at once
     optimize     the adjoint made lean and the saves decided (``simplify``, ``inplace``,
                  ``stacks``, ``coalesce``), through the arrays' library (``s2sgrad.backends``)
     codegen      the functions rendered and compiled (``compiled`` holds the result)

@@ -61,6 +61,7 @@ from . import statements
 from .analyze import UPDATES, Analysis, described, is_container
 from .normalize import APPEND, INSERT, POP_ITEM, SETITEM, Normalized
 from .parse import MISSING
+from .slots import ANY_KEY, Slots
 from .views import VIEWS, returns_new_array
 
 
@@ -152,9 +153,6 @@ def _names_read_here(stmt: gast.stmt, kind: statements.Kind) -> set[str]:
     return set() if kind.blocks else syntax.names_read(stmt)
 
 
-ANY_KEY = object()  # a slot whose key is not known when compiling
-
-
 def _key(node: Any) -> Any:
     """A container's key as a constant (``d["w"]``, ``{"w": v}``), else ANY_KEY."""
     if node is not None and syntax.is_const(node) and type(node.value) in (str, int, bool):
@@ -177,7 +175,9 @@ class Aliasing:
     A name is at risk after statement S when its group is updated after S in program order,
     or anywhere in a loop that contains S (a later iteration). Updates of a group that
     holds an argument, and reads through another name of a group after an update (NumPy
-    would show the new values, the gradient would not), are refused here.
+    would show the new values, the gradient would not), are refused here. Which values
+    each tuple, list or dict may hold, and so what an update of an item reaches, is
+    followed by ``slots`` (slots.py).
     """
 
     def __init__(self, analysis: Analysis):
@@ -195,16 +195,9 @@ class Aliasing:
         self.augmented = analysis.normalized.augmented
         # `_t3 = _t2 + v` of `c[k] += v` -> (c's version, the item _t2 read from it)
         self.item_updates = dict(analysis.normalized.item_updates)
-        # of those, the updates in place (an array's or a list's +=), by position
-        self.item_updated: dict[int, tuple[gast.stmt, str, str]] = {}
-        self.holds: dict[str, set[str]] = {}  # a container -> the names put into it
-        self.put_at: dict[str, list[int]] = {}  # a name -> where it is put into a container
         self.origin = origins(analysis.normalized)
         self.branch_path: dict[int, tuple] = {}  # position -> ((if position, branch), ...)
-        # values put into a tuple, list or dict (or read out of one), with where that happens
-        self.contained: dict[str, list[int]] = {}
-        self.item_of: dict[str, set[str]] = {}  # a value -> the containers it may be an item of
-        self.item_key: dict[str, Any] = {}  # of those, the key it was read under (or ANY_KEY)
+        self.slots = Slots(self)  # which values each tuple, list or dict may hold
         for stmt in statements.in_order(analysis.body, "aliasing"):  # updates of arguments
             if stmt in self.augmented:
                 self._check_augmented(stmt, *self.augmented[stmt])
@@ -213,7 +206,7 @@ class Aliasing:
             if stmt in analysis.normalized.views:
                 self._check_view_write(stmt, *analysis.normalized.views[stmt])
         self._walk(analysis.body[:-1], analysis)
-        self._join_items()
+        self.slots.join_items()
         self._check()
 
     def _check_augmented(self, stmt: gast.stmt, name: str, previous: str) -> None:
@@ -260,7 +253,7 @@ class Aliasing:
         base = self.values.get(region.value.id)
         if base is None or base.kind != "array":
             raise self.parsed.error(
-                f"assignment through '{text}', where '{self._user(region.value.id)}' is "
+                f"assignment through '{text}', where '{self.user(region.value.id)}' is "
                 f"{described(base) if base is not None else 'not known here'}: followed "
                 "for NumPy arrays only (an array held in a list or dict may be seen through "
                 "other names too)", stmt,
@@ -276,13 +269,13 @@ class Aliasing:
                     "here: NumPy would write into a copy", stmt,
                     "Write one index: `b[i, j] = v`.")
 
-    def _find(self, name: str) -> str:
+    def find(self, name: str) -> str:
         while self.group.get(name, name) != name:
             name = self.group[name]
         return name
 
-    def _union(self, a: str, b: str) -> None:
-        self.group[self._find(a)] = self._find(b)
+    def union(self, a: str, b: str) -> None:
+        self.group[self.find(a)] = self.find(b)
 
     def _walk(self, stmts: list[gast.stmt], analysis: Analysis, path: tuple = ()) -> None:
         for stmt in stmts:
@@ -309,32 +302,33 @@ class Aliasing:
                 self.defs.setdefault(target, []).append(here)
                 self.assigned_by[target] = stmt
                 for name in self._shares_memory_with(stmt, op):
-                    self._union(target, name)
+                    self.union(target, name)
                 if op.kind in UPDATES or id(stmt) in self.in_place or \
-                        here in self.item_updated:
+                        here in self.slots.item_updated:
                     self.writes.setdefault(target, []).append((here, stmt))
 
     def _shares_memory_with(self, stmt: gast.Assign, op: Any) -> list[str]:
         value = stmt.value
         if isinstance(value, (gast.Tuple, gast.List, gast.Dict)):  # differentiated or not,
-            self._hold(op.target, value.values if isinstance(value, gast.Dict) else value.elts,
-                       [_key(k) for k in value.keys] if isinstance(value, gast.Dict) else None)
+            self.slots.hold(op.target,
+                            value.values if isinstance(value, gast.Dict) else value.elts,
+                            [_key(k) for k in value.keys] if isinstance(value, gast.Dict) else None)
             return []
         if op.kind == "setitem":
             return [op.bindings["a"].id]
         if op.kind in ("append", "insert"):  # the same list; its new item is contained
-            self._hold(op.target, [op.bindings["v"]])
+            self.slots.hold(op.target, [op.bindings["v"]])
             return [op.bindings["xs"].id]
         if op.kind == "put":  # the same list or dict, with a new item
-            self._hold(op.target, [op.bindings["v"]], [_key(op.bindings["key"])])
+            self.slots.hold(op.target, [op.bindings["v"]], [_key(op.bindings["key"])])
             return [op.bindings["c"].id]
         if op.kind == "pop":
             return [op.bindings["xs"].id]
         if op.kind == "pack":
-            self._contain(op.bindings.values())
+            self.slots.contain(op.bindings.values())
             return []
         if op.kind == "item":  # an array inside a container: not to be updated in place
-            self._item(op.target, op.bindings["c"], _key(op.bindings["key"]))
+            self.slots.item(op.target, op.bindings["c"], _key(op.bindings["key"]))
             return []
         augmented = self.augmented.get(stmt)
         target_value = self.values.get(op.target)
@@ -342,13 +336,13 @@ class Aliasing:
         if item_update is not None and is_container(self.values.get(item_update[0])) and (
                 _may_hold_array(target_value) or target_value.type is list):
             # c[k] += v: the item's own += (an array's, a list's) updates it in place, in
-            # every slot and name that holds it (_join_items adds those to its group). The
-            # forward does it in place for an array; a list's slot is given the longer list
-            # (its cotangent keeps the structure of each version), which is the same where
-            # no other holder of the list is read afterwards, as _check makes sure
+            # every slot and name that holds it (Slots.join_items adds those to its group).
+            # The forward does it in place for an array; a list's slot is given the longer
+            # list (its cotangent keeps the structure of each version), which is the same
+            # where no other holder of the list is read afterwards, as _check makes sure
             if target_value is None or target_value.type is not list:
                 self.in_place.add(id(stmt))
-            self.item_updated[self.position[id(stmt)]] = (stmt, *item_update)
+            self.slots.item_updated[self.position[id(stmt)]] = (stmt, *item_update)
             return [item_update[1]]
         if augmented is not None and target_value is not None and (
                 target_value.kind == "array" or target_value.type is list):  # xs += [v] too
@@ -358,7 +352,7 @@ class Aliasing:
             return [value.id]
         if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
             if is_container(self.values.get(value.value.id)):  # an item, never a view
-                self._item(op.target, value.value)
+                self.slots.item(op.target, value.value)
                 return []
             return [] if target_value is not None and target_value.ndim == 0 else [
                 value.value.id]
@@ -376,10 +370,10 @@ class Aliasing:
                           if isinstance(a, gast.Name) and (aliased is None or p in aliased)]
                 for a in shared:  # an item of a container passed in (def first(xs): ...)
                     if is_container(self.values.get(a.id)):
-                        self._item(op.target, a)
+                        self.slots.item(op.target, a)
                 return [a.id for a in shared]
             if op.kind == "rule" and op.rule.shape == "item":  # d.get(k): an item of d
-                self._item(op.target, op.bindings[op.rule.params[0]])
+                self.slots.item(op.target, op.bindings[op.rule.params[0]])
             if op.kind in ("rule", "nondiff", "unknown") and returns_new_array(op):
                 return []
             # Anything else may return a view of its array arguments (np.fliplr, np.split,
@@ -392,113 +386,26 @@ class Aliasing:
                 self.values.get(a.id))]
         return []
 
-    def _hold(self, container: str, atoms: Any, keys: list | None = None) -> None:
-        """``atoms`` are put into ``container`` (a new one, or a new version of one), under
-        ``keys`` where those are known (a dict's constant keys; ANY_KEY otherwise)."""
-        self._contain(atoms)
-        here = len(self.position) - 1
-        for a, key in zip(atoms, keys or [ANY_KEY] * len(atoms), strict=True):
-            if isinstance(a, gast.Name):
-                self.holds.setdefault(container, set()).add((key, a.id))
-                self.put_at.setdefault(a.id, []).append(here)
-
-    def _join_items(self) -> None:
-        """Each item a ``c[k] += v`` may update in place joins the memory of every value
-        that may be that item: those put into c (any version of it) and those read out of
-        it. A read of one of them after the update is then a read of updated memory, and an
-        argument among them an update of the caller's array (both refused in _check). Where
-        what c holds is not known (c made by a call, by list arithmetic, passed in), the
-        update is refused."""
-        for stmt, container, item in self.item_updated.values():
-            for holder in self._holders(container, stmt, item):
-                self._union(item, holder)
-
-    def _holders(self, container: str, stmt: gast.stmt, item: str) -> set[str]:
-        """The names whose values ``container`` (any version of it) may hold in the slot
-        ``item`` was read from: those put into it or read out of it under that key, or
-        under a key not known when compiling (any key, where the item's is not known; a
-        list's positions are never told apart, since appends and pops move them)."""
-        key = self.item_key.get(item, ANY_KEY)
-        if self.values[container].type is not dict:
-            key = ANY_KEY
-
-        def same_slot(other: Any) -> bool:  # (as a dict compares keys: 1 is True)
-            return key is ANY_KEY or other is ANY_KEY or key == other
-
-        group = self._find(container)
-        names = set(self.group) | set(self.group.values()) | set(self.defs) | set(
-            self.parsed.params) | set(self.item_of)
-        versions = [n for n in names if self._find(n) == group and is_container(
-            self.values.get(n))]
-        holders: set[str] = set()
-        for version in versions:
-            made = self.assigned_by.get(version)
-            op = self.ops.get(made) if made is not None else None
-            known = op is not None and (
-                isinstance(made.value, (gast.Tuple, gast.List, gast.Dict))
-                or op.kind in ("put", "append", "insert", "pop", "copy"))
-            if not known:
-                raise self.parsed.error(
-                    f"this updates, in place, an item of '{self._user(container)}', a "
-                    f"{self.values[container].type.__name__} whose items may be held "
-                    "elsewhere too (it is not made here from known values): NumPy would "
-                    "change them there, which the gradient cannot follow", stmt,
-                    f"Store a new value instead: `{self._user(container)}[k] = "
-                    f"{self._user(container)}[k] + v`.")
-            holders |= {n for k, n in self.holds.get(version, set()) if same_slot(k)}
-        holders |= {n for n in self.item_of if any(
-            self._find(c) == group for c in self.item_of[n]) and same_slot(
-                self.item_key.get(n, ANY_KEY))}
-        return holders
-
-    def _single_homed(self, name: str) -> bool:
-        """Is ``name``'s value held by one slot only: a new value (not a copy or a view of
-        another), put into a container once (in a loop, made anew in each iteration
-        before it)?"""
-        puts = self.put_at.get(name, [])
-        if len(puts) != 1 or self.origin.get(name, "fresh") != "fresh":
-            return False
-        loop = self._loop_of(puts[0])
-        return loop is None or any(loop[0] <= d < puts[0] for d in self.defs.get(name, ()))
-
-    def _exempt(self, position: int) -> set[str]:
-        """The names an in-place item update at ``position`` may find in a container:
-        the item it read and updated, and each value put into the container that no
-        other slot holds (the update then changes one slot's value, as Python does)."""
-        if position not in self.item_updated:
-            return set()
-        stmt, container, item = self.item_updated[position]
-        group = self._find(container)
-        exempt = {item, stmt.targets[0].id}
-        for name in self._holders(container, stmt, item):
-            if name in self.item_of and all(self._find(c) == group for c in self.item_of[
-                    name]) and name not in self.put_at:
-                exempt.add(name)  # old = c[k]: read out of c only
-            elif self._single_homed(name) and not self.item_of.get(name) or \
-                    name in self.parsed.params:  # (refused below: the caller's array)
-                exempt.add(name)
-        return exempt
-
-    def _loop_of(self, position: int) -> tuple[int, int] | None:
+    def loop_of(self, position: int) -> tuple[int, int] | None:
         inner = [(f, last) for f, last in self.loops if f <= position <= last]
         return min(inner, key=lambda r: r[1] - r[0]) if inner else None
 
     def _check(self) -> None:
         params = set(self.parsed.params)
         for target, updates in self.writes.items():
-            group = self._find(target)
+            group = self.find(target)
             names = set(self.group) | set(self.group.values()) | set(self.defs) | params
-            members = [n for n in names if self._find(n) == group]
+            members = [n for n in names if self.find(n) == group]
             for position, stmt in updates:
-                exempt = self._exempt(position)
-                inside = [m for m in members if m not in exempt and self._contained_before(
+                exempt = self.slots.exempt(position)
+                inside = [m for m in members if m not in exempt and self.slots.contained_before(
                     m, position, stmt)]
                 if inside:
                     what = "a list or dict" if is_container(self.values.get(target)) else \
                         "an array"
                     raise self.parsed.error(
                         f"this updates, in place, {what} that was put into a tuple, list or "
-                        f"dict ('{self._user(inside[0])}') or read out of one: it would change "
+                        f"dict ('{self.user(inside[0])}') or read out of one: it would change "
                         "there too, which the gradient cannot follow", stmt,
                         "Copy it before the update (`row = [v for v in rows[0]]`, "
                         "`h = h.copy()`), or update a new name (`h = h + x`).")
@@ -526,13 +433,13 @@ class Aliasing:
                     if member != target and self._stale_read(member, position):
                         read = self._stale_read(member, position)
                         raise self.parsed.error(
-                            f"'{self._user(member)}' shares memory with an array updated in place "
+                            f"'{self.user(member)}' shares memory with an array updated in place "
                             "before this use: NumPy shows the new values here, which the "
                             "gradient cannot follow", read,
                             "Copy the array before the update (`k = h.copy()`), or use a new "
                             "name for the result (`h = h + x`).")
 
-    def _user(self, name: str) -> str:
+    def user(self, name: str) -> str:
         """The name the user wrote for a version of it (``h_2`` -> ``h``)."""
         base, _, suffix = name.rpartition("_")
         if name not in self.parsed.local_names and suffix.isdigit() and \
@@ -544,9 +451,9 @@ class Aliasing:
         """A read of ``name`` that runs after the update at ``write`` with no new assignment
         to ``name`` in between (counting the way around a loop that holds both)."""
         defs = self.defs.get(name, [])
-        loop = self._loop_of(write)
+        loop = self.loop_of(write)
         for read, stmt in self.reads.get(name, []):
-            if read == write or self._exclusive(read, write):
+            if read == write or self.exclusive(read, write):
                 continue
             if read > write:
                 if not any(write < d < read for d in defs):
@@ -556,63 +463,10 @@ class Aliasing:
                 return stmt  # read in a later iteration, with no assignment between
         return None
 
-    def _exclusive(self, a: int, b: int) -> bool:
+    def exclusive(self, a: int, b: int) -> bool:
         """Are two positions in different branches of one if (never both in one run)?"""
         branches = dict(self.branch_path.get(a, ()))
         return any(branches.get(at, side) != side for at, side in self.branch_path.get(b, ()))
-
-    def _contain(self, atoms: Any) -> None:
-        here = len(self.position) - 1
-        for a in atoms:
-            if isinstance(a, gast.Name):
-                self.contained.setdefault(a.id, []).append(here)
-
-    def _contained_before(self, name: str, write: int, stmt: gast.stmt) -> bool:
-        """Was ``name`` put into a container (or read out of one) before the update at
-        ``write``, or in a loop around it (a later iteration updates what an earlier one
-        put there, unless each iteration makes the array anew before updating it)? A
-        container built after the update holds the new values, as NumPy's."""
-        loop = self._loop_of(write)
-        for at in self.contained.get(name, ()):
-            if self._exclusive(at, write):
-                continue
-            if at < write:
-                return True
-            if loop is not None and loop[0] <= at <= loop[1] and \
-                    not self._made_in_iteration(stmt, loop):
-                return True
-        return False
-
-    def _made_in_iteration(self, stmt: gast.stmt, loop: tuple[int, int]) -> bool:
-        """Is the array that ``stmt`` (an element write) updates made anew in each
-        iteration of ``loop``, before ``stmt``: ``x = np.zeros(n)`` (or arithmetic) in
-        the body, then element writes and copies of it only?"""
-        write = self.position[id(stmt)]
-        value, seen, made = stmt.value, set(), stmt
-        while isinstance(value, gast.Name) or isinstance(value, gast.Call) and \
-                syntax.is_name(value.func, SETITEM):
-            name = value.id if isinstance(value, gast.Name) else value.args[0].value.id
-            if name in seen or len(self.defs.get(name, ())) != 1:
-                return False  # a loop version (assigned twice): from the last iteration
-            seen.add(name)
-            at = self.defs[name][0]
-            if not loop[0] <= at < write:
-                return False
-            made = self.assigned_by[name]
-            value = made.value
-        if isinstance(value, (gast.BinOp, gast.UnaryOp)):
-            return True  # arithmetic makes a new array
-        op = self.ops.get(made) if seen else None
-        return isinstance(value, gast.Call) and op is not None and op.kind in (
-            "rule", "nondiff") and returns_new_array(op)
-
-    def _item(self, target: str, container: Any, key: Any = None) -> None:
-        """``target`` may be an item of ``container`` (under ``key``, where known): not to
-        be updated in place."""
-        self._contain([syntax.name(target)])
-        if isinstance(container, gast.Name):
-            self.item_of.setdefault(target, set()).add(container.id)
-            self.item_key[target] = ANY_KEY if key is None else key
 
     def result_aliases(self, result: gast.expr) -> frozenset[str]:
         """The parameters whose memory the returned value may share, or that may hold it
@@ -620,15 +474,15 @@ class Aliasing:
         if not isinstance(result, gast.Name):
             return frozenset()
         names = set(self.group) | set(self.group.values()) | set(self.defs) | set(
-            self.parsed.params) | set(self.item_of)
-        groups = {self._find(result.id)}
+            self.parsed.params) | set(self.slots.item_of)
+        groups = {self.find(result.id)}
         while True:  # the groups of the containers holding it, of those holding them, ...
-            holders = {self._find(c) for n in names if self._find(n) in groups
-                       for c in self.item_of.get(n, ())}
+            holders = {self.find(c) for n in names if self.find(n) in groups
+                       for c in self.slots.item_of.get(n, ())}
             if holders <= groups:
                 break
             groups |= holders
-        return frozenset(p for p in self.parsed.params if self._find(p) in groups)
+        return frozenset(p for p in self.parsed.params if self.find(p) in groups)
 
     def is_in_place(self, stmt: gast.stmt) -> bool:
         return id(stmt) in self.in_place
@@ -638,20 +492,20 @@ class Aliasing:
         if id(stmt) not in self.in_place:
             return False
         target = stmt.targets[0].id
-        return self._find(name) == self._find(target) and name != target
+        return self.find(name) == self.find(target) and name != target
 
     def changed_after(self, name: str, stmt: gast.stmt) -> bool:
         """Is the memory ``name`` refers to updated in place once ``stmt`` (a loop, with
         everything in it) has run: further on, or in a later iteration of a loop around
         it?"""
-        group = self._find(name)
+        group = self.find(name)
         first = self.position.get(id(stmt))
         if first is None:
             return True
         last = max(self.position.get(id(s), first) for s in statements.in_order(
             [stmt], "aliasing"))
         for target, updates in self.writes.items():
-            if self._find(target) != group:
+            if self.find(target) != group:
                 continue
             for write, _ in updates:
                 if write > last or any(f <= first and last <= e and f <= write <= e
@@ -667,14 +521,14 @@ class Aliasing:
     def at_risk(self, name: str, stmt: gast.stmt) -> bool:
         if not self.writes:
             return False
-        group = self._find(name)
+        group = self.find(name)
         where = self.position.get(id(stmt))
         if where is None:
             return False
         if self.overwrites(stmt, name):
             return True
         for target, updates in self.writes.items():
-            if self._find(target) != group:
+            if self.find(target) != group:
                 continue
             for write, _ in updates:
                 if write > where:
