@@ -232,8 +232,10 @@ def run(f, c: Case):
 
 
 def functions():
-    """Every registered function and every function the table or FORMS names."""
-    found = {id(r.primitive): r.primitive for r in registry.all_rules()}
+    """Every function the library registers a rule for, every nondifferentiable one, and
+    every function the table or FORMS names (the library's only: which test modules were
+    imported before this one, with rules of their own, does not change the list)."""
+    found = {id(r.primitive): r.primitive for r in registry.library_rules()}
     for f in registry.all_nondifferentiable():
         found.setdefault(id(f), f)
     for f in list(views.NEW_MEMORY) + list(FORMS):
