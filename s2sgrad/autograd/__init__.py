@@ -4,10 +4,12 @@
 is ``t.backward()`` for several roots at once; ``functional`` has ``jacobian``, ``hessian``,
 ``hvp``, ``vjp`` and ``jvp`` of functions of Tensors.
 
-The package is the Tensor layer, above the compiler: ``tensor.py`` (Tensor) and
-``printing.py`` at the bottom, ``grad_mode.py``, ``graph.py`` (the graph between compiled
-calls and the backward engine), and ``ops.py`` (eager operations through the compiler) on
-top. It imports the compiler, never the public API (``api.py``).
+The package is the Tensor layer, above the compiler: ``printing.py`` and ``dtypes.py`` at the
+bottom, the modules of Tensor's bases (``shaping.py``, ``reductions.py``, ``indexing.py``,
+``conversions.py``: its methods of one theme each), ``tensor.py`` (Tensor) and
+``creators.py``, ``grad_mode.py``, ``graph.py`` (the graph between compiled calls and the
+backward engine), and ``ops.py`` (eager operations through the compiler) on top. It imports
+the compiler, never the public API (``api.py``).
 """
 
 from . import functional, ops  # noqa: F401  (ops binds Tensor's operations)

@@ -1,7 +1,7 @@
 """The declaration of Tensor's methods that are one operation with PyTorch's names: a row
 each (name, form, target), from which ``install`` writes the methods' source, compiles it in
 tensor.py's namespace and sets them on ``Tensor``, as PyTorch generates its own methods from
-a declaration file. The class itself holds only what is not a row.
+a declaration file. The class itself, and its bases, hold only what is not a row.
 
     "__add__": ("binary", "add")      def __add__(self, other): return _ops.binary("add", self, other)
     "exp":     ("numpy", "exp")       def exp(self): return _ops.numpy_call(np.exp, (self,), {})

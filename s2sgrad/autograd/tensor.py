@@ -19,33 +19,74 @@ is re-derived from the base before its next use (see ``ops.py``, views).
 ``t.dtype`` is a ``DType``: it prints as PyTorch's (``torch.float64``), and is equal to the
 NumPy dtype it stands for, and taken by NumPy as that dtype. ``float32``, ``int64``... are the
 DTypes by PyTorch's names (``s2sgrad.float32``); a ``dtype=`` argument takes them, NumPy's
-dtypes and types, and PyTorch's names.
+dtypes and types, and PyTorch's names. dtypes.py defines them, ``Size`` and the devices; they
+can be imported from here too.
 
 The creators (``zeros``, ``arange``, ``randn``, ``cat``...) are in creators.py; the methods
 that are one operation each (operators, elementwise functions, comparisons) are rows of the
-table in methods.py, which ``methods.install`` makes into methods of ``Tensor``.
+table in methods.py, which ``methods.install`` makes into methods of ``Tensor``. The methods of
+one theme are Tensor's bases, each in a module of its own: shapes and layout (shaping.py),
+reductions and statistics (reductions.py), selections by index and mask (indexing.py),
+conversions and new Tensors of a Tensor's dtype (conversions.py). The class itself holds the
+autograd state, the conversions to arrays and numbers, the operators' hooks, in-place changes,
+and the methods of no theme.
 
-In the Tensor layer, below graph.py and ops.py: imports printing.py and random.py only. The
-operations on Tensors use the compiler and make Tensors, so they live above this module, in
-ops.py and graph.py; ops.py hands them to it with ``bind_ops`` when it is imported.
+In the Tensor layer, below graph.py and ops.py: of this layer, imports printing.py, dtypes.py,
+methods.py and the modules of Tensor's bases only (and, of the compiler, the rule registry, to
+name a function with a rule in an error). The operations on Tensors use the compiler and make
+Tensors, so they live above this module, in ops.py and graph.py; ops.py hands them to it with
+``bind_ops`` when it is imported. The bases' modules cannot import this one: ``bind_ops`` binds
+the operations in them too, and this module binds in them the names of its own they read
+(``Tensor``, ``_make``, ``_leaf``) once it has made them.
 """
 
 from __future__ import annotations
 
-import itertools
-import math
-import operator
 import warnings
 from collections.abc import Iterator, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
-from . import methods
-from .printing import dtype_name, format_tensor
+from . import conversions, indexing, methods, reductions, shaping
+from .conversions import Conversions, _floating, _number  # noqa: F401  (for creators.py)
+from .dtypes import (  # noqa: F401  (imported from here: by s2sgrad, nn, creators.py)
+    _NUMERIC,
+    DTYPES,
+    DType,
+    Size,
+    _dtype,
+    _numeric,
+    as_dtype,
+    cdouble,
+    cfloat,
+    check_device,
+    complex64,
+    complex128,
+    device_type,
+    double,
+    float16,
+    float32,
+    float64,
+    half,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    short,
+    uint8,
+)
+from .indexing import Indexing
+from .printing import format_tensor
+from .reductions import Reductions
+from .shaping import Shaping, _shape  # noqa: F401  (for creators.py)
 
 # The operations on Tensors (ops.py, and graph.py's backward): set by ops.py when imported.
 _ops: Any = None
+
+# The modules of Tensor's bases, in which this module binds what they read of it and of ops.py.
+_BASES = (conversions, indexing, reductions, shaping)
 
 
 def bind_ops(ops: Any) -> None:
@@ -53,6 +94,16 @@ def bind_ops(ops: Any) -> None:
     to ``ops``, which has a function of each name that Tensor calls."""
     global _ops
     _ops = ops
+    _bind(_ops=ops)
+
+
+def _bind(**names: Any) -> None:
+    """Set ``names`` in the modules of Tensor's bases, each in those that read it (a module
+    declares the names it reads, None until bound)."""
+    for module in _BASES:
+        for name, value in names.items():
+            if name in vars(module):
+                setattr(module, name, value)
 
 
 def sync(t: Tensor) -> None:
@@ -91,145 +142,6 @@ class Version:
 
 def _can_require_grad(dtype: np.dtype) -> bool:
     return dtype.kind in "fc"
-
-
-_NUMERIC = "biufc"  # bool, integers, floating point, complex: what a Tensor may hold
-_SUPPORTED = ("float64, float32, float16, complex64, complex128, int64, int32, int16, int8, "
-              "uint64, uint32, uint16, uint8, and bool")
-
-
-def _numeric(data: Any, dtype: Any, copy: bool = True) -> np.ndarray:
-    """``data`` as an array of numbers, refused as PyTorch refuses it otherwise: strings,
-    None, arbitrary objects, dates."""
-    if dtype is not None:
-        try:
-            kind = np.dtype(dtype).kind
-        except TypeError:
-            kind = "O"
-        if kind not in _NUMERIC:
-            raise TypeError(f"tensor(): argument 'dtype' must be a numeric dtype, not {dtype!r}")
-    if isinstance(data, (str, bytes)):
-        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
-    if isinstance(data, (np.ndarray, np.generic)) and data.dtype.kind not in _NUMERIC:
-        raise TypeError(f"can't convert np.ndarray of type numpy.{data.dtype.type.__name__}. "
-                        f"The only supported types are: {_SUPPORTED}.")
-    array = np.array(data, dtype=dtype) if copy else np.asarray(data, dtype=dtype)
-    if array.dtype.kind not in _NUMERIC:
-        raise _refusal(data, array)
-    return array
-
-
-def _refusal(data: Any, array: np.ndarray) -> Exception:
-    """PyTorch's error for a sequence whose items are not all numbers."""
-    first = data
-    depth = 0
-    while isinstance(first, (list, tuple)) and first:
-        first, depth = first[0], depth + 1
-    if isinstance(first, (str, bytes)) and depth:
-        # PyTorch reads a string at the head of a sequence as one more dimension
-        return ValueError(f"too many dimensions '{type(first).__name__}'")
-    for item in array.flat:
-        if isinstance(item, (str, bytes)):  # np.str_ and np.bytes_ too
-            name = "str" if isinstance(item, str) else "bytes"
-            return TypeError(f"new(): invalid data type '{name}'")
-        if not isinstance(item, (bool, int, float, complex, np.number, np.bool_)):
-            return RuntimeError(f"Could not infer dtype of {type(item).__name__}")
-    return TypeError(f"can't convert np.ndarray of type numpy.{array.dtype.type.__name__}. "
-                     f"The only supported types are: {_SUPPORTED}.")
-
-
-class Size(tuple):
-    """A Tensor's shape, as PyTorch gives it: a tuple of ints (equal to the tuple, indexed,
-    unpacked, passed to NumPy as a shape) that prints as PyTorch prints it,
-    ``torch.Size([5, 3])``."""
-
-    def __repr__(self) -> str:
-        return f"torch.Size([{', '.join(map(str, self))}])"
-
-    __str__ = __repr__
-
-    def __getitem__(self, key: Any) -> Any:
-        part = super().__getitem__(key)
-        return Size(part) if isinstance(key, slice) else part
-
-    def __add__(self, other: Any) -> Any:
-        joined = super().__add__(other)
-        return Size(joined) if isinstance(other, tuple) else joined
-
-    def numel(self) -> int:
-        """The number of elements a Tensor of this shape holds."""
-        return math.prod(self)
-
-
-class DType:
-    """A Tensor's dtype, as PyTorch gives it: it prints ``torch.float32`` and stands for a
-    NumPy dtype, its ``dtype`` attribute, which NumPy reads wherever it takes a dtype
-    (``np.zeros(3, dtype=t.dtype)``, ``a.astype(t.dtype)``). It compares equal to that dtype
-    and to whatever NumPy reads as it (``t.dtype == np.float64``, ``== "float64"``), and to
-    PyTorch's name (``== "torch.float64"``); NumPy's attributes (``kind``, ``itemsize``,
-    ``name``, ``type``) are its own. There is one per dtype: ``t.dtype is s2sgrad.float32``.
-    Get it with ``as_dtype``."""
-
-    __slots__ = ("dtype",)
-
-    dtype: np.dtype
-
-    def __repr__(self) -> str:
-        return dtype_name(self.dtype)
-
-    __str__ = __repr__
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, DType):
-            return self.dtype == other.dtype
-        if other is None:  # np.dtype(None) is float64
-            return False
-        try:
-            return bool(self.dtype == np.dtype(other))  # type: ignore[call-overload]
-        except (TypeError, ValueError):
-            return str(other) == repr(self)  # PyTorch's dtypes, and their names
-
-    def __hash__(self) -> int:
-        return hash(self.dtype)
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "dtype":  # not set yet
-            raise AttributeError(name)
-        return getattr(self.dtype, name)
-
-    def __reduce__(self) -> tuple:
-        return as_dtype, (self.dtype,)
-
-    def __copy__(self) -> DType:
-        return self
-
-    def __deepcopy__(self, memo: dict) -> DType:
-        return self
-
-    @property
-    def is_floating_point(self) -> bool:
-        return self.dtype.kind == "f"
-
-    @property
-    def is_complex(self) -> bool:
-        return self.dtype.kind == "c"
-
-    @property
-    def is_signed(self) -> bool:
-        return self.dtype.kind in "ifc"
-
-
-_INTERNED: dict[np.dtype, DType] = {}
-
-
-def as_dtype(dtype: Any) -> DType:
-    """The ``DType`` of a NumPy dtype, or of anything ``_dtype`` reads as one."""
-    key = dtype if isinstance(dtype, np.dtype) else _dtype(dtype)
-    found = _INTERNED.get(key)
-    if found is None:
-        found = _INTERNED[key] = object.__new__(DType)
-        found.dtype = key
-    return found
 
 
 _ruled: list = [None, frozenset()]  # (the rule table's version, the code of its functions)
@@ -271,10 +183,11 @@ def _refuse_inside_a_function_with_a_rule(depth: int = 6) -> None:
         frame = frame.f_back
 
 
-class Tensor:
+class Tensor(Shaping, Reductions, Indexing, Conversions):
     """An ndarray that can take part in reverse-mode differentiation, PyTorch style.
 
-    Create one with ``s2sgrad.tensor(data, requires_grad=...)``.
+    Create one with ``s2sgrad.tensor(data, requires_grad=...)``. Its methods of shape and
+    layout, reductions, selections and conversions are those of its bases.
     """
 
     __slots__ = (
@@ -569,276 +482,8 @@ class Tensor:
 
     # -- methods that mirror PyTorch's (NumPy names work too: np.sum(t, axis=0)) -------------
 
-    def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None,
-            axis: Any = None, keepdims: bool | None = None) -> Tensor:
-        """Sum over ``dim`` (PyTorch's name) or ``axis`` (NumPy's); all axes by default.
-        With ``dtype``, the Tensor is converted to it first (in the graph), as in PyTorch."""
-        x = self if dtype is None else self.to(dtype)
-        return _ops.reduction(np.sum, x, dim, keepdim, axis, keepdims)
-
-    def mean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None,
-             axis: Any = None, keepdims: bool | None = None) -> Tensor:
-        """Mean over ``dim`` / ``axis``; all axes by default; ``dtype`` as for ``sum``."""
-        x = self if dtype is None else self.to(dtype)
-        return _ops.reduction(np.mean, x, dim, keepdim, axis, keepdims)
-
-    def prod(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        return _ops.reduction(np.prod, self, dim, keepdim, None, None)
-
-    def reshape(self, *shape: Any) -> Tensor:
-        """A Tensor with the same data and a new shape: ``t.reshape(2, 3)`` or ``((2, 3))``."""
-        if len(shape) == 1 and not isinstance(shape[0], int):
-            shape = tuple(shape[0])
-        return _ops.numpy_call(np.reshape, (self, tuple(shape)), {})
-
-    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
-        """The dimensions ``start_dim`` to ``end_dim`` (both included) made one."""
-        shape = self._data.shape
-        if not shape:
-            return self.reshape(1)
-        start, end = start_dim % len(shape), end_dim % len(shape)
-        if start > end:
-            raise RuntimeError("flatten() has invalid args: start_dim cannot come after "
-                               "end_dim")
-        return self.reshape(*shape[:start], math.prod(shape[start:end + 1]), *shape[end + 1:])
-
-    def unflatten(self, dim: int, sizes: Sequence[int]) -> Tensor:
-        """The dimension ``dim`` split into ``sizes`` (one of which may be -1)."""
-        shape = self._data.shape
-        dim = dim % max(len(shape), 1)
-        return self.reshape(*shape[:dim], *sizes, *shape[dim + 1:])
-
-    def view_as(self, other: Tensor) -> Tensor:
-        """``self.view(other.shape)``."""
-        return self.reshape(other._data.shape)
-
-    def contiguous(self) -> Tensor:
-        """``self``: its values are read the same whatever the layout of its memory."""
-        return self
-
-    def squeeze(self, dim: int | None = None) -> Tensor:
-        return _ops.numpy_call(np.squeeze, (self,), {} if dim is None else {"axis": dim})
-
-    def unsqueeze(self, dim: int) -> Tensor:
-        return _ops.numpy_call(np.expand_dims, (self, dim), {})
-
-    @property
-    def T(self) -> Tensor:
-        """The dimensions reversed, like ``ndarray.T``."""
-        return _ops.numpy_call(np.transpose, (self,), {})
-
-    def t(self) -> Tensor:
-        return self.T
-
-    def transpose(self, dim0: int, dim1: int) -> Tensor:
-        """Swap two dimensions (PyTorch's meaning, not NumPy's)."""
-        return _ops.numpy_call(np.swapaxes, (self, dim0, dim1), {})
-
-    def permute(self, *dims: Any) -> Tensor:
-        if len(dims) == 1 and not isinstance(dims[0], int):
-            dims = tuple(dims[0])
-        return _ops.numpy_call(np.transpose, (self, tuple(dims)), {})
-
     def clamp(self, min: Any = None, max: Any = None) -> Tensor:
         return _ops.numpy_call(np.clip, (self, min, max), {})
-
-    # -- comparisons, tests, conversions -----------------------------------------------------
-
-    def all(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        """Whether every element (along ``dim``) is nonzero: a bool Tensor, no gradient."""
-        return _make(np.asarray(np.all(self._data, axis=_axis(dim), keepdims=keepdim)))
-
-    def any(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        """Whether some element (along ``dim``) is nonzero: a bool Tensor, no gradient."""
-        return _make(np.asarray(np.any(self._data, axis=_axis(dim), keepdims=keepdim)))
-
-    def to(self, *args: Any, **kwargs: Any) -> Tensor:
-        """A Tensor of another dtype: ``t.to(np.float32)``, ``t.to("float64")``,
-        ``t.to(other)`` (other's dtype). The device ``"cpu"`` changes nothing; another one
-        raises RuntimeError. The result is ``self`` when the dtype is already right, else a
-        copy that stays in the graph (when the new dtype is floating)."""
-        dtype = kwargs.pop("dtype", None)
-        if kwargs.get("device") is not None:
-            check_device(kwargs["device"])
-        for arg in args:
-            if isinstance(arg, Tensor):
-                dtype = arg._data.dtype
-            elif device_type(arg) is not None:
-                check_device(arg)
-            elif not isinstance(arg, bool):  # non_blocking, copy, given by position
-                dtype = arg
-        if dtype is None:
-            return self
-        dtype = _dtype(dtype)
-        if dtype == self._data.dtype:
-            return self
-        if dtype.kind not in "fc":
-            return _make(self._data.astype(dtype))
-        return _ops.numpy_call(np.ndarray.astype, (self, dtype), {})
-
-    def type(self, dtype: Any = None, non_blocking: bool = False) -> Any:
-        """Without ``dtype``, PyTorch's name of this Tensor's type (``"torch.DoubleTensor"``);
-        with one (a dtype, or such a name), ``self.to(dtype)``."""
-        if dtype is None:
-            return "torch." + _TYPE_NAMES[self._data.dtype]
-        if isinstance(dtype, str) and dtype.removeprefix("torch.") in _TYPES_BY_NAME:
-            dtype = _TYPES_BY_NAME[dtype.removeprefix("torch.")]
-        return self.to(dtype)
-
-    def type_as(self, other: Tensor) -> Tensor:
-        """``self.to(other.dtype)``."""
-        return self.to(other._data.dtype)
-
-    # -- extrema ---------------------------------------------------------------------------
-
-    def argmax(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
-        """The index of the (first) largest element, of the flattened Tensor without ``dim``:
-        int64, no gradient."""
-        return _make(np.asarray(np.argmax(self._data, axis=dim, keepdims=keepdim),
-                                dtype=np.int64))
-
-    def argmin(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
-        """The index of the (first) smallest element; as ``argmax``."""
-        return _make(np.asarray(np.argmin(self._data, axis=dim, keepdims=keepdim),
-                                dtype=np.int64))
-
-    def max(self, dim: Any = None, keepdim: bool = False) -> Any:
-        """Without ``dim``, the largest element (its gradient shared evenly by ties); with
-        ``dim``, ``(values, indices)`` along it (the gradient to the index returned); with a
-        Tensor, the elementwise maximum."""
-        return _extremum(self, dim, keepdim, np.max, np.argmax, np.maximum, ReturnMax)
-
-    def min(self, dim: Any = None, keepdim: bool = False) -> Any:
-        """As ``max``, for the smallest."""
-        return _extremum(self, dim, keepdim, np.min, np.argmin, np.minimum, ReturnMin)
-
-    # -- normalisations, statistics ----------------------------------------------------------
-
-    def softmax(self, dim: int, dtype: Any = None) -> Tensor:
-        """``exp(t) / exp(t).sum(dim)``, computed after subtracting the maximum along ``dim``
-        (a constant: softmax does not change when a constant is added along ``dim``)."""
-        x = self if dtype is None else self.to(dtype)
-        e = (x - np.max(x._data, axis=dim, keepdims=True)).exp()
-        return e / e.sum(dim, keepdim=True)
-
-    def log_softmax(self, dim: int, dtype: Any = None) -> Tensor:
-        """``t - log(exp(t).sum(dim))``, computed after subtracting the maximum along
-        ``dim``."""
-        x = self if dtype is None else self.to(dtype)
-        shifted = x - np.max(x._data, axis=dim, keepdims=True)
-        return shifted - shifted.exp().sum(dim, keepdim=True).log()
-
-    def var(self, dim: Any = None, unbiased: bool = True, keepdim: bool = False, *,
-            correction: Any = None) -> Tensor:
-        """The variance along ``dim`` (all elements by default), divided by ``N - correction``;
-        ``unbiased=False`` is ``correction=0``. ``t.var(False)`` is ``t.var(unbiased=False)``."""
-        return _spread(np.var, self, dim, unbiased, keepdim, correction)
-
-    def std(self, dim: Any = None, unbiased: bool = True, keepdim: bool = False, *,
-            correction: Any = None) -> Tensor:
-        """The square root of ``var`` with the same arguments."""
-        return _spread(np.std, self, dim, unbiased, keepdim, correction)
-
-    def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
-        """The ``p``-norm of the elements along ``dim`` (an int or a tuple; all by default),
-        as one vector: ``"fro"`` is 2, ``inf`` the largest magnitude."""
-        order = 2.0 if p in ("fro", None) else float(p)
-        n = self._data.ndim
-        dims = tuple(range(n)) if dim is None else (
-            (dim,) if isinstance(dim, int) else tuple(dim))
-        dims = tuple(sorted({d % n for d in dims})) if n else ()
-        rest = [d for d in range(n) if d not in dims]
-        kept = [self._data.shape[d] for d in rest]
-        x = self.permute(*rest, *dims) if n else self
-        result = _ops.numpy_call(np.linalg.norm, (x.reshape(*kept, -1),),
-                                 {"ord": order, "axis": -1})
-        if keepdim:
-            result = result.reshape(*[1 if d in dims else self._data.shape[d]
-                                      for d in range(n)])
-        return result
-
-    # -- shapes, selections ------------------------------------------------------------------
-
-    def expand(self, *sizes: Any) -> Tensor:
-        """A view repeating dimensions of size 1 (and adding leading ones) up to ``sizes``;
-        -1 keeps a dimension's size."""
-        if len(sizes) == 1 and not isinstance(sizes[0], int):
-            sizes = tuple(sizes[0])
-        lead = len(sizes) - self._data.ndim
-        if lead < 0:
-            raise RuntimeError(
-                f"expand: the number of sizes provided ({len(sizes)}) must be greater or "
-                f"equal to the number of dimensions in the tensor ({self._data.ndim})")
-        shape = tuple(self._data.shape[i - lead] if s == -1 and i >= lead else s
-                      for i, s in enumerate(sizes))
-        if any(s < 0 for s in shape):
-            raise RuntimeError(f"expand: -1 is not allowed for a new leading dimension: {sizes}")
-        return _ops.numpy_call(np.broadcast_to, (self, shape), {})
-
-    def masked_fill(self, mask: Any, value: Any) -> Tensor:
-        """A copy with ``value`` where ``mask`` (broadcast to this shape) is True; a Tensor
-        ``value`` (0-d) gets the gradient of the filled elements."""
-        mask = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
-        if mask.dtype != np.bool_:
-            raise RuntimeError(f"masked_fill only supports boolean masks, but got mask with "
-                               f"dtype {mask.dtype}")
-        if isinstance(value, Tensor):
-            value = value.to(self._data.dtype)
-        else:
-            value = np.asarray(value, dtype=self._data.dtype)
-        result = _ops.numpy_call(np.where, (mask, value, self), {})
-        if result.shape != self.shape:
-            raise RuntimeError(f"masked_fill: the mask of shape {tuple(mask.shape)} does not "
-                               f"broadcast to the tensor's shape {tuple(self.shape)}")
-        return result
-
-    def where(self, condition: Any, other: Any) -> Tensor:
-        """``self`` where ``condition`` is True, else ``other`` (broadcast together)."""
-        condition = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
-        return _ops.numpy_call(np.where, (condition.astype(bool), self, other), {})
-
-    def gather(self, dim: int, index: Any) -> Tensor:
-        """``out[i][j] = t[index[i][j]][j]`` for ``dim=0`` (and likewise for other dims);
-        ``index`` may be smaller than ``t`` along every dimension."""
-        index = index._data if isinstance(index, Tensor) else np.asarray(index)
-        if index.dtype.kind not in "iu":
-            raise RuntimeError(f"gather(): Expected dtype int64 for index, got {index.dtype}")
-        if index.ndim != self._data.ndim:
-            raise RuntimeError("Index tensor must have the same number of dimensions as "
-                               "input tensor")
-        dim = dim % max(self._data.ndim, 1)
-        if self._data.ndim:
-            window = tuple(slice(None) if d == dim else slice(0, index.shape[d])
-                           for d in range(self._data.ndim))
-            source = self[window] if any(
-                index.shape[d] != self._data.shape[d] for d in range(self._data.ndim)
-                if d != dim) else self
-        else:
-            source = self
-        return _ops.numpy_call(np.take_along_axis, (source, index, dim), {})
-
-    def select(self, dim: int, index: int) -> Tensor:
-        """The slice at ``index`` along ``dim``, without that dimension (a view)."""
-        return self[(slice(None),) * (dim % self._data.ndim) + (index,)]
-
-    def index_select(self, dim: int, index: Any) -> Tensor:
-        """The entries at the positions ``index`` (a vector of integers) along ``dim``."""
-        index = _index_array(index)
-        if index.ndim > 1:
-            raise IndexError("index_select(): Index is supposed to be a vector")
-        if index.dtype.kind not in "iu":
-            raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
-        return self[(slice(None),) * (dim % max(self._data.ndim, 1)) + (index.reshape(-1),)]
-
-    def masked_select(self, mask: Any) -> Tensor:
-        """The entries where ``mask`` (broadcast with this Tensor) is True, as a vector."""
-        mask = _index_array(mask)
-        if mask.dtype != np.bool_:
-            raise RuntimeError(f"masked_select: expected BoolTensor for mask, got "
-                               f"{dtype_name(mask.dtype)}")
-        shape = np.broadcast_shapes(self._data.shape, mask.shape)
-        x = self if self._data.shape == shape else self.expand(shape)
-        return x[np.broadcast_to(mask, shape)]
 
     # -- more elementwise functions ----------------------------------------------------------
 
@@ -859,106 +504,7 @@ class Tensor:
             return _make(np.sign(self._data))
         return _stepwise(self, np.sign, "SignBackward0")
 
-    # -- cumulative functions, reorderings ---------------------------------------------------
-
-    def cumsum(self, dim: int, *, dtype: Any = None) -> Tensor:
-        """Running sums along ``dim`` (after converting to ``dtype``, if given)."""
-        x = self if dtype is None else self.to(dtype)
-        return _ops.numpy_call(np.cumsum, (x,), {"axis": dim})
-
-    def cumprod(self, dim: int, *, dtype: Any = None) -> Tensor:
-        """Running products along ``dim`` (after converting to ``dtype``, if given)."""
-        x = self if dtype is None else self.to(dtype)
-        return _ops.numpy_call(np.cumprod, (x,), {"axis": dim})
-
-    def flip(self, *dims: Any) -> Tensor:
-        """The order of the entries reversed along ``dims`` (``t.flip(0)``, ``t.flip([0,
-        1])``, ``t.flip(0, 1)``); a copy, as in PyTorch."""
-        axes = tuple(dims[0]) if len(dims) == 1 and isinstance(dims[0], Sequence) else dims
-        return _ops.numpy_call(np.flip, (self,), {"axis": tuple(axes)}).clone()
-
-    def roll(self, shifts: Any, dims: Any = None) -> Tensor:
-        """The entries shifted by ``shifts`` along ``dims``, wrapping around; without
-        ``dims``, those of the flattened Tensor (the shape is kept)."""
-        kwargs = {} if dims is None else {"axis": _axis(dims)}
-        return _ops.numpy_call(np.roll, (self, _axis(shifts)), kwargs)
-
-    def sort(self, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Any:
-        """``(values, indices)`` sorted along ``dim``, NaN as the largest value. The sort is
-        always stable (equal entries keep their order), which PyTorch gives with
-        ``stable=True``. The gradient of ``values`` goes to the entries they were taken
-        from."""
-        indices = _sort_indices(self._data, dim, descending)
-        return ReturnSort(_taken(self, indices, dim), _make(indices))
-
-    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
-        """``(values, indices)`` of the ``k`` largest (``largest=False``: smallest) entries
-        along ``dim``, in order; of equal entries, the first ones."""
-        size = self._data.shape[dim] if self._data.ndim else 1
-        if not 0 <= k <= size:
-            raise RuntimeError("selected index k out of range")
-        indices = _sort_indices(self._data, dim, largest)
-        if self._data.ndim:
-            indices = np.take(indices, np.arange(k), axis=dim)
-        return ReturnTopk(_taken(self, indices, dim), _make(indices))
-
-    # -- splitting, repeating ----------------------------------------------------------------
-
-    def split(self, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
-        """Views of consecutive pieces along ``dim``: of ``split_size`` entries each (the last
-        one shorter), or of the sizes listed."""
-        n = self._data.shape[dim]
-        if isinstance(split_size_or_sections, Sequence):
-            sizes = [operator.index(s) for s in split_size_or_sections]
-            if sum(sizes) != n or any(s < 0 for s in sizes):
-                raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
-                                   f"(input tensor's size at dimension {dim}), but got "
-                                   f"split_sizes={sizes}")
-        else:
-            size = operator.index(split_size_or_sections)
-            if size < 0:
-                raise RuntimeError(f"split expects split_size be non-negative, but got "
-                                   f"split_size={size}")
-            if size == 0 and n:
-                raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
-                                   f"dimension size of {n}")
-            sizes = [min(size, n - start) for start in range(0, n, size)] if n else [0]
-        lead = (slice(None),) * (dim % self._data.ndim)
-        bounds = itertools.pairwise(itertools.accumulate(sizes, initial=0))
-        return tuple(self[(*lead, slice(a, b))] for a, b in bounds)
-
-    def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
-        """At most ``chunks`` views of equal size along ``dim`` (the last one may be shorter,
-        and there are fewer when the size does not allow as many)."""
-        if chunks <= 0:
-            raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-        n = self._data.shape[dim]
-        if n == 0:
-            return self.split([0] * chunks, dim)
-        return self.split(-(-n // chunks), dim)
-
-    def unbind(self, dim: int = 0) -> tuple[Tensor, ...]:
-        """The slices along ``dim``, each without that dimension (views)."""
-        return tuple(self.select(dim, i) for i in range(self._data.shape[dim]))
-
-    def repeat(self, *sizes: Any) -> Tensor:
-        """The Tensor tiled ``sizes[d]`` times along each dimension ``d`` (new leading
-        dimensions when ``sizes`` has more)."""
-        reps = _shape(sizes)
-        if len(reps) < self._data.ndim:
-            raise RuntimeError("Number of dimensions of repeat dims can not be smaller than "
-                               "number of dimensions of tensor")
-        return _ops.numpy_call(np.tile, (self, reps), {})
-
-    def repeat_interleave(self, repeats: Any, dim: int | None = None, *,
-                          output_size: int | None = None) -> Tensor:
-        """Each entry repeated ``repeats`` times (or ``repeats[i]`` times for entry ``i``)
-        along ``dim``; without ``dim``, those of the flattened Tensor."""
-        if isinstance(repeats, Tensor):
-            repeats = repeats._data
-        return _ops.numpy_call(np.repeat, (self, repeats), {} if dim is None else {"axis": dim})
-
-    # -- products, triangles -----------------------------------------------------------------
+    # -- products ----------------------------------------------------------------------------
 
     def bmm(self, mat2: Tensor) -> Tensor:
         """Matrix products of the matching matrices of two batches ``(b, n, m)`` and
@@ -980,73 +526,6 @@ class Tensor:
                                    f"{np.ndim(t)}-D")
         return _ops.numpy_call(np.outer, (self, vec2), {})
 
-    def diag(self, diagonal: int = 0) -> Tensor:
-        """Of a vector, the square matrix with it on the ``diagonal``-th diagonal; of a
-        matrix, that diagonal as a vector (a copy)."""
-        if self._data.ndim == 1:
-            return _ops.numpy_call(np.diag, (self,), {"k": diagonal})
-        if self._data.ndim != 2:
-            raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {self._data.ndim}D")
-        rows, cols = self._data.shape
-        start_row, start_col = max(-diagonal, 0), max(diagonal, 0)
-        i = np.arange(max(0, min(rows - start_row, cols - start_col)))
-        return self[i + start_row, i + start_col]
-
-    def triu(self, diagonal: int = 0) -> Tensor:
-        """The entries on and above the ``diagonal``-th diagonal of each matrix (the last
-        two dimensions), zeros below."""
-        return _triangle(self, np.triu, diagonal, "triu")
-
-    def tril(self, diagonal: int = 0) -> Tensor:
-        """The entries on and below the ``diagonal``-th diagonal, zeros above."""
-        return _triangle(self, np.tril, diagonal, "tril")
-
-    # -- reductions --------------------------------------------------------------------------
-
-    def logsumexp(self, dim: Any, keepdim: bool = False) -> Tensor:
-        """``log(exp(t).sum(dim))``, computed after subtracting the maximum along ``dim``
-        (a constant), so that large entries do not overflow."""
-        x = _floating(self)
-        axes = _axis(dim)
-        top = np.max(x._data, axis=axes, keepdims=True)
-        top = np.where(np.isfinite(top), top, 0.0)  # all -inf (or inf): shift by nothing
-        out = (x - top).exp().sum(axes, keepdim=True).log() + top
-        return out if keepdim else out.squeeze(axes)
-
-    def amax(self, dim: Any = (), keepdim: bool = False) -> Tensor:
-        """The largest entries along ``dim`` (all by default); the gradient is shared evenly
-        by equal ones."""
-        return _ops.reduction(np.amax, self, _all_if_empty(dim), keepdim, None, None)
-
-    def amin(self, dim: Any = (), keepdim: bool = False) -> Tensor:
-        """The smallest entries along ``dim``; as ``amax``."""
-        return _ops.reduction(np.amin, self, _all_if_empty(dim), keepdim, None, None)
-
-    # -- new Tensors of this one's dtype -----------------------------------------------------
-
-    def new_zeros(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-        """Zeros of ``size``, of this Tensor's dtype unless told otherwise."""
-        return _leaf(np.zeros(_shape(size), dtype=self._new_dtype(dtype)), requires_grad)
-
-    def new_ones(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-        return _leaf(np.ones(_shape(size), dtype=self._new_dtype(dtype)), requires_grad)
-
-    def new_empty(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-        return _leaf(np.empty(_shape(size), dtype=self._new_dtype(dtype)), requires_grad)
-
-    def new_full(self, size: Any, fill_value: Any, *, dtype: Any = None,
-                 requires_grad: bool = False) -> Tensor:
-        return _leaf(np.full(_shape((size,)), _number(fill_value),
-                             dtype=self._new_dtype(dtype)), requires_grad)
-
-    def new_tensor(self, data: Any, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-        """A new leaf holding a copy of ``data``, of this Tensor's dtype unless told
-        otherwise."""
-        return Tensor(data, requires_grad=requires_grad, dtype=self._new_dtype(dtype))
-
-    def _new_dtype(self, dtype: Any) -> np.dtype:
-        return self._data.dtype if dtype is None else _dtype(dtype)
-
     # -- in place, through the same operations -----------------------------------------------
 
     def clamp_(self, min: Any = None, max: Any = None) -> Tensor:
@@ -1056,179 +535,12 @@ class Tensor:
 methods.install(Tensor, globals())
 
 
-class ReturnMax(NamedTuple):
-    """``t.max(dim)``: the values and their indices along ``dim``."""
-    values: Tensor
-    indices: Tensor
-
-
-class ReturnMin(NamedTuple):
-    """``t.min(dim)``: the values and their indices along ``dim``."""
-    values: Tensor
-    indices: Tensor
-
-
-class ReturnSort(NamedTuple):
-    """``t.sort(dim)``: the sorted values and where they were along ``dim``."""
-    values: Tensor
-    indices: Tensor
-
-
-class ReturnTopk(NamedTuple):
-    """``t.topk(k, dim)``: the ``k`` values and where they were along ``dim``."""
-    values: Tensor
-    indices: Tensor
-
-
-def _axis(dim: Any) -> Any:
-    return tuple(dim) if isinstance(dim, list) else dim
-
-
-_DTYPE_NAMES = {"float": "float32", "double": "float64", "half": "float16", "long": "int64",
-                "int": "int32", "bool": "bool", "short": "int16", "cfloat": "complex64",
-                "cdouble": "complex128"}
-
-
-# PyTorch's device types: the names ``to("cuda:0")`` may mean as a device rather than a dtype.
-_DEVICE_TYPES = frozenset(["cpu", "cuda", "mps", "xpu", "meta", "hip", "xla", "ipu", "hpu",
-                           "mtia", "vulkan", "lazy", "maia", "privateuseone"])
-
-
-def device_type(device: Any) -> str | None:
-    """The type of the device that ``device`` names (``"cpu"``, ``"cuda:0"``, a
-    ``torch.device``), or None when it names none."""
-    if isinstance(device, str):
-        kind = device.split(":")[0]
-        return kind if kind in _DEVICE_TYPES else None
-    kind = getattr(device, "type", None)  # a torch.device; a dtype's ``type`` is a class
-    return kind if isinstance(kind, str) and kind in _DEVICE_TYPES else None
-
-
-def check_device(device: Any) -> None:
-    """Refuse a device other than the CPU, where all Tensors live."""
-    if device_type(device) != "cpu":
-        raise RuntimeError(f"device {str(device)!r} is not available: s2sgrad computes on the "
-                           f"CPU only (device 'cpu')")
-
-
-# PyTorch's names of Tensor types (``t.type()``), by dtype.
-_TYPES_BY_NAME = {
-    "DoubleTensor": "float64", "FloatTensor": "float32", "HalfTensor": "float16",
-    "LongTensor": "int64", "IntTensor": "int32", "ShortTensor": "int16", "CharTensor": "int8",
-    "ByteTensor": "uint8", "UInt16Tensor": "uint16", "UInt32Tensor": "uint32",
-    "UInt64Tensor": "uint64", "BoolTensor": "bool", "ComplexFloatTensor": "complex64",
-    "ComplexDoubleTensor": "complex128"}
-_TYPE_NAMES = {np.dtype(dtype): name for name, dtype in _TYPES_BY_NAME.items()}
-
-
-def _dtype(dtype: Any) -> np.dtype:
-    """A NumPy dtype from a ``DType``, a NumPy dtype or type, a Python type (``float`` is
-    float64), or a name as PyTorch writes it (``"float32"``, ``"torch.float64"``,
-    ``"double"``)."""
-    if isinstance(dtype, DType):
-        return dtype.dtype
-    if isinstance(dtype, (np.dtype, type)):
-        return np.dtype(dtype)
-    name = str(dtype)
-    name = name.removeprefix("torch.")
-    return np.dtype(_DTYPE_NAMES.get(name, name))
-
-
-# The dtypes by PyTorch's names (``float32`` and its alias ``float``...): ``s2sgrad.float32``.
-DTYPES = {name: as_dtype(name) for name in (
-    "float16", "float32", "float64", "complex64", "complex128", "int8", "int16", "int32",
-    "int64", "uint8", "uint16", "uint32", "uint64", "bool", *_DTYPE_NAMES)}
-float16 = DTYPES["float16"]
-float32 = DTYPES["float32"]
-float64 = DTYPES["float64"]
-complex64 = DTYPES["complex64"]
-complex128 = DTYPES["complex128"]
-int8 = DTYPES["int8"]
-int16 = DTYPES["int16"]
-int32 = DTYPES["int32"]
-int64 = DTYPES["int64"]
-uint8 = DTYPES["uint8"]
-half = float16
-double = float64
-long = int64
-short = int16
-cfloat = complex64
-cdouble = complex128
-
-
-def _extremum(t: Tensor, dim: Any, keepdim: bool, reduce: Any, arg: Any, pairwise: Any,
-              result: Any) -> Any:
-    if isinstance(dim, Tensor):
-        return _ops.numpy_call(pairwise, (t, dim), {})
-    if dim is None:
-        return _ops.numpy_call(reduce, (t,), {})
-    indices = np.expand_dims(arg(t._data, axis=dim), dim)
-    values = _ops.numpy_call(np.take_along_axis, (t, indices, dim), {})
-    if not keepdim:
-        values = values.squeeze(dim)
-        indices = np.squeeze(indices, dim)
-    return result(values, _make(np.asarray(indices, dtype=np.int64)))
-
-
-def _floating(t: Tensor) -> Tensor:
-    """``t``, converted to float64 (our default) unless floating or complex already."""
-    return t if t._data.dtype.kind in "fc" else t.to(np.float64)
-
-
 def _stepwise(t: Tensor, func: Any, name: str) -> Tensor:
     """``func(t)`` for a piecewise-constant ``func``: its values, with a zero gradient to
     ``t`` (the node of ``np.where(False, t, values)``); integers and bools unchanged."""
     if t._data.dtype.kind not in "fc":
         return _make(t._data.copy())
     return _ops.binary("fill", t, func(t._data), name)
-
-
-def _sort_indices(data: np.ndarray, dim: int, descending: bool) -> np.ndarray:
-    """The int64 indices that sort ``data`` along ``dim``, stably (equal entries keep their
-    order, descending too), NaN as the largest value."""
-    if data.ndim == 0:
-        return np.zeros((), dtype=np.int64)
-    if not descending:
-        return np.argsort(data, axis=dim, kind="stable").astype(np.int64)
-    # sorting the reversed entries and reversing the result keeps equal ones in order
-    reverse = np.argsort(np.flip(data, dim), axis=dim, kind="stable")
-    return np.flip(data.shape[dim] - 1 - reverse, dim).astype(np.int64)
-
-
-def _taken(t: Tensor, indices: np.ndarray, dim: int) -> Tensor:
-    """The entries of ``t`` at ``indices`` along ``dim`` (differentiable)."""
-    if t._data.ndim == 0:
-        return t.clone()
-    return _ops.numpy_call(np.take_along_axis, (t, indices, dim), {})
-
-
-def _triangle(t: Tensor, func: Any, diagonal: int, name: str) -> Tensor:
-    if t._data.ndim < 2:
-        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
-    return _ops.numpy_call(func, (t,), {"k": diagonal})
-
-
-def _all_if_empty(dim: Any) -> Any:
-    """PyTorch's ``dim=()`` (all dimensions) as NumPy's ``axis=None``."""
-    axes = _axis(dim)
-    return None if isinstance(axes, tuple) and not axes else axes
-
-
-def _index_array(index: Any) -> np.ndarray:
-    return index._data if isinstance(index, Tensor) else np.asarray(index)
-
-
-def _spread(func: Any, t: Tensor, dim: Any, unbiased: bool, keepdim: bool,
-            correction: Any) -> Tensor:
-    if isinstance(dim, bool):  # the old form t.var(unbiased)
-        dim, unbiased = None, dim
-    ddof = (1 if unbiased else 0) if correction is None else correction
-    kwargs: dict[str, Any] = {"ddof": ddof}
-    if dim is not None:
-        kwargs["axis"] = _axis(dim)
-    if keepdim:
-        kwargs["keepdims"] = True
-    return _ops.numpy_call(func, (t,), kwargs)
 
 
 def _init(t: Tensor, data: np.ndarray, grad_fn: Any, out: int, requires_grad: bool,
@@ -1284,12 +596,5 @@ def _leaf(data: np.ndarray, requires_grad: bool) -> Tensor:
     return t
 
 
-def _shape(size: tuple) -> tuple[int, ...]:
-    """``(2, 3)`` from ``(2, 3)``, ``((2, 3),)`` or ``([2, 3],)`` (sizes written either way)."""
-    if len(size) == 1 and isinstance(size[0], Sequence):
-        size = tuple(size[0])
-    return tuple(operator.index(n) for n in size)
-
-
-def _number(value: Any) -> Any:
-    return value.item() if isinstance(value, (Tensor, np.ndarray, np.generic)) else value
+# The bases' modules read the class and its constructors as globals of their own.
+_bind(Tensor=Tensor, _make=_make, _leaf=_leaf)

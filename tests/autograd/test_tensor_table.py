@@ -1,8 +1,10 @@
 """Tensor's one-operation methods are rows of a table (s2sgrad/autograd/methods.py): each row
-is a method of Tensor, written from the row, none is also written by hand in the class, and
-each computes what NumPy (or PyTorch's operator) computes, gradient included."""
+is a method of Tensor, written from the row, none is also written by hand in the class or in
+its bases (which the row would hide), and each computes what NumPy (or PyTorch's operator)
+computes, gradient included."""
 
 import ast
+import inspect
 import pathlib
 
 import numpy as np
@@ -11,15 +13,18 @@ import pytest
 import s2sgrad
 from s2sgrad.autograd import methods, tensor
 
-TENSOR_FILE = pathlib.Path(tensor.__file__)
-
 
 def _hand_written() -> set[str]:
-    tree = ast.parse(TENSOR_FILE.read_text())
-    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Tensor")
-    return {n.name for n in cls.body if isinstance(n, ast.FunctionDef)} | {
-        t.id for n in cls.body if isinstance(n, ast.Assign) for t in n.targets
-        if isinstance(t, ast.Name)}
+    """The names defined in the bodies of Tensor and of its bases, read from their source."""
+    names: set[str] = set()
+    for cls in s2sgrad.Tensor.__mro__[:-1]:  # all but object
+        tree = ast.parse(pathlib.Path(inspect.getfile(cls)).read_text())
+        body = next(n for n in tree.body if isinstance(n, ast.ClassDef)
+                    and n.name == cls.__name__).body
+        names |= {n.name for n in body if isinstance(n, ast.FunctionDef)} | {
+            t.id for n in body if isinstance(n, ast.Assign) for t in n.targets
+            if isinstance(t, ast.Name)}
+    return names
 
 
 def test_each_row_is_a_method_written_from_it_and_only_there():
@@ -34,6 +39,17 @@ def test_each_row_is_a_method_written_from_it_and_only_there():
         assert line.startswith(f"def {name}(")
     for alias, name in methods.ALIASES.items():
         assert getattr(s2sgrad.Tensor, alias) is getattr(s2sgrad.Tensor, name)
+
+
+def test_the_bases_hold_no_state_and_read_what_tensor_py_binds_in_them():
+    bases = s2sgrad.Tensor.__bases__
+    assert {cls.__module__ for cls in bases} == {module.__name__ for module in tensor._BASES}
+    assert all(vars(cls)["__slots__"] == () for cls in bases)
+    assert not hasattr(s2sgrad.tensor(1.0), "__dict__")
+    for module in tensor._BASES:
+        for name in ("_ops", "Tensor", "_make", "_leaf"):
+            if name in vars(module):
+                assert vars(module)[name] is vars(tensor)[name], (module.__name__, name)
 
 
 UNARY = [name for name, (form, _) in methods.METHODS.items() if form in ("numpy", "unary")
