@@ -188,3 +188,18 @@ def test_no_module_is_written_into_sys_modules():
                     and ast.unparse(node.value) == "sys.modules"):
                 written.append(f"{where(name, node.lineno)}: {ast.unparse(node)}")
     assert not written, "modules written into sys.modules by hand:\n" + "\n".join(written)
+
+
+def test_no_class_over_400_lines_and_no_module_over_800():
+    """Each module holds one job, each class one role: a module past 800 lines or a class
+    past 400 is split where its jobs part."""
+    over = []
+    for name, path in modules().items():
+        text = path.read_text()
+        if len(text.splitlines()) > 800:
+            over.append(f"{path.relative_to(ROOT)}: {len(text.splitlines())} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ClassDef) and node.end_lineno - node.lineno + 1 > 400:
+                over.append(f"{path.relative_to(ROOT)}:{node.lineno}: class {node.name}, "
+                            f"{node.end_lineno - node.lineno + 1} lines")
+    assert not over, "\n".join(over)
