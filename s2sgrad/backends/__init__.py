@@ -1,8 +1,8 @@
 """Array libraries: one ``Backend`` object each, the one place a compile for another
 library's arrays differs from a compile for NumPy's.
 
-Before: the signature of a compile (``analyze.Abstract`` values, whose ``backend`` names the
-library of an array among the arguments: ``analyze.values.backend_of``).
+Before: the signature of a compile (the analysis's abstract values, whose ``backend`` names
+the library of an array among the arguments: ``identity.backend_of``).
 After:  ``of(signature)``, the ``Backend`` the compile runs its library steps through:
 
     optimize     backend.updates_in_place     the adjoint's cotangent buffers updated in place
@@ -28,9 +28,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..compiler.analyze import Abstract
-from ..compiler.analyze import values as _values
-from .base import Backend, on
+from . import identity as _values
+from .base import Backend, is_abstract, on
 from .dispatching import Dispatching
 from .namespaces import Namespace, jax_array
 from .numpy import NUMPY
@@ -79,16 +78,16 @@ def named(name: str | None) -> Backend:
     return found
 
 
-def of(signature: dict[str, Abstract]) -> Backend:
+def of(signature: dict[str, Any]) -> Backend:
     """The backend of the arrays among the arguments (in containers too), NumPy's where
     there are none; a TypeError where two libraries meet (their arrays do not mix)."""
     found: set[str] = set()
 
-    def walk(value: Abstract) -> None:
+    def walk(value: Any) -> None:
         if value.backend is not None:
             found.add(value.backend)
         for _, item in value.items or ():
-            if isinstance(item, Abstract):
+            if is_abstract(item):
                 walk(item)
 
     for value in signature.values():

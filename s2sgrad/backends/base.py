@@ -14,14 +14,13 @@ from typing import Any
 import gast
 import numpy as np
 
-from ..compiler.analyze import Abstract
 from . import forms
 
 
 class Backend:
     """NumPy's steps; another library's module overrides those it does differently."""
 
-    name: str | None = None  # the library's name, as ``Abstract.backend`` gives it
+    name: str | None = None  # the library's name, as ``Any.backend`` gives it
     # the adjoint updates the cotangent buffers it owns in place (``inplace.py``): NumPy's
     # in-place operations write only NumPy's arrays
     updates_in_place = True
@@ -60,7 +59,7 @@ class Backend:
 
     # -- pipeline -----------------------------------------------------------------------------
 
-    def callee(self, signature: dict[str, Abstract]) -> dict[str, Abstract]:
+    def callee(self, signature: dict[str, Any]) -> dict[str, Any]:
         """A callee's signature, as the caller's compile passes it on."""
         return signature
 
@@ -73,17 +72,22 @@ class Backend:
         return bindings, code
 
     def check(self, filename: str, names: Callable[[], dict[str, Any]],
-              values: dict[str, Abstract]) -> None:
+              values: dict[str, Any]) -> None:
         """Refuse the first statement of the generated file that the library cannot run."""
 
 
-def on(value: Abstract, backend: str) -> Abstract:
+def on(value: Any, backend: str) -> Any:
     """``value`` with its arrays (in containers too) those of ``backend``: what a callee
     receives from a caller compiled for that library."""
     if value.kind == "array" and value.backend is None:
         return dataclasses.replace(value, backend=backend)
     if value.items:
-        items = tuple((k, on(v, backend) if isinstance(v, Abstract) else v)
+        items = tuple((k, on(v, backend) if is_abstract(v) else v)
                       for k, v in value.items)
         return dataclasses.replace(value, items=items)
     return value
+
+
+def is_abstract(value: Any) -> bool:
+    """An abstract value of the analysis (what a signature holds), not a key or a constant."""
+    return dataclasses.is_dataclass(value) and hasattr(value, "backend")

@@ -36,7 +36,6 @@ from typing import Any
 
 import numpy as np
 
-from ..compiler.analyze import Abstract
 from ..errors import TransformError
 from .scatter import NUMPY_SCATTERS, SCATTERS
 
@@ -52,7 +51,7 @@ _NUMPY_CONVERSIONS = frozenset({np.asarray, np.array, np.asanyarray, np.ascontig
 
 
 def check(backend: Any, filename: str, names: dict[str, Any],
-          values: dict[str, Abstract]) -> None:
+          values: dict[str, Any]) -> None:
     """Refuse the first statement of the generated file ``filename`` (as linecache holds
     it) that ``backend`` cannot run. ``names``: what the code's free names resolve to (the
     function's globals, its closure, the compile's bindings); ``values``: what the analysis
@@ -64,7 +63,7 @@ def check(backend: Any, filename: str, names: dict[str, Any],
 
 
 class _Check(ast.NodeVisitor):
-    def __init__(self, backend: Any, names: dict[str, Any], values: dict[str, Abstract],
+    def __init__(self, backend: Any, names: dict[str, Any], values: dict[str, Any],
                  filename: str):
         self.library = backend
         self.backend = backend.name

@@ -18,10 +18,10 @@ import gast
 import numpy as np
 
 from .. import syntax
-from ..compiler.analyze import Abstract
 from ..runtime import chunks, containers, unbroadcast
 from . import check, scatter
 from .base import Backend, on
+from .identity import namespace_of
 
 # s2sgrad's helpers in generated code that compute only with NumPy's dispatched functions,
 # Python's containers and the arrays' operators: they run on a backend's arrays as they are.
@@ -44,7 +44,6 @@ class Dispatching(Backend):
         return f"Dispatching({self.name!r})"
 
     def namespace(self) -> Any:
-        from ..compiler.analyze.values import namespace_of
         return namespace_of(self.name)
 
     def lower(self, adjoint: list[gast.stmt], rev: Any) -> list[gast.stmt]:
@@ -75,7 +74,7 @@ class Dispatching(Backend):
         rewrite = Rewrite()
         return [rewrite.visit(stmt) for stmt in adjoint]
 
-    def callee(self, signature: dict[str, Abstract]) -> dict[str, Abstract]:
+    def callee(self, signature: dict[str, Any]) -> dict[str, Any]:
         return {k: on(v, self.name) for k, v in signature.items()}
 
     def bind(self, bindings: dict[str, Any], code: tuple[list[gast.stmt], ...],
@@ -88,5 +87,5 @@ class Dispatching(Backend):
         return bound, tuple([syntax.clone(s) for s in body] for body in code)
 
     def check(self, filename: str, names: Callable[[], dict[str, Any]],
-              values: dict[str, Abstract]) -> None:
+              values: dict[str, Any]) -> None:
         check.check(self, filename, names(), values)

@@ -19,11 +19,10 @@ import gast
 import numpy as np
 
 from .. import syntax
-from ..compiler.analyze import Abstract
-from ..compiler.analyze.values import NAMESPACES, namespace_of
 from ..runtime import containers, standard, unbroadcast
 from . import check, forms, scatter
 from .base import Backend, on
+from .identity import NAMESPACES, namespace_of
 
 # The helpers that compute only with Python's containers, the arrays' operators, slices and
 # shapes, which run on the library's arrays as they are; and the standard's versions of
@@ -73,7 +72,7 @@ class Namespace(Backend):
                                         arrays)
         return stmts
 
-    def callee(self, signature: dict[str, Abstract]) -> dict[str, Abstract]:
+    def callee(self, signature: dict[str, Any]) -> dict[str, Any]:
         return {k: on(v, self.name) for k, v in signature.items()}
 
     def bind(self, bindings: dict[str, Any], code: tuple[list[gast.stmt], ...],
@@ -115,7 +114,7 @@ class Namespace(Backend):
                     "arrays", stmt, self.call_instead(name))
 
     def check(self, filename: str, names: Callable[[], dict[str, Any]],
-              values: dict[str, Abstract]) -> None:
+              values: dict[str, Any]) -> None:
         check.check(self, filename, names(), values)
 
     def call_instead(self, name: str) -> str:
