@@ -657,8 +657,21 @@ def _item(fn: Callable, k: int) -> Callable:
     return item
 
 
-def grad(fn: Callable) -> Function:
-    """Decorator: prepare ``fn`` for differentiation (compiled lazily, once per signature)."""
+def grad(fn: Callable, argnums: Wrt | None = None, has_aux: bool = False
+         ) -> Function | Derivative:
+    """Decorator, PyTorch-style: prepare ``fn`` for differentiation (compiled lazily, once
+    per signature); called with Tensors that require grad it records the graph for
+    ``backward()``, called with arrays it returns ``fn``'s value.
+
+    JAX's spelling, ``grad(fn, argnums=k)``, is JAX's grad: the function that returns the
+    gradient, ``gradient(fn, wrt=k)``. ``has_aux=True`` is refused with what to write."""
+    if has_aux:
+        raise TypeError(
+            "s2sgrad.grad(fn, has_aux=True): auxiliary outputs are not supported. Return the "
+            "scalar alone from the function you differentiate (s2sgrad.gradient(fn) or "
+            "s2sgrad.value_and_grad(fn)) and compute the auxiliary value in another call.")
+    if argnums is not None:
+        return gradient(fn, wrt=argnums)
     if isinstance(fn, Function):
         return fn
     return Function(fn)

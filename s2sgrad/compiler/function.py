@@ -15,6 +15,7 @@ import builtins
 import functools
 import inspect
 import types
+import warnings
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -330,6 +331,26 @@ def register_tensor_call(tensor: type, call: Callable[[Function, tuple, dict], A
     _tensor, _tensor_call = tensor, call
 
 
+_PYTORCH_STYLE = (
+    "s2sgrad.grad({name}) is PyTorch-style: called on arrays, {name}() returns its value, "
+    "and gradients flow from Tensors that require grad (x = s2sgrad.tensor(x, "
+    "requires_grad=True); {name}(x).backward(); x.grad). For a function that returns the "
+    "gradient, as JAX's and autograd's grad do, use s2sgrad.gradient({name}) or "
+    "s2sgrad.value_and_grad({name}) (or s2sgrad.grad({name}, argnums=0)).")
+
+
+_said: list[bool] = []
+
+
+def _looks_like_a_gradient_wanted(args: tuple, value: Any) -> bool:
+    """A first call on floating arrays or numbers that returns a floating scalar: how JAX's
+    ``grad(f)(x)`` is written, where a gradient is wanted and the value comes back."""
+    floating = any(isinstance(a, float) or (isinstance(a, np.ndarray) and a.dtype.kind == "f")
+                   for a in args)
+    return floating and (isinstance(value, float) or (
+        isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind == "f"))
+
+
 class Function:
     """A function prepared for differentiation by ``@s2sgrad.grad``.
 
@@ -344,6 +365,7 @@ class Function:
         self._spec = specialiser(self.fn)
         self._spec.owners.add(self)  # a rule registered for this Function applies to it
         self._lifted: dict[tuple, tuple] = {}
+        self._plain_calls = 0  # the first plain call may be JAX's grad(f)(x): said once
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         tensor = _tensor
@@ -359,7 +381,15 @@ class Function:
             except BaseException as exc:  # from the compiled forward: name the user's lines
                 note_generated(exc)
                 raise
-        return self.fn(*args, **kwargs)
+        if self._plain_calls:
+            return self.fn(*args, **kwargs)
+        self._plain_calls = 1
+        value = self.fn(*args, **kwargs)
+        if not _said and _looks_like_a_gradient_wanted(args, value):
+            _said.append(True)  # once a process
+            warnings.warn(_PYTORCH_STYLE.format(name=getattr(self.fn, "__name__", "f")),
+                          UserWarning, stacklevel=2)
+        return value
 
     def implicit_inputs(self, args: tuple) -> dict[str, Any]:
         """Tensors the function reads through its arguments' attributes or from globals."""
