@@ -148,3 +148,9 @@ def for_else(x):
 
 def norm_of_other_order(x):
     return np.linalg.norm(np.outer(x, x), ord="nuc")  # <- refused
+
+
+def scatter_add_at(x, idx):
+    y = np.zeros(3)
+    np.add.at(y, idx, x)  # <- refused
+    return np.sum(y ** 2)

@@ -50,12 +50,23 @@ def check_effect(facts: Facts, call: gast.expr) -> None:
         call.func.value, gast.Name) and call.func.value.id in facts.values else None
     if receiver is not None and facts.value(receiver).kind == "array":
         arrays.append(receiver)
+    if arrays and isinstance(call.func, gast.Attribute) and call.func.attr == "at" and \
+            isinstance(facts.parsed.resolve(call.func.value), np.ufunc):
+        ufunc = facts.parsed.resolve(call.func.value).__name__
+        raise facts.parsed.error(
+            f"np.{ufunc}.at(a, indices, b) changes a in place (every position as many times "
+            "as its index repeats), which the gradient cannot follow", call,
+            "For np.add.at, add every contribution with a loop (`for k in range(len(idx)): "
+            "y[idx[k]] += v[k]`) or a product with a one-hot matrix (`y = y + "
+            "np.eye(len(y))[idx].T @ v`); `y[idx] += v` follows NumPy, where a repeated "
+            "index is written once.")
     if arrays:
         raise facts.parsed.error(
             "a call whose result is not used, on an array: it may change the array in "
             "place, which the gradient cannot follow", call,
             "Assign the result to a name (e.g. `x = np.sort(x)`), or move the call "
             "outside the differentiated function.")
+
 
 def check_iterable(facts: Facts, atom: gast.expr, stmt: gast.stmt) -> None:
     """A loop over the items of ``atom`` is compiled as reads of atom[0], atom[1], ...:
