@@ -7,6 +7,7 @@ from __future__ import annotations
 import linecache
 import os
 import sys
+import types
 
 # generated file name -> {its line: (file, line, column) of the statement it comes from}
 _origins: dict[str, dict[int, tuple[str, int, int]]] = {}
@@ -85,10 +86,11 @@ GENERATED_CODE = "in code s2sgrad generated from yours (innermost last):"
 def note_generated(exc: BaseException) -> None:
     """Add to ``exc`` a note naming each frame of generated code in its traceback (innermost
     last): the function and part, the user's file, line and its text, and the generated
-    line. Called where s2sgrad runs generated code for the user, as the exception leaves:
+    line; and take s2sgrad's own frames out of its traceback, and out of a refusal's. Called where s2sgrad runs generated code for the user, as the exception leaves:
     a boundary further out replaces the note with one that names the frames it saw too, so
     it is there once. A TransformError points at the user's code already."""
     if isinstance(exc, TransformError):
+        _hide_internals(exc)
         return
     entries = []
     tb = exc.__traceback__
@@ -99,6 +101,7 @@ def note_generated(exc: BaseException) -> None:
         tb = tb.tb_next
     if not entries:
         return
+    _hide_internals(exc)
     lines = [GENERATED_CODE]
     k = 0
     while k < len(entries):  # a recursive function: one entry per run of repeats
@@ -123,6 +126,25 @@ def note_generated(exc: BaseException) -> None:
             notes[i] = note
             return
     notes.append(note)
+
+
+def _hide_internals(exc: BaseException) -> None:
+    """Take s2sgrad's own frames out of the traceback of a refusal or of an exception raised
+    in generated code, as it leaves for the user's code: what is left is the user's frames,
+    the generated code's and the libraries' it called. ``S2SGRAD_TRACEBACK=full`` keeps
+    every frame (an internal error keeps them always)."""
+    if os.environ.get("S2SGRAD_TRACEBACK") == "full":
+        return
+    kept = []
+    tb = exc.__traceback__
+    while tb is not None:
+        if not tb.tb_frame.f_code.co_filename.startswith(_PACKAGE):
+            kept.append(tb)
+        tb = tb.tb_next
+    rebuilt = None
+    for entry in reversed(kept):
+        rebuilt = types.TracebackType(rebuilt, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
+    exc.__traceback__ = rebuilt
 
 
 def _describe(filename: str, lineno: int) -> str:

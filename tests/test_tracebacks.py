@@ -21,6 +21,7 @@ import pytest
 import s2sgrad
 from s2sgrad import errors
 from s2sgrad.testing import check_grads, numeric_gradient
+from tests.located import PACKAGE_DIR
 
 X = np.linspace(0.5, 1.5, 4)
 BAD = np.array([9])  # an index out of bounds for X
@@ -432,3 +433,55 @@ def test_plain_python_shows_the_users_line(tmp_path):
     assert errors.GENERATED_CODE in err
     assert f"the forward of loss ({script}:7): return np.sum(z[[5]])" in err
     assert err.count(errors.GENERATED_CODE) == 1
+
+
+# --- s2sgrad's own frames are left out of what the user reads -----------------------------
+
+
+def _scatter(x):
+    y = np.zeros(3)
+    np.add.at(y, [0, 0, 1], x)
+    return np.sum(y)
+
+
+def _out_of_range(x, i):
+    return np.sum(x[i] ** 2)
+
+
+def _frames(exc):
+    found, tb = [], exc.__traceback__
+    while tb is not None:
+        found.append(tb.tb_frame.f_code.co_filename)
+        tb = tb.tb_next
+    return found
+
+
+@pytest.mark.parametrize("call", [
+    lambda: s2sgrad.gradient(_scatter)(np.ones(3)),
+    lambda: s2sgrad.value_and_grad(_scatter)(np.ones(3)),
+    lambda: s2sgrad.grad(_scatter)(s2sgrad.tensor(np.ones(3), requires_grad=True)),
+], ids=["gradient", "value_and_grad", "on a Tensor"])
+def test_a_refusal_shows_the_users_frames_only(call, monkeypatch):
+    monkeypatch.delenv("S2SGRAD_TRACEBACK", raising=False)
+    with pytest.raises(s2sgrad.TransformError) as caught:
+        call()
+    frames = _frames(caught.value)
+    assert frames and all(not f.startswith(PACKAGE_DIR) for f in frames), frames
+    assert frames[0] == __file__
+
+
+def test_an_error_in_generated_code_keeps_the_generated_frame_and_the_users(monkeypatch):
+    monkeypatch.delenv("S2SGRAD_TRACEBACK", raising=False)
+    t = s2sgrad.tensor(np.ones(3), requires_grad=True)
+    with pytest.raises(IndexError) as caught:
+        s2sgrad.grad(_out_of_range)(t, 7)
+    frames = _frames(caught.value)
+    assert not any(f.startswith(PACKAGE_DIR) for f in frames), frames
+    assert frames[0] == __file__ and frames[-1].startswith("<s2sgrad _out_of_range")
+
+
+def test_every_frame_with_the_full_traceback_asked_for(monkeypatch):
+    monkeypatch.setenv("S2SGRAD_TRACEBACK", "full")
+    with pytest.raises(s2sgrad.TransformError) as caught:
+        s2sgrad.gradient(_scatter)(np.ones(3))
+    assert any(f.startswith(PACKAGE_DIR) for f in _frames(caught.value))
