@@ -20,6 +20,8 @@ A lower layer that calls a higher one offers a registration point instead of imp
 (Tensor's operations).
 """
 
+from typing import Any
+
 # importing rules registers them
 from . import autograd, nn, optim, rules, testing, utils  # noqa: F401
 from .api import (
@@ -37,6 +39,7 @@ from .api import (
     value_and_grad,
     vjp,
 )
+from .autograd import toplevel as _toplevel
 from .autograd.creators import (
     arange,
     as_tensor,
@@ -105,10 +108,16 @@ from .serialization import load, save
 # bool, as in PyTorch. They are looked up on demand rather than bound here, and left out of
 # ``__all__``: bound, they would hide the builtins in this module, and ``from s2sgrad import *``
 # would hide them in the importer's.
-_BUILTIN_NAMED = {name: _DTYPES[name] for name in ("bool", "float", "int")}
+_BUILTIN_NAMED: dict[str, Any] = {name: _DTYPES[name] for name in ("bool", "float", "int")}
+# PyTorch's top-level functions (``s2sgrad.exp(t)``, ``s2sgrad.sum(t, dim=0)``): bound here,
+# except those named as builtins, which are looked up on demand as the dtypes above are
+_BUILTIN_NAMED.update({name: fn for name, fn in _toplevel.FUNCTIONS.items()
+                       if name in _toplevel.SHADOWING})
+globals().update({name: fn for name, fn in _toplevel.FUNCTIONS.items()
+                  if name not in _toplevel.SHADOWING})
 
 
-def __getattr__(name: str) -> DType:
+def __getattr__(name: str) -> Any:
     try:
         return _BUILTIN_NAMED[name]
     except KeyError:
