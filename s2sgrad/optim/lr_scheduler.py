@@ -8,8 +8,9 @@
 
 A scheduler sets each parameter group's ``lr`` from its epoch count ``last_epoch``. Creating
 one takes a first step to epoch 0, stores ``initial_lr`` in every group that has none yet and
-reads ``base_lrs`` from them. As in PyTorch, ``StepLR`` and ``CosineAnnealingLR`` are recursive
-(each step changes the group's current ``lr``, so a change made by hand carries on), while
+reads ``base_lrs`` from them. As in PyTorch, ``StepLR``, ``MultiStepLR``, ``ExponentialLR``
+and ``CosineAnnealingLR`` are recursive (each step changes the group's current ``lr``, so a
+change made by hand carries on), while
 ``LambdaLR`` is closed form (``base_lr * lr_lambda(epoch)``). ``ReduceLROnPlateau`` counts
 epochs without improvement of a metric given to ``step(metric)`` instead.
 
@@ -21,6 +22,7 @@ back. This module imports nothing from the package: it only reads and writes the
 
 from __future__ import annotations
 
+import collections
 import math
 import types
 from abc import ABC, abstractmethod
@@ -140,6 +142,34 @@ class StepLR(LRScheduler):
 
     def get_lr(self) -> list[float]:
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
+            return _lrs(self.optimizer)
+        return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
+
+
+class MultiStepLR(LRScheduler):
+    """Multiplies each group's lr by ``gamma`` at each epoch of ``milestones`` (a milestone
+    given twice, twice)."""
+
+    def __init__(self, optimizer: Any, milestones: Sequence[int], gamma: float = 0.1,
+                 last_epoch: int = -1) -> None:
+        self.milestones = collections.Counter(milestones)
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        times = self.milestones.get(self.last_epoch, 0)
+        return [group["lr"] * self.gamma ** times for group in self.optimizer.param_groups]
+
+
+class ExponentialLR(LRScheduler):
+    """Multiplies each group's lr by ``gamma`` every epoch."""
+
+    def __init__(self, optimizer: Any, gamma: float, last_epoch: int = -1) -> None:
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        if self.last_epoch == 0:
             return _lrs(self.optimizer)
         return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
 

@@ -50,8 +50,12 @@ SCHEDULES = [
     lambda m, o: m.CosineAnnealingLR(o, T_max=30, eta_min=1e-3),
     lambda m, o: m.LambdaLR(o, lambda epoch: 0.95 ** epoch),
     lambda m, o: m.LambdaLR(o, [lambda epoch: epoch // 5, lambda epoch: 1 / (epoch + 1)]),
+    lambda m, o: m.MultiStepLR(o, milestones=[3, 8, 8, 15]),
+    lambda m, o: m.MultiStepLR(o, milestones=[2, 5], gamma=0.5),
+    lambda m, o: m.ExponentialLR(o, gamma=0.9),
 ]
-SCHEDULE_IDS = ["step7", "step1", "step4", "cos10", "cos7", "cos30", "lambda", "lambdas"]
+SCHEDULE_IDS = ["step7", "step1", "step4", "cos10", "cos7", "cos30", "lambda", "lambdas",
+                "multistep", "multistep_half", "exponential"]
 
 METRICS = ([5.0, 4.0, 3.0] + [3.0] * 6 + [2.0, 1.0, 0.99995] + [1.0] * 8
            + [0.5, 0.4] + [0.4] * 8)
@@ -144,7 +148,8 @@ def test_initial_lr_and_resuming() -> None:
 
 
 @pytest.mark.parametrize("make", SCHEDULES[:1] + SCHEDULES[3:5] + SCHEDULES[6:],
-                         ids=["step7", "cos10", "cos7", "lambda", "lambdas"])
+                         ids=["step7", "cos10", "cos7", "lambda", "lambdas", "multistep",
+                              "multistep_half", "exponential"])
 def test_scheduler_state_dict_round_trip(make) -> None:
     straight = lrs(optim_lib(), make, epochs=20)
     opt = two_group_optimizer(optim_lib())

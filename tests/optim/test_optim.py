@@ -335,6 +335,40 @@ def test_adamw_and_rmsprop_match_torch(name: str, settings: dict) -> None:
     np.testing.assert_allclose(ours, torch_run(torch, name, settings, 10), rtol=1e-12)
 
 
+ADAGRAD_SETTINGS = [
+    {"lr": 0.1},
+    {"lr": 0.05, "lr_decay": 0.1},
+    {"lr": 0.1, "weight_decay": 0.2, "initial_accumulator_value": 0.5},
+    {"lr": 0.1, "eps": 1e-3, "maximize": True},
+]
+
+
+def reference_adagrad(w, steps, lr=1e-2, lr_decay=0.0, weight_decay=0.0,
+                      initial_accumulator_value=0.0, eps=1e-10, maximize=False):
+    """PyTorch's documented Adagrad algorithm, step by step."""
+    w = w.copy()
+    total = np.full_like(w, initial_accumulator_value)
+    for t in range(1, steps + 1):
+        g = -quadratic_grad(w) if maximize else quadratic_grad(w)
+        g = g + weight_decay * w
+        total = total + g * g
+        w = w - lr / (1 + (t - 1) * lr_decay) * g / (np.sqrt(total) + eps)
+    return w
+
+
+@pytest.mark.parametrize("settings", ADAGRAD_SETTINGS, ids=str)
+def test_adagrad_matches_the_algorithm_and_torch(settings: dict) -> None:
+    ours = run(lambda p: optim.Adagrad(p, **settings), 10)
+    np.testing.assert_allclose(ours, reference_adagrad(W0, 10, **settings), rtol=1e-12)
+    torch = pytest.importorskip("torch")
+    np.testing.assert_allclose(ours, torch_run(torch, "Adagrad", settings, 10), rtol=1e-12)
+
+
+def test_adagrad_errors() -> None:
+    with pytest.raises(ValueError, match="Invalid lr_decay value: -1"):
+        optim.Adagrad([tensor(W0, requires_grad=True)], lr_decay=-1)
+
+
 def test_rmsprop_state_and_errors() -> None:
     w = tensor(W0, requires_grad=True)
     opt = optim.RMSprop([w], momentum=0.5, centered=True)
