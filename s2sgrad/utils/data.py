@@ -1,5 +1,5 @@
 """Datasets and batches, as PyTorch's ``torch.utils.data``: ``Dataset``, ``TensorDataset``,
-``DataLoader`` and ``default_collate``.
+``Subset`` and ``random_split``, ``DataLoader`` and ``default_collate``.
 
     loader = DataLoader(TensorDataset(x, y), batch_size=32, shuffle=True)
     for xb, yb in loader:
@@ -64,6 +64,42 @@ class TensorDataset(Dataset):
 
     def __len__(self) -> int:
         return self.tensors[0].shape[0]
+
+
+class Subset(Dataset):
+    """The items of ``dataset`` at ``indices``, in that order."""
+
+    def __init__(self, dataset: Any, indices: Sequence[int]) -> None:
+        self.dataset = dataset
+        self.indices = indices
+
+    def __getitem__(self, index: int) -> Any:
+        return self.dataset[self.indices[index]]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+def random_split(dataset: Any, lengths: Sequence[int | float],
+                 generator: np.random.Generator | None = None) -> list[Subset]:
+    """``dataset`` split at random into ``Subset``s of the given lengths, which sum to its
+    length, or of the given fractions, which sum to 1 (each length rounded down, and what is
+    left given one by one to the first subsets, as PyTorch does). The order is drawn from
+    ``generator``, or from the default generator that ``s2sgrad.manual_seed`` resets."""
+    n = len(dataset)
+    if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
+        sizes = [math.floor(n * fraction) for fraction in lengths]
+        for i in range(n - sum(sizes)):
+            sizes[i % len(sizes)] += 1
+        lengths = sizes
+    if sum(lengths) != n:
+        raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
+    order = source(generator).permutation(n).tolist()
+    subsets, start = [], 0
+    for length in lengths:
+        subsets.append(Subset(dataset, order[start:start + length]))
+        start += length
+    return subsets
 
 
 def default_collate(batch: Sequence[Any]) -> Any:

@@ -228,3 +228,36 @@ def test_utils_data_is_reachable_every_way():
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
                          text=True)
     assert out.stdout.strip() == "s2sgrad.utils.data"
+
+
+# -- random_split and Subset ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n, lengths", [(10, [3, 7]), (10, [0.3, 0.7]), (11, [0.5, 0.25, 0.25]),
+                                        (7, [1 / 3, 1 / 3, 1 / 3]), (5, [5])])
+def test_random_split_sizes_like_torchs_and_a_partition(n, lengths):
+    x = s2sgrad.tensor(np.arange(float(n)))
+    parts = s2sgrad.utils.data.random_split(TensorDataset(x), lengths,
+                                            generator=s2sgrad.Generator().manual_seed(0))
+    seen = sorted(float(item[0]) for part in parts for item in (part[i] for i in range(len(part))))
+    assert seen == list(np.arange(float(n)))  # every item once
+    torch = pytest.importorskip("torch")
+    theirs = torch.utils.data.random_split(torch.utils.data.TensorDataset(torch.arange(n)),
+                                           lengths, generator=torch.Generator().manual_seed(0))
+    assert [len(p) for p in parts] == [len(p) for p in theirs]
+
+
+def test_random_split_is_reproducible_and_feeds_a_loader():
+    x = s2sgrad.tensor(np.arange(20.0).reshape(10, 2))
+    split = [s2sgrad.utils.data.random_split(TensorDataset(x), [0.8, 0.2],
+                                             generator=s2sgrad.Generator().manual_seed(3))
+             for _ in range(2)]
+    assert split[0][1].indices == split[1][1].indices
+    batches = list(DataLoader(split[0][0], batch_size=3))
+    assert [b[0].shape[0] for b in batches] == [3, 3, 2]
+
+
+def test_random_split_refuses_lengths_that_do_not_add_up():
+    x = s2sgrad.tensor(np.arange(4.0))
+    with pytest.raises(ValueError, match="Sum of input lengths does not equal"):
+        s2sgrad.utils.data.random_split(TensorDataset(x), [1, 2])
