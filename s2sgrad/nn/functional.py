@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from ..autograd.random import source
 from ..autograd.tensor import Size, Tensor, tensor
+from ..autograd.tensor import tensor as tensor_
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -221,6 +223,55 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None) -> Tensor
         rows = np.arange(num) != padding_idx
         w = w.where(rows[:, None], w.detach())
     return w[index]
+
+
+def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
+    """Each integer of ``tensor`` as a row of zeros with a one at its index: an int64 Tensor
+    of shape ``tensor.shape + (num_classes,)`` (``num_classes`` = the largest index + 1 by
+    default), with no gradient."""
+    index = _array(tensor)
+    if index.dtype.kind not in "iu":
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1:
+        num_classes = int(index.max()) + 1 if index.size else 0
+    if index.size and (index.min() < 0 or index.max() >= num_classes):
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return tensor_(np.eye(num_classes, dtype=np.int64)[index])
+
+
+def pad(input: Any, pad: Sequence[int], mode: str = "constant", value: float | None = None
+        ) -> Tensor:
+    """``input`` padded: ``pad`` gives (before, after) pairs for the last dimension first,
+    then the one before it (``(1, 1)`` pads the last, ``(1, 1, 2, 0)`` the last two); with
+    ``value`` (0 by default) in ``"constant"`` mode, or by reflecting or repeating the edge
+    (``"reflect"``, ``"replicate"``, ``"circular"``). The gradient flows to ``input``."""
+    if len(pad) % 2:
+        raise ValueError("Padding length must be divisible by 2")
+    x = _t(input)
+    if len(pad) // 2 > x.ndim:
+        raise ValueError("Padding length should be less than or equal to two times the "
+                         "input dimension")
+    widths = [(0, 0)] * (x.ndim - len(pad) // 2) + [
+        (pad[k], pad[k + 1]) for k in reversed(range(0, len(pad), 2))]
+    if mode == "constant":
+        return np.pad(x, widths, mode="constant", constant_values=0.0 if value is None else value)
+    source = _PAD_SOURCES.get(mode)
+    if source is None:
+        raise NotImplementedError(f"Padding mode \"{mode}\" is not supported")
+    for axis, (before, after) in enumerate(widths):  # each padded axis read at its sources
+        if before or after:
+            positions = np.arange(-before, x.shape[axis] + after)
+            x = x[(slice(None),) * axis + (source(positions, x.shape[axis]),)]
+    return x
+
+
+# Where each position of a padded axis reads the input, by mode: the edge repeated, the
+# input mirrored about its edge (the edge once), or wrapped around.
+_PAD_SOURCES = {
+    "replicate": lambda i, n: np.clip(i, 0, n - 1),
+    "reflect": lambda i, n: np.where(i < 0, -i, np.where(i > n - 1, 2 * (n - 1) - i, i)),
+    "circular": lambda i, n: i % n,
+}
 
 
 # -- losses ----------------------------------------------------------------------------------

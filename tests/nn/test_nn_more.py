@@ -493,3 +493,37 @@ def test_load_takes_torchs_keywords() -> None:
         buffer.seek(0)
         with pytest.raises(ValueError, match="map_location"):
             s2sgrad.load(buffer, map_location=where)
+
+
+# -- one_hot and pad, against torch ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("classes", [-1, 6])
+def test_one_hot_like_torchs(classes, torch64):
+    index = np.array([[0, 3], [2, 1]])
+    ours = s2sgrad.nn.functional.one_hot(s2sgrad.tensor(index), classes)
+    theirs = torch64.nn.functional.one_hot(torch64.tensor(index), classes)
+    assert ours.dtype == s2sgrad.int64 and not ours.requires_grad
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    with pytest.raises(RuntimeError, match="Class values must be smaller than num_classes"):
+        s2sgrad.nn.functional.one_hot(s2sgrad.tensor(index), 2)
+
+
+@pytest.mark.parametrize("pads, mode, value", [
+    ((1, 2), "constant", None), ((1, 1, 2, 0), "constant", 0.5), ((2, 1), "reflect", None),
+    ((1, 2, 1, 1), "replicate", None), ((2, 2), "circular", None),
+])
+def test_pad_like_torchs_values_and_gradients(pads, mode, value, torch64):
+    # (PyTorch pads the last dimension of a 3-d input, the last two of a 4-d one, outside
+    # the constant mode)
+    x = np.random.default_rng(1).normal(size=(1, 2, 3, 4) if len(pads) == 4 else (2, 3, 4))
+    ours_in = s2sgrad.tensor(x, requires_grad=True)
+    theirs_in = torch64.tensor(x, requires_grad=True)
+    kwargs = {} if value is None else {"value": value}
+    ours = s2sgrad.nn.functional.pad(ours_in, pads, mode=mode, **kwargs)
+    theirs = torch64.nn.functional.pad(theirs_in, pads, mode=mode, **kwargs)
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy())
+    weights = np.random.default_rng(2).normal(size=tuple(theirs.shape))
+    (ours * s2sgrad.tensor(weights)).sum().backward()
+    (theirs * torch64.tensor(weights)).sum().backward()
+    np.testing.assert_allclose(ours_in.grad.numpy(), theirs_in.grad.numpy(), rtol=1e-12)
