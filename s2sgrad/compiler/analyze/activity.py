@@ -84,5 +84,6 @@ def _used_without_rule(op: Op, at: gast.AST) -> tuple:
                 "Call a function with a derivative rule, or a method of an argument's class.")
     short = checks.short_name(op.what)
     return ((f"no derivative rule for {op.what}, and the result depends on a differentiated "
-            "input"), at, (f"Register one with @s2sgrad.vjp_rule({short}), or mark it with "
-            f"s2sgrad.nondifferentiable({short}) if it has no gradient."))
+            "input"), at, (f"Register one with @s2sgrad.vjp_rule({short}), or, only if its "
+            "result does not change with its inputs (a count, a rounding), mark it with "
+            f"s2sgrad.nondifferentiable({short}): its gradient is then taken as zero."))
