@@ -69,6 +69,11 @@ class _Backward:
     def __init__(self, cls: type, ctx: FunctionCtx, wrt: tuple[int, ...], count: int):
         self.cls, self.ctx, self.wrt, self.count = cls, ctx, wrt, count
         self.adjoint_source = f"{cls.__qualname__}.backward (written by hand)"
+        self.not_again = (
+            f"create_graph=True through {cls.__name__}Backward: the backward of a custom "
+            f"autograd.Function ({cls.__qualname__}.backward) is Python s2sgrad does not "
+            "differentiate. Register its derivative with @s2sgrad.vjp_rule on a function "
+            "of arrays instead: that form is differentiated again.")
 
     def backward(self, saved: Any, out_bar: Any) -> tuple:
         grads = out_bar if isinstance(out_bar, tuple) else (out_bar,)

@@ -670,7 +670,8 @@ def backward_graph(node: Node, out_bar: Any) -> tuple:
     again: the gradient, in the differentiated inputs, of ``<f(inputs), out_bar>`` (a
     Derivative, whose own derivatives higher.py derives)."""
     if node.call is None:
-        raise RuntimeError(LIFTED.format(name=node.name))
+        why = getattr(node.compiled, "not_again", None)  # a hand-written backward says why
+        raise RuntimeError(why or LIFTED.format(name=node.name))
     function, args, kwargs, wrt, lifted = node.call
     for a in list(args) + list(lifted.values()):
         expected = _version_seen(node, a) if isinstance(a, Tensor) else None
