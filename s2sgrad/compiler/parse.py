@@ -12,6 +12,7 @@ After:  ``Parsed``: the FunctionDef with decorators removed and line/column numb
 from __future__ import annotations
 import __future__
 
+import ast
 import builtins
 import functools
 import inspect
@@ -176,24 +177,29 @@ for _feature in __future__.all_feature_names:
     _FUTURE_FLAGS |= getattr(__future__, _feature).compiler_flag
 
 
-def _is_running_code(code: types.CodeType, lines: list[str]) -> bool:
+def _is_running_code(code: types.CodeType, lines: list[str],
+                     module_globals: dict | None = None) -> bool:
     """Does the source ``inspect`` reads compile to the code object that runs? A file edited
     after import is read anew while Python still runs the old function. The whole file is
     compiled (the bytecode of a def depends on its module: imported names, future flags)
     and the function that starts on the same line is compared; a file that no longer
     compiles cannot be checked and is let through (its def is parsed on its own next), and
-    so is source that is not a file (linecache holds it without a modification time)."""
+    so is source that is not a file (linecache holds it without a modification time). A
+    module whose asserts pytest rewrote when it imported it (a test file: its globals hold
+    pytest's helpers) is compiled as pytest compiled it."""
     text = "".join(linecache.getlines(code.co_filename))
     entry = linecache.cache.get(code.co_filename)
     if not text or (entry is not None and entry[1] is None):
         return True  # source registered by whoever made the code (a notebook cell, our ops)
-    key = (code.co_filename, hash(text), code.co_flags & _FUTURE_FLAGS)
+    rewritten = module_globals is not None and "@pytest_ar" in module_globals
+    key = (code.co_filename, hash(text), code.co_flags & _FUTURE_FLAGS, rewritten)
     module = _compiled_files.get(key)
     if module is None:
         try:
-            module = compile(text, code.co_filename, "exec",
-                             flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True)
-        except (SyntaxError, ValueError):
+            module = compile(_as_pytest_ran(text, code.co_filename) if rewritten else text,
+                             code.co_filename, "exec", flags=code.co_flags & _FUTURE_FLAGS,
+                             dont_inherit=True)
+        except (SyntaxError, ValueError, ImportError):
             return True
         if len(_compiled_files) > 64:
             _compiled_files.clear()
@@ -204,6 +210,15 @@ def _is_running_code(code: types.CodeType, lines: list[str]) -> bool:
 
 
 _compiled_files: dict[tuple, types.CodeType] = {}
+
+
+def _as_pytest_ran(text: str, filename: str) -> ast.Module:
+    """The module tree of a test file with its asserts rewritten as pytest rewrites them when
+    it imports the file (their messages show the values compared)."""
+    from _pytest.assertion.rewrite import rewrite_asserts
+    tree = ast.parse(text, filename)
+    rewrite_asserts(tree, text.encode(), module_path=filename)
+    return tree
 
 
 def _find_code(code: types.CodeType, name: str, line: int) -> list[types.CodeType]:
@@ -429,7 +444,7 @@ def parse(fn: Callable, lifted: dict[str, str] | None = None,
         ) from None
     filename = fn.__code__.co_filename
     source = "".join(lines)
-    if not _is_running_code(fn.__code__, lines):
+    if not _is_running_code(fn.__code__, lines, fn.__globals__):
         raise TransformError(
             f"cannot differentiate {what}: its source file has changed since the function was "
             "defined, so the code that runs is not the code in the file",
