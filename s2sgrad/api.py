@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import types
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -674,7 +675,13 @@ def grad(fn: Callable, argnums: Wrt | None = None, has_aux: bool = False
         return gradient(fn, wrt=argnums)
     if isinstance(fn, Function):
         return fn
-    return Function(fn)
+    made = Function(fn)
+    code = getattr(fn, "__code__", None)
+    caller = sys._getframe(1)
+    if code is not None and caller.f_code.co_filename == code.co_filename and \
+            caller.f_lineno == code.co_firstlineno:
+        made.said_pytorch_style()  # a decorator (@grad on the def): PyTorch's style, chosen
+    return made
 
 
 def show(fn: Callable, *args: Any, wrt: Wrt | None = None) -> None:

@@ -81,6 +81,20 @@ def test_no_notice_where_no_gradient_was_wanted(fresh):
     assert not function_module._said
 
 
+@s2sgrad.grad
+def decorated_loss(x):
+    return np.sum(np.tanh(x) ** 2)
+
+
+def test_no_notice_for_a_decorated_function_evaluated_on_arrays(fresh):
+    """A PyTorch-style program evaluates its @grad loss on plain arrays too (a plain
+    simulation, a metric): the decorator is the choice of PyTorch's style already."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert decorated_loss(X) == np.sum(np.tanh(X) ** 2)
+    assert not function_module._said
+
+
 def test_has_aux_is_refused_with_what_to_write():
     with pytest.raises(TypeError, match="value_and_grad"):
         s2sgrad.grad(loss, has_aux=True)

@@ -391,6 +391,10 @@ class Function:
                           UserWarning, stacklevel=2)
         return value
 
+    def said_pytorch_style(self) -> None:
+        """No notice on a plain call: the function was decorated, in PyTorch's style."""
+        self._plain_calls = 1
+
     def implicit_inputs(self, args: tuple) -> dict[str, Any]:
         """Tensors the function reads through its arguments' attributes or from globals."""
         return self._spec.implicit(args, _tensor)
