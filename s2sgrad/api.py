@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import linecache
 import sys
 import types
 from collections.abc import Callable, Sequence
@@ -676,11 +677,10 @@ def grad(fn: Callable, argnums: Wrt | None = None, has_aux: bool = False
     if isinstance(fn, Function):
         return fn
     made = Function(fn)
-    code = getattr(fn, "__code__", None)
     caller = sys._getframe(1)
-    if code is not None and caller.f_code.co_filename == code.co_filename and \
-            caller.f_lineno == code.co_firstlineno:
-        made.said_pytorch_style()  # a decorator (@grad on the def): PyTorch's style, chosen
+    line = linecache.getline(caller.f_code.co_filename, caller.f_lineno).lstrip()
+    if line.startswith("@"):  # a decorator on the def (among others, or on a method):
+        made.said_pytorch_style()  # PyTorch's style, chosen
     return made
 
 

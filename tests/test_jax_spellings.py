@@ -86,12 +86,24 @@ def decorated_loss(x):
     return np.sum(np.tanh(x) ** 2)
 
 
+def _noted(fn):
+    return fn
+
+
+class Model:
+    @_noted
+    @s2sgrad.grad
+    def loss(self, x):
+        return np.sum(x ** 2)
+
+
 def test_no_notice_for_a_decorated_function_evaluated_on_arrays(fresh):
     """A PyTorch-style program evaluates its @grad loss on plain arrays too (a plain
     simulation, a metric): the decorator is the choice of PyTorch's style already."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert decorated_loss(X) == np.sum(np.tanh(X) ** 2)
+        assert Model().loss(X) == np.sum(X ** 2)  # among other decorators, on a method
     assert not function_module._said
 
 
