@@ -527,3 +527,21 @@ def test_pad_like_torchs_values_and_gradients(pads, mode, value, torch64):
     (ours * s2sgrad.tensor(weights)).sum().backward()
     (theirs * torch64.tensor(weights)).sum().backward()
     np.testing.assert_allclose(ours_in.grad.numpy(), theirs_in.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "replicate", "circular"])
+def test_pad_gradients_match_finite_differences(mode):
+    """Each mode's gradient (the reflected, repeated and wrapped ones read an axis at its
+    sources) against central differences of the padded values, with or without torch."""
+    x = np.random.default_rng(3).normal(size=(2, 3, 4))
+    pads = (2, 1, 1, 2)
+    weights = np.random.default_rng(4).normal(size=(2, 3 + 3, 4 + 3))
+
+    def value(array):
+        return float(np.sum(weights * s2sgrad.nn.functional.pad(
+            s2sgrad.tensor(array), pads, mode=mode).numpy()))
+
+    t = s2sgrad.tensor(x, requires_grad=True)
+    (s2sgrad.nn.functional.pad(t, pads, mode=mode) * s2sgrad.tensor(weights)).sum().backward()
+    expected = s2sgrad.testing.numeric_gradient(value, (x,), 0)
+    np.testing.assert_allclose(t.grad.numpy(), expected, rtol=1e-6, atol=1e-8)
