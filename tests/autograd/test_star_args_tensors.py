@@ -99,3 +99,13 @@ def test_a_method_taking_star_args_with_a_parameter_read_through_self():
     np.testing.assert_allclose(a.grad.numpy(), c * V, rtol=1e-13)
     np.testing.assert_allclose(b.grad.numpy(), c * W, rtol=1e-13)
     np.testing.assert_allclose(model.c.grad.numpy(), W * V, rtol=1e-13)
+
+
+
+@pytest.mark.parametrize("fn, args", CASES)
+def test_second_order_through_star_args_in_the_functional_transforms(fn, args):
+    """The same refusal, at the same place, from the functional transforms (hessian)."""
+    with pytest.raises(s2sgrad.TransformError, match="named parameters only") as caught:
+        s2sgrad.hessian(fn, wrt=len(args) - 1)(*args)
+    where = doubled if fn is stacked else fn
+    assert_points_at(caught.value, where, "*" + fn.__code__.co_varnames[fn.__code__.co_argcount])
