@@ -85,3 +85,13 @@ def test_builtin_names_are_offered_on_demand_and_not_exported():
         assert name not in s2sgrad.__all__ and name not in namespace
     assert s2sgrad.exp is toplevel.FUNCTIONS["exp"] and "exp" in dir(s2sgrad)
     assert "sum" in dir(s2sgrad) and s2sgrad.sum is toplevel.FUNCTIONS["sum"]
+
+
+def test_no_top_level_function_hides_a_name_the_package_had():
+    import ast
+    import pathlib
+
+    source = pathlib.Path(s2sgrad.__file__).read_text()
+    imported = {a.asname or a.name for node in ast.walk(ast.parse(source))
+                if isinstance(node, ast.ImportFrom) for a in node.names}
+    assert not set(toplevel.FUNCTIONS) & imported
