@@ -85,7 +85,7 @@ class _Backward:
                                f"number of gradients (expected {self.count}, got "
                                f"{len(given)})")
         return tuple(None if given[i] is None else np.asarray(
-            given[i].data if isinstance(given[i], Tensor) else given[i], dtype=float)
+            given[i].data if isinstance(given[i], Tensor) else given[i])
             for i in self.wrt)
 
 

@@ -75,6 +75,15 @@ def test_several_inputs_and_outputs_like_torchs(requires, torch64):
             assert o.grad is None and t.grad is None
 
 
+def test_float32_stays_float32(torch64):
+    x = s2sgrad.tensor(X.astype(np.float32), requires_grad=True)
+    tx = torch64.tensor(X.astype(np.float32), requires_grad=True)
+    legendre(autograd.Function).apply(x).sum().backward()
+    legendre(torch64.autograd.Function).apply(tx).sum().backward()
+    assert x.grad.dtype == s2sgrad.float32 and str(tx.grad.dtype) == "torch.float32"
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-6)
+
+
 def test_without_inputs_that_require_grad_nothing_is_recorded():
     out = legendre(autograd.Function).apply(s2sgrad.tensor(X))
     assert out.grad_fn is None and not out.requires_grad
