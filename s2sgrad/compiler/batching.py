@@ -256,12 +256,21 @@ def _same_call(site: Site) -> gast.expr:
     """copy, astype, asarray...: entry by entry, whatever the axes (of an array; a list
     made an array stacks its rows)."""
     a = site.arg("a")
+    if site.ndim(a) is None and _flat_sequence(site.value(a)):
+        return site.call("stack", [site.dot(a)], axis=1)  # its items' rows, side by side
     if site.ndim(a) is None:
-        raise NotBatchable(f"{site.op.what}() of a list, or of a value of unknown kind")
+        raise NotBatchable(f"{site.op.what}() of a nested list, or of a value of unknown "
+                           "kind")
     dot = site.dot(a)
     if site.op.primitive is np.ndarray.astype:
         return syntax.call(syntax.attribute(dot, "astype"), [syntax.clone(site.arg("dtype"))])
     return site.call("array", [dot])
+
+
+def _flat_sequence(value: Any) -> bool:
+    """A list or tuple of arrays and numbers (made an array, it stacks them)."""
+    return value is not None and value.kind == "object" and value.type in (list, tuple) and \
+        value.items is not None and all(v.kind in ("array", "scalar") for _, v in value.items)
 
 
 def _broadcast_to(site: Site) -> gast.expr:

@@ -44,14 +44,14 @@ from . import codegen as codegen_module
 from . import compiled as compiled_module
 from . import higher, sourcefile
 from .aliasing import aliasing
-from .analyze import Abstract, Analysis, abstract_of, analyze
+from .analyze import Abstract, Analysis, NeedsArray, abstract_of, analyze
 from .analyze.values import identified
 from .batching import NotBatchable
 from .codegen import codegen, codegen_tangent
 from .compiled import Compiled, CompiledJvp, state_of
 from .derivatives import Derivative
 from .fence import fence
-from .normalize import normalize
+from .normalize import normalize, numpy_name
 from .optimize import optimize
 from .parse import MISSING, Parsed, made_by_transform, parse, unwrap
 from .reverse import reverse
@@ -589,16 +589,23 @@ def front_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstra
     unknown = [w for w in wrt if w not in parsed.params]
     if unknown:
         raise TypeError(f"{fn.__qualname__}() has no parameter named {unknown[0]!r}")
-    normalized = normalize(parsed, fence)
-    observe("normalize", normalized)
-
     backend = backends.of(signature)
 
     def callee(fn_, callee_wrt, callee_signature, node):
         # its arrays are the caller's library's: compiled for it
         return compile_callee(fn_, callee_wrt, backend.callee(callee_signature))
 
-    analysis = analyze(normalized, wrt, signature, callee)
+    conversions: frozenset[tuple] = frozenset()
+    while True:  # once more for each list NumPy converts to an array where a rule reads it
+        normalized = normalize(parsed, fence, conversions)
+        try:
+            analysis = analyze(normalized, wrt, signature, callee)
+            break
+        except NeedsArray as needs:
+            if needs.site in conversions or numpy_name(parsed) is None:
+                raise needs.error from None
+            conversions |= {needs.site}
+    observe("normalize", normalized)
     observe("analyze", analysis)
     aliases = aliasing(analysis)  # refuses what cannot be followed
     observe("aliasing", aliases)

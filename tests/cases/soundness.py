@@ -525,11 +525,11 @@ def reverses_unbound(x):
 
 
 def array_times_list(x):
-    return np.sum(x * [1.0, 2.0, 3.0, 4.0])  # <- refused
+    return np.sum(x * [1.0, 2.0, 3.0, 4.0])
 
 
 def dot_with_list(x):
-    return np.dot(x, [1.0, 2.0, 3.0, 4.0])  # <- refused
+    return np.dot(x, [1.0, 2.0, 3.0, 4.0])
 
 
 def asarray_of_list(x, weights):

@@ -4,8 +4,8 @@ hypothesis builds small programs: straight-line arithmetic on arrays of shape (3
 floats, if/elif/else on data-dependent conditions, for loops over range(k) and over a
 run-time range(n), while loops with a counter and a data-dependent stop, break/continue,
 element writes, (``Features.values``) a decorated function, decorated helpers, functions
-passed as values or read from a dict, tuple and list + and *, and np.s_/np.index_exp
-indices, (``Features.callees``) arguments passed by keyword, in any order, to a helper
+passed as values or read from a dict, tuple and list + and *, np.s_/np.index_exp
+indices, and lists and tuples where NumPy converts them to arrays (``np.var([s, t])``), (``Features.callees``) arguments passed by keyword, in any order, to a helper
 and to nested functions and lambdas whose defaults read a variable the function then
 rebinds (the default keeps the value it had at the def) and whose bodies read another
 (a closure: its value at the call), (``Features.views``) views held under a name of
@@ -182,6 +182,8 @@ def array_expr(draw, scope: Scope) -> str:
             f"apply({fn}, {a} * {c1})",
             f"helper({a}, {b}) + {c1}",
             f"{a}[np.s_[::-1]] * {c1} + {b}[np.index_exp[:]] * {c2}",
+            f"np.mean([{a}, {b} * {c1}], axis=0)",  # lists NumPy converts to arrays
+            f"{a} * [{c1}, {c2}, 0.5] + {s}",
         ]
     if scope.callees:
         options += [
@@ -215,6 +217,10 @@ def scalar_expr(draw, scope: Scope) -> str:
     if scope.loop_vars:
         i = draw(st.sampled_from(scope.loop_vars))
         options.append(f"np.tanh({s} + {c1} * {i})")
+    if scope.values:  # lists and tuples NumPy converts to arrays
+        options += [f"np.var([{s}, {t} * {c1}, np.sum({a})])",
+                    f"np.tanh(np.mean(({s}, np.sum({a} * {b}))))",
+                    f"np.dot({a}, [0.2, -0.3, 0.5]) * {c1}"]
     if scope.views:
         k, j = draw(st.integers(0, 2)), draw(st.integers(0, 2))
         options += [f"np.tanh(np.sum(v0) * {c1})", f"m0[{k}, {j}] * {c1} + {s}",

@@ -67,6 +67,7 @@ from . import checks
 from .activity import active
 from .callees import Callees
 from .calls import Calls
+from .checks import NeedsArray  # noqa: F401
 from .facts import OP_KINDS, UPDATES, Facts, Op  # noqa: F401
 from .operations import Operations
 from .values import (  # noqa: F401

@@ -11,6 +11,7 @@ supported and what to write instead; each returns quietly otherwise.
     xs.extend(ys)            refuse_container_method: a list changed in place
     gradient(f)(x) inside    refuse_transform: derivatives of derivatives
     np.sin([x, y])           check_array_operands: NumPy converts the list, the rule does not
+                             (NeedsArray: normalize writes the conversion, and the walk runs again)
     y[True]                  refuse_boolean_index
 
 A refusal that depends on whether the result is used (a call without a rule) is decided by
@@ -167,11 +168,52 @@ def check_array_operands(facts: Facts, rule: Rule, bindings: dict, diff_params: 
         if isinstance(atom, gast.expr) and is_sequence(facts.value(atom)):
             symbol = SYMBOLS.get(rule.primitive)
             where = f"'{symbol}'" if symbol else f"{what}()"
-            raise facts.parsed.error(
+            error = facts.parsed.error(
                 f"{where} of {described(facts.value(atom))}: NumPy converts it to an "
                 "array, the derivative rule does not", node,
                 "Make the array explicitly: np.array([...]) (or np.stack([...]) of "
                 "arrays).")
+            site = conversion_site(facts, node, atom)
+            if site is None:
+                raise error
+            raise NeedsArray(site, error)
+
+
+class NeedsArray(Exception):
+    """A differentiated list or tuple passed where NumPy converts it to an array (``np.mean
+    (losses)``): normalize writes the conversion, ``np.asarray(losses)``, at ``site``, and
+    the analysis runs again; ``error`` is the refusal where it cannot (see
+    ``pipeline.front_passes``)."""
+
+    def __init__(self, site: tuple, error: Exception):
+        super().__init__(str(error))
+        self.site = site
+        self.error = error
+
+
+def conversion_site(facts: Facts, call: gast.AST, atom: gast.expr) -> tuple | None:
+    """Where ``atom`` is passed in the user's call: the call's source span and the argument's
+    position or keyword (``normalize`` finds the call there); None for an atom a ``*xs``
+    spreads, or a call the compiler made. An operator converts a list only where its other
+    operand is an array (``x * [1.0, 2.0]``; ``2.0 * [a, b]`` is Python's TypeError)."""
+    span = tuple(getattr(call, a, None) for a in (
+        "lineno", "col_offset", "end_lineno", "end_col_offset"))
+    if span[0] is None:
+        return None
+    if isinstance(call, gast.BinOp):
+        other = call.right if atom is call.left else call.left
+        if (atom is call.left or atom is call.right) and facts.value(other).kind == "array":
+            return span + ("left" if atom is call.left else "right",)
+        return None
+    if not isinstance(call, gast.Call):
+        return None
+    for i, arg in enumerate(call.args):
+        if arg is atom:
+            return span + (i,)
+    for k in call.keywords:
+        if k.value is atom and k.arg is not None:
+            return span + (k.arg,)
+    return None
 
 def refuse_container_method(facts: Facts, owner: Abstract, attr: str, node: gast.AST) -> None:
     kind = owner.type.__name__

@@ -73,7 +73,7 @@ from ... import syntax
 from ...naming import Namer
 from ..parse import Parsed
 from .assignments import APPEND, INSERT, SETITEM, Assignments, is_append  # noqa: F401
-from .expressions import POP_ITEM, Expressions  # noqa: F401
+from .expressions import POP_ITEM, Expressions, numpy_name  # noqa: F401
 from .loops import Loops
 from .returns import lift_returns
 from .versions import drop_dead_copies
@@ -111,13 +111,15 @@ class Normalized:
     item_updates: tuple[tuple[gast.stmt, tuple[str, str]], ...] = ()
 
 
-def normalize(parsed: Parsed, fence: Callable[[Parsed], Any] = lambda parsed: parsed
-              ) -> Normalized:
+def normalize(parsed: Parsed, fence: Callable[[Parsed], Any] = lambda parsed: parsed,
+              conversions: frozenset[tuple] = frozenset()) -> Normalized:
     """``fence`` checks the source of each method inlined here as the function's own was
-    checked (an object the function builds: see ``objects``)."""
+    checked (an object the function builds: see ``objects``). ``conversions`` names the
+    arguments the analysis found to be lists or tuples where NumPy converts them to arrays
+    (``analyze.NeedsArray``): each is written as the conversion, ``np.asarray(xs)``."""
     taken = {n.id for n in gast.walk(parsed.node) if isinstance(n, gast.Name)}
     namer = Namer(taken | set(parsed.params))
-    walk = Walk(parsed, namer, fence)
+    walk = Walk(parsed, namer, fence, conversions)
     statements = _Statements(walk)
     result = namer.fresh("result")
     lifted = lift_returns(parsed, [syntax.clone(s) for s in parsed.node.body], result)

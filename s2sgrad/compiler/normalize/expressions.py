@@ -23,9 +23,10 @@ A name used before it is assigned, or not defined at all, is refused here.
 from __future__ import annotations
 
 import gast
+import numpy as np
 
 from ... import syntax
-from ..parse import MISSING
+from ..parse import MISSING, Parsed
 from .forms import Forms
 from .functions import Functions
 from .objects import Objects
@@ -119,6 +120,7 @@ class Expressions:
             node = syntax.located(self.atom(node), node)  # desugared to an if: copy its value
         functions = self.functions
         if isinstance(node, gast.BinOp):
+            node = self.converted(node)
             op = syntax.binop(self.atom(node.left), node.op, self.atom(node.right))
         elif isinstance(node, gast.UnaryOp):
             op = syntax.unaryop(node.op, self.atom(node.operand))
@@ -146,6 +148,7 @@ class Expressions:
                 isinstance(node.func, gast.Name) and node.func.id in functions.local_functions)):
             op = functions.inline(node)  # the result of a nested function, as an atom
         elif isinstance(node, gast.Call):
+            node = self.converted(node)
             op = syntax.call(self.callee(node.func), [
                 syntax.located(syntax.starred(self.atom(a.value)), a)
                 if isinstance(a, gast.Starred)
@@ -190,6 +193,29 @@ class Expressions:
         name = self.versions.define(target.id)
         self.emit(syntax.assign(name, op), node)
         return syntax.located(syntax.name(name), node)  # a refusal of it points at node
+
+    def converted(self, call: gast.Call | gast.BinOp) -> gast.Call | gast.BinOp:
+        """``call`` with each argument the analysis found to be a list or tuple where NumPy
+        converts it written as that conversion (``np.mean(losses)``: ``np.mean(np.asarray
+        (losses))``; ``x * [1.0, 2.0]``: ``x * np.asarray([1.0, 2.0])``), so that the rule
+        sees the array NumPy makes."""
+        span = tuple(getattr(call, a, None) for a in (
+            "lineno", "col_offset", "end_lineno", "end_col_offset"))
+        slots = {site[4] for site in self.walk.conversions if site[:4] == span}
+        if not slots:
+            return call
+        numpy = numpy_name(self.parsed)
+
+        def convert(value: gast.expr) -> gast.expr:
+            return syntax.located(syntax.call(f"{numpy}.asarray", [value]), value)
+
+        if isinstance(call, gast.BinOp):
+            return syntax.replace(call, **{side: convert(getattr(call, side))
+                                           for side in ("left", "right") if side in slots})
+        return syntax.replace(
+            call, args=[convert(a) if i in slots else a for i, a in enumerate(call.args)],
+            keywords=[syntax.replace(k, value=convert(k.value)) if k.arg in slots else k
+                      for k in call.keywords])
 
     def callee(self, func: gast.expr) -> gast.expr:
         if self.is_static(func):
@@ -295,6 +321,14 @@ class Expressions:
         for stmt in inner:
             self.walk.statement(stmt)
         return syntax.name(self.versions.current[result])
+
+
+def numpy_name(parsed: Parsed) -> str | None:
+    """A name by which the function's module reads NumPy (``np`` first), for the
+    conversions normalize writes; None where it has none."""
+    names = sorted(n for n, v in parsed.globals.items() if v is np and
+                   n not in parsed.local_names)
+    return "np" if "np" in names else next(iter(names), None)
 
 
 def _rename_store(target: gast.expr, renames: dict[str, str]) -> gast.expr:

@@ -27,10 +27,14 @@ from .versions import Versions
 
 class Walk:
     def __init__(self, parsed: Parsed, namer: Namer,
-                 fence: Callable[[Parsed], Any] = lambda parsed: parsed):
+                 fence: Callable[[Parsed], Any] = lambda parsed: parsed,
+                 conversions: frozenset[tuple] = frozenset()):
         self.parsed = parsed
         self.namer = namer
         self.fence = fence  # checks the source of a method inlined here (see objects)
+        # the arguments NumPy converts to arrays that the analysis found to be lists or
+        # tuples: (the call's source span..., the argument's position or keyword)
+        self.conversions = conversions
         self.versions = Versions(parsed, namer)
         self.handlers: dict[type, Callable[[gast.stmt], None]] = {}  # by statement class
         self.out: list[gast.stmt] = []  # the block being written
