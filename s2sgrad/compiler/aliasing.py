@@ -52,6 +52,7 @@ below refuse what another holder would show afterwards:
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import gast
@@ -207,7 +208,12 @@ class Aliasing:
                 self._check_view_write(stmt, *analysis.normalized.views[stmt])
         self._walk(analysis.body[:-1], analysis)
         self.slots.join_items()
+        # reads of another name of an array after its update in place, which read the
+        # updated version instead (see ``forwardable``): (read, name read, version)
+        self.forwards: list[tuple[gast.stmt, str, str]] = []
         self._check()
+        if self.forwards:
+            raise Forwards(self.forwards)
 
     def _check_augmented(self, stmt: gast.stmt, name: str, previous: str) -> None:
         """``x += y`` on an array (or a list) updates it in place: refused on an argument
@@ -431,6 +437,10 @@ class Aliasing:
                         "Copy the array first (`w = WORK.copy()`), or return the new values.")
                 for member in members:
                     if member != target and self._stale_read(member, position):
+                        reads = forwardable(self, member, target, position, stmt)
+                        if reads is not None:
+                            self.forwards += [(read, member, target) for read in reads]
+                            continue
                         read = self._stale_read(member, position)
                         raise self.parsed.error(
                             f"'{self.user(member)}' shares memory with an array updated in place "
@@ -537,3 +547,107 @@ class Aliasing:
                        for first, last in self.loops):
                     return True
         return False
+
+
+# --- reads after an update through another name --------------------------------------------
+#
+# ``k = h; h += x; use(k)``: NumPy updates the one array both names hold, so ``use`` sees the
+# new values. Where ``k`` is certainly that array (a chain of copies of the version the
+# update changed: ``same_array``), and the update runs before the read in every run (the
+# read is further on in the update's block, or in a block nested there, within the same
+# iterations of its loops), the read is the updated version's: ``use(h_1)``. The forward
+# computes the same (one array), and the gradient follows the update. Reads that cannot be
+# written so (in a later iteration of a loop, in another branch, through a view or a slot
+# of a container) stay refused.
+
+
+class Forwards(Exception):
+    """The reads ``aliasing`` found that read the updated version instead: the pipeline
+    rewrites them (``forward_reads``) and runs the analysis again."""
+
+    def __init__(self, reads: list[tuple[gast.stmt, str, str]]):
+        super().__init__(f"{len(reads)} reads after an update in place")
+        self.reads = reads
+
+
+def forwardable(aliases: Aliasing, member: str, target: str, position: int,
+                stmt: gast.stmt) -> list[gast.stmt] | None:
+    """The statements that read ``member`` after the update at ``position`` (which makes
+    ``target``), where each can read ``target`` instead; None where one cannot."""
+    updated = _updated_in_place(aliases, stmt)
+    if updated is None or len(aliases.defs.get(target, ())) != 1 or \
+            same_array(aliases, member) != same_array(aliases, updated):
+        return None
+    path = aliases.branch_path.get(position, ())
+    loops = {loop for loop in aliases.loops if loop[0] <= position <= loop[1]}
+    defs = aliases.defs.get(member, [])
+    found = []
+    for read, here in aliases.reads.get(member, []):
+        if read == position or aliases.exclusive(read, position):
+            continue
+        if read < position:  # a later iteration's read: the version is not known there
+            if any(first <= read <= last for first, last in loops):
+                return None
+            continue
+        if any(position < d < read for d in defs):
+            continue  # the name was assigned again in between
+        if aliases.branch_path.get(read, ())[:len(path)] != path or not all(
+                first <= read <= last for first, last in loops):
+            return None  # not certainly after the update, in the same iterations
+        found.append(here)
+    return found
+
+
+def _updated_in_place(aliases: Aliasing, stmt: gast.stmt) -> str | None:
+    """The version an update in place of a whole array changes: ``h`` of ``h_1 = h + x``
+    (an augmented assignment done in place) or of ``h_1 = __setitem__(h[i], v)``; None for
+    the item updates of containers (their holders are the slots')."""
+    op = aliases.ops.get(stmt)
+    if op is not None and op.kind == "setitem":
+        return op.bindings["a"].id
+    if stmt in aliases.augmented and aliases.is_in_place(stmt) and \
+            stmt not in aliases.item_updates:
+        return aliases.augmented[stmt][1]
+    return None
+
+
+def same_array(aliases: Aliasing, name: str) -> str:
+    """The first of the chain of copies and updates in place ``name`` comes from (``k = h``,
+    ``h_1`` of ``h += x``; each name assigned once): names with the same first hold the
+    same array."""
+    seen = set()
+    while name not in seen:
+        seen.add(name)
+        stmt = aliases.assigned_by.get(name)
+        op = aliases.ops.get(stmt) if stmt is not None else None
+        if op is None or len(aliases.defs.get(name, ())) != 1:
+            return name
+        updated = _updated_in_place(aliases, stmt)
+        if updated is not None:
+            name = updated
+        elif op.kind == "copy" and isinstance(stmt.value, gast.Name):
+            name = stmt.value.id
+        else:
+            return name
+    return name
+
+
+def forward_reads(normalized: Normalized, reads: list[tuple[gast.stmt, str, str]]
+                  ) -> Normalized:
+    """A copy of ``normalized`` whose statements in ``reads`` read the updated version
+    instead of the other name (a statement with blocks: in its test or range only)."""
+    memo = {id(normalized.parsed): normalized.parsed}
+    copied = copy.deepcopy(normalized, memo)
+    for stmt, name, version in reads:
+        here = memo[id(stmt)]
+        kind = statements.kind(here, "aliasing")
+        part = getattr(here, kind.head) if kind.head is not None else here
+        if kind.blocks and kind.head is None:
+            raise syntax.unexpected("aliasing", here, "a read in a statement with no head")
+        for n in gast.walk(part):
+            if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load):
+                n.id = version
+        for table in (copied.augmented, copied.writes):  # an update of the name read
+            if here in table and table[here][1] == name:
+                table[here] = (table[here][0], version)
+    return copied

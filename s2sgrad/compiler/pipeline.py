@@ -43,7 +43,7 @@ from ..rules import registry
 from . import codegen as codegen_module
 from . import compiled as compiled_module
 from . import higher, sourcefile
-from .aliasing import aliasing
+from .aliasing import Forwards, aliasing, forward_reads
 from .analyze import Abstract, Analysis, NeedsArray, abstract_of, analyze
 from .analyze.values import identified
 from .batching import NotBatchable
@@ -576,6 +576,11 @@ def _batched_callee(callee: Any) -> CompiledJvp:
     return compiled
 
 
+# how many rounds of reads moved to an updated version (each round moves every read it
+# finds; a further round follows an update of that version)
+_FORWARDS = 20
+
+
 def front_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstract],
                  lifted: dict[str, str] | None, compile_callee: Callable,
                  observe: Observer = lambda name, result: None) -> tuple:
@@ -605,9 +610,19 @@ def front_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstra
             if needs.site in conversions or numpy_name(parsed) is None:
                 raise needs.error from None
             conversions |= {needs.site}
+    for _ in range(_FORWARDS):  # reads of an array after its update through another name
+        try:
+            aliases = aliasing(analysis)  # refuses what cannot be followed
+            break
+        except Forwards as found:  # read the updated version instead, and analyse again
+            normalized = forward_reads(normalized, found.reads)
+            analysis = analyze(normalized, wrt, signature, callee)
+    else:
+        raise parsed.error("an array is updated in place through many names in turn, each "
+                           "read after the other's update", parsed.node,
+                           "Copy the array where a name should keep its values (`k = h.copy()`).")
     observe("normalize", normalized)
     observe("analyze", analysis)
-    aliases = aliasing(analysis)  # refuses what cannot be followed
     observe("aliasing", aliases)
     return parsed, analysis, aliases
 

@@ -11,7 +11,8 @@ rebinds (the default keeps the value it had at the def) and whose bodies read an
 (a closure: its value at the call), (``Features.views``) views held under a name of
 their own (einsum relabellings and diagonals, reshapes, transposes, np.diagonal) with
 element writes through the view or its base, and (``Features.storage``) a dict, a list
-and an object holding arrays that names hold too, updated in place through each.
+and an object holding arrays that names hold too (and names holding one array), updated in
+place through each.
 Every value stays tame by construction: each assignment is a tanh/sin/cos of
 a small combination, or a short contraction, so no division, no log, no overflow. The
 program is written to a .py file (the compiler reads source), imported, and compared with
@@ -281,10 +282,10 @@ def statement(draw, features: Features, scope: Scope, depth: int, counter: list[
     if features.views:
         kinds += ["view", "matrix"] + (["write_view"] if writes_ok else [])
     kind = draw(st.sampled_from(kinds))
-    if kind == "hold":  # a name and a slot or an attribute hold the same array
-        a = draw(st.sampled_from(ARRAYS))
+    if kind == "hold":  # a name and a slot, an attribute or another name hold one array
+        a, b = draw(st.sampled_from(ARRAYS)), draw(st.sampled_from(ARRAYS))
         slot = draw(st.sampled_from(SLOTS))
-        return _same(0, draw(st.sampled_from([f"{a} = {slot}", f"{slot} = {a}"])))
+        return _same(0, draw(st.sampled_from([f"{a} = {slot}", f"{slot} = {a}", f"{a} = {b}"])))
     if kind == "update":  # an augmented update, in place on an array
         target = draw(st.sampled_from(SLOTS + ARRAYS))
         c1 = draw(CONSTANTS)
