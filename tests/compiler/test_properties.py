@@ -5,7 +5,8 @@ floats, if/elif/else on data-dependent conditions, for loops over range(k) and o
 run-time range(n), while loops with a counter and a data-dependent stop, break/continue,
 element writes, (``Features.values``) a decorated function, decorated helpers, functions
 passed as values or read from a dict, tuple and list + and *, np.s_/np.index_exp
-indices, and lists and tuples where NumPy converts them to arrays (``np.var([s, t])``), (``Features.callees``) arguments passed by keyword, in any order, to a helper
+indices, lists and tuples where NumPy converts them to arrays (``np.var([s, t])``), and a
+list of pairs grown by appends whose items are read (``ps[-1][0]``), (``Features.callees``) arguments passed by keyword, in any order, to a helper
 and to nested functions and lambdas whose defaults read a variable the function then
 rebinds (the default keeps the value it had at the def) and whose bodies read another
 (a closure: its value at the call), (``Features.views``) views held under a name of
@@ -183,6 +184,7 @@ def array_expr(draw, scope: Scope) -> str:
             f"apply({fn}, {a} * {c1})",
             f"helper({a}, {b}) + {c1}",
             f"{a}[np.s_[::-1]] * {c1} + {b}[np.index_exp[:]] * {c2}",
+            f"ps[-1][0] * {c1} + {b}",  # an item of the grown list of pairs
             f"np.mean([{a}, {b} * {c1}], axis=0)",  # lists NumPy converts to arrays
             f"{a} * [{c1}, {c2}, 0.5] + {s}",
         ]
@@ -219,7 +221,8 @@ def scalar_expr(draw, scope: Scope) -> str:
         i = draw(st.sampled_from(scope.loop_vars))
         options.append(f"np.tanh({s} + {c1} * {i})")
     if scope.values:  # lists and tuples NumPy converts to arrays
-        options += [f"np.var([{s}, {t} * {c1}, np.sum({a})])",
+        options += [f"ps[0][1] * {c1} + np.sum(ps[-1][0]) * 0.2",
+                    f"np.var([{s}, {t} * {c1}, np.sum({a})])",
                     f"np.tanh(np.mean(({s}, np.sum({a} * {b}))))",
                     f"np.dot({a}, [0.2, -0.3, 0.5]) * {c1}"]
     if scope.views:
@@ -277,6 +280,8 @@ def statement(draw, features: Features, scope: Scope, depth: int, counter: list[
             kinds.append("for")
         if features.while_loops:
             kinds.append("while")
+    if features.values:
+        kinds.append("grow")
     if features.storage and depth == 0:  # (loops carrying containers: an increment)
         kinds += ["hold", "update", "update", "update"]
     if features.views:
@@ -295,6 +300,9 @@ def statement(draw, features: Features, scope: Scope, depth: int, counter: list[
             f"{target} *= {c1}",
             f"{target} /= 1.5",
             f"box.damp({c1})"])))
+    if kind == "grow":  # a pair appended: ps's length differs by path and iteration
+        a, s = draw(st.sampled_from(ARRAYS)), draw(st.sampled_from(SCALARS))
+        return _same(0, f"ps.append((np.tanh({a} * {draw(CONSTANTS)}), {s}))")
     if kind == "assign_array":
         return _same(0, f"{draw(st.sampled_from(ARRAYS))} = {draw(array_expr(scope))}")
     if kind == "assign_scalar":
@@ -430,6 +438,8 @@ def program(draw, features: Features) -> tuple[str, str]:
     result = f"np.sum({a} * {b}) + np.sum({c}) * s0 + s1"
     head = ["a0 = np.tanh(x)", "a1 = np.sin(y)", "a2 = x * y * 0.5", "s0 = np.tanh(s)",
             "s1 = 0.5 * s"]
+    if features.values:  # a list of pairs, grown by appends (its length known at run time)
+        head += ["ps = [(a0, s0)]"]
     if features.storage:
         head += ['d = {"k": a0 * 1.0, "j": np.cos(x)}', "xs = [a1 * 1.0, np.sin(x * y)]",
                  "box = Box(np.tanh(y) * 0.5)"]

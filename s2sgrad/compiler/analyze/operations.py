@@ -43,11 +43,13 @@ from .values import (
     ShapeTuple,
     abstract_of,
     described,
+    element_of,
     installed_package,
     is_container,
     is_sequence,
     item_of,
     join,
+    join_elements,
     package_method,
     user_method,
 )
@@ -234,7 +236,9 @@ class Operations:
             if left.items is not None and right.items is not None:
                 items = tuple(enumerate([v for _, v in left.items] + [v for _, v in right.items]))
             value = Abstract("object", None if items is None else (None,) * len(items),
-                             left.float or right.float, left.type, items)
+                             left.float or right.float, left.type, items,
+                             element=None if items is not None else join_elements(
+                                 element_of(left), element_of(right)))
             op = self.callees.primitive(containers.concat, [node.left, node.right], {}, target,
                                         node)
         elif prim is operator.mul and (is_sequence(left) != is_sequence(right)):
@@ -246,7 +250,8 @@ class Operations:
             if seq_value.items is not None and isinstance(times, int):
                 items = tuple(enumerate([v for _, v in seq_value.items] * max(times, 0)))
             value = Abstract("object", None if items is None else (None,) * len(items),
-                             seq_value.float, seq_value.type, items)
+                             seq_value.float, seq_value.type, items,
+                             element=None if items is not None else element_of(seq_value))
             op = self.callees.primitive(containers.repeat, [seq, count], {}, target, node)
         else:
             if not varied:
@@ -308,7 +313,8 @@ class Operations:
             except (KeyError, IndexError, TypeError):
                 pass
         if isinstance(node.slice, gast.Slice):
-            value = Abstract("object", None, container.float, list, None)
+            value = Abstract("object", None, container.float, container.type, None,
+                             element=element_of(container))
         else:
             value = item_of(container, key)
         self.set_value(target, value)
@@ -351,7 +357,7 @@ class Operations:
         before = self.value(base)
         item = self.value(value)
         self.set_value(target, Abstract("object", None, before.float or item.float, list,
-                                        None))
+                                        None, element=join_elements(element_of(before), item)))
         if (self.is_varied(base) or self.is_varied(value)) and target is not None:
             self.facts.varied.add(target)
         return Op("append", target, bindings={"xs": base, "v": value},
@@ -413,7 +419,7 @@ class Operations:
         before = self.container(base, node, "insert", (list,))
         item = self.value(value)
         self.set_value(target, Abstract("object", None, before.float or item.float, list,
-                                        None))
+                                        None, element=join_elements(element_of(before), item)))
         if (self.is_varied(base) or self.is_varied(value)) and target is not None:
             self.facts.varied.add(target)
         return Op("insert", target, bindings={"xs": base, "index": index, "v": value},
@@ -429,7 +435,8 @@ class Operations:
                 (kk, v) for kk, v in before.items if not (kk == k and type(kk) is type(k)))
             after = Abstract("object", None, before.float, dict, items)
         else:
-            after = Abstract("object", None, before.float, list, None)
+            after = Abstract("object", None, before.float, list, None,
+                             element=element_of(before))
         self.set_value(target, after)
         if self.is_varied(base) and target is not None:
             self.facts.varied.add(target)
@@ -445,7 +452,8 @@ def _with_item(container: Abstract, key: Any, value: Abstract) -> Abstract:
     float_ = container.float or value.float
     if container.type is list:
         if items is None:
-            return Abstract("object", None, float_, list, None)
+            return Abstract("object", None, float_, list, None,
+                            element=join_elements(element_of(container), value))
         size = len(items)
         if isinstance(key, int) and not isinstance(key, bool) and -size <= key < size:
             at = key % size

@@ -64,6 +64,9 @@ class Abstract:
     named: type | None = None
     # For an array of another library (``BACKENDS``): its name; None for NumPy's
     backend: str | None = None
+    # For a list or tuple whose items are not known one by one (``items`` None: one grown
+    # in a loop): what every item may be (None where nothing is known of them)
+    element: Abstract | None = None
 
     @property
     def ndim(self) -> int | None:
@@ -113,15 +116,17 @@ def join(a: Abstract, b: Abstract) -> Abstract:
         kind = a.kind
     elif a.kind == b.kind == "object" and a.type is b.type:
         if a.type in (tuple, list, dict):  # a container: items joined where they match
-            items = None
+            items = element = None
             if a.items is not None and b.items is not None and [k for k, _ in a.items] == [
                     k for k, _ in b.items]:
                 items = tuple((k, join(x, y)) for (k, x), (_, y) in zip(
                     a.items, b.items, strict=True))
+            elif a.type is not dict:  # a list grown on one path: what any item may be
+                element = join_elements(element_of(a), element_of(b))
             dims = a.dims if a.dims == b.dims else None
             return Abstract("object", dims, a.float or b.float, a.type, items,
                             fields=a.fields if a.fields == b.fields else None,
-                            named=a.named if a.named is b.named else None)
+                            named=a.named if a.named is b.named else None, element=element)
         kind = "object"
     else:
         return Abstract("object", None, False, object)
@@ -271,6 +276,24 @@ def is_container(value: Abstract | None) -> bool:
     return value is not None and value.kind == "object" and value.type in (tuple, list, dict)
 
 
+def element_of(container: Abstract) -> Abstract | None:
+    """What any item of a list or tuple may be: the join of its items where they are known,
+    else its ``element``; None where nothing is known of them (an empty list)."""
+    if container.items:
+        value = container.items[0][1]
+        for _, other in container.items[1:]:
+            value = join(value, other)
+        return value
+    return container.element
+
+
+def join_elements(a: Abstract | None, b: Abstract | None) -> Abstract | None:
+    """The join of two ``element_of``s, either of which may be None (no items)."""
+    if a is None or b is None:
+        return b if a is None else a
+    return join(a, b)
+
+
 def item_of(container: Abstract, key: Any) -> Abstract:
     """What ``container[key]`` holds: the item at ``key`` where the key is known here and
     the container has it, else what any of its items may be."""
@@ -279,7 +302,7 @@ def item_of(container: Abstract, key: Any) -> Abstract:
         if k == key and type(k) is type(key):
             return value
     if not items:
-        return UNKNOWN_ARRAY
+        return container.element if container.element is not None else UNKNOWN_ARRAY
     value = items[0][1]
     for _, other in items[1:]:
         value = join(value, other)
