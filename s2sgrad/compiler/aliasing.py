@@ -184,6 +184,7 @@ class Aliasing:
     def __init__(self, analysis: Analysis):
         self.group: dict[str, str] = {}
         self.position: dict[int, int] = {}
+        self.at: dict[int, gast.stmt] = {}  # position -> statement
         self.loops: list[tuple[int, int]] = []  # (first, last) positions of each loop body
         self.writes: dict[str, list[tuple[int, gast.stmt]]] = {}  # new version -> update
         self.in_place: set[int] = set()  # augmented assignments done in place
@@ -286,6 +287,7 @@ class Aliasing:
     def _walk(self, stmts: list[gast.stmt], analysis: Analysis, path: tuple = ()) -> None:
         for stmt in stmts:
             here = self.position[id(stmt)] = len(self.position)
+            self.at[here] = stmt
             self.branch_path[here] = path
             kind = statements.kind(stmt, "aliasing")
             for name in _names_read_here(stmt, kind):
@@ -462,9 +464,13 @@ class Aliasing:
         to ``name`` in between (counting the way around a loop that holds both)."""
         defs = self.defs.get(name, [])
         loop = self.loop_of(write)
+        made = made_each_iteration(self, write)
         for read, stmt in self.reads.get(name, []):
             if read == write or self.exclusive(read, write):
                 continue
+            if made is not None and made[1][0] <= read <= made[1][1] and (
+                    read < made[0] or not any(made[0] < d < read for d in defs)):
+                continue  # the name holds an array of an earlier iteration here
             if read > write:
                 if not any(write < d < read for d in defs):
                     return stmt
@@ -609,6 +615,24 @@ def _updated_in_place(aliases: Aliasing, stmt: gast.stmt) -> str | None:
             stmt not in aliases.item_updates:
         return aliases.augmented[stmt][1]
     return None
+
+
+def made_each_iteration(aliases: Aliasing, write: int) -> tuple[int, tuple[int, int]] | None:
+    """Where the array the update at ``write`` changes is made anew in every iteration of
+    the loop around the update (``u_next = np.zeros(n)`` at the top of the body, ``u_next[1:]
+    = ...`` below): that position, and the loop. Another name read in that loop holds the
+    array of an earlier iteration, which the update does not change, unless it was
+    assigned after the array was made, in the same iteration. None otherwise."""
+    loop = aliases.loop_of(write)
+    updated = _updated_in_place(aliases, aliases.at[write])
+    if loop is None or updated is None:
+        return None
+    root = same_array(aliases, updated)
+    made = aliases.defs.get(root, [])
+    if len(made) != 1 or not loop[0] <= made[0] < write or \
+            aliases.origin.get(root, "fresh") != "fresh" or root in aliases.parsed.params:
+        return None
+    return made[0], loop
 
 
 def same_array(aliases: Aliasing, name: str) -> str:

@@ -13,7 +13,8 @@ rebinds (the default keeps the value it had at the def) and whose bodies read an
 their own (einsum relabellings and diagonals, reshapes, transposes, np.diagonal) with
 element writes through the view or its base, and (``Features.storage``) a dict, a list
 and an object holding arrays that names hold too (and names holding one array), updated in
-place through each.
+place through each, and arrays made in each iteration of a loop, written into, then
+rotated into the names (``a0, a1 = a1, r1``).
 Every value stays tame by construction: each assignment is a tanh/sin/cos of
 a small combination, or a short contraction, so no division, no log, no overflow. The
 program is written to a .py file (the compiler reads source), imported, and compared with
@@ -284,6 +285,8 @@ def statement(draw, features: Features, scope: Scope, depth: int, counter: list[
         kinds.append("grow")
     if features.storage and depth == 0:  # (loops carrying containers: an increment)
         kinds += ["hold", "update", "update", "update"]
+    if features.storage and scope.in_loop and writes_ok:
+        kinds.append("rotate")
     if features.views:
         kinds += ["view", "matrix"] + (["write_view"] if writes_ok else [])
     kind = draw(st.sampled_from(kinds))
@@ -291,6 +294,14 @@ def statement(draw, features: Features, scope: Scope, depth: int, counter: list[
         a, b = draw(st.sampled_from(ARRAYS)), draw(st.sampled_from(ARRAYS))
         slot = draw(st.sampled_from(SLOTS))
         return _same(0, draw(st.sampled_from([f"{a} = {slot}", f"{slot} = {a}", f"{a} = {b}"])))
+    if kind == "rotate":  # an array made in each iteration, written, then rotated in
+        a, b = draw(st.sampled_from(ARRAYS)), draw(st.sampled_from(ARRAYS))
+        counter[0] += 1
+        made = f"r{counter[0]}"
+        return (_same(0, f"{made} = np.tanh({b} * {draw(CONSTANTS)})")
+                + _same(0, f"{made}[{draw(st.integers(0, 2))}] = {draw(scalar_expr(scope))}")
+                + _same(0, draw(st.sampled_from([f"{a}, {b} = {b}, {made}",
+                                                 f"{a} = {made}"]))))
     if kind == "update":  # an augmented update, in place on an array
         target = draw(st.sampled_from(SLOTS + ARRAYS))
         c1 = draw(CONSTANTS)

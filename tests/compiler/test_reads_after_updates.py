@@ -3,7 +3,9 @@
 ``k = h; h += x; use(k)``: NumPy updates the one array both names hold, so ``use`` sees the
 new values. Where the other name certainly holds that array (a chain of copies) and the
 update certainly runs before the read, the compiled code reads the updated version there,
-and the gradient follows the update. Each program is checked as users write it: the
+and the gradient follows the update. An array made anew in every iteration of a loop and
+written there is not the array another name holds from an earlier iteration (``u_prev, u =
+u, u_next`` after ``u_next = np.zeros(n); u_next[1:] = ...``): those reads are not stale. Each program is checked as users write it: the
 compiled forward equals the plain call, gradients agree with central differences in both
 modes and at second order, on arrays and on Tensors, and the caller's arrays are
 unchanged. Reads that are not certainly after the update (in a later iteration of a loop,
@@ -110,10 +112,65 @@ def helper_updates_its_copy(x):
     return bump(x * 2.0) * np.sum(x)
 
 
+def leapfrog_rotation(x):
+    # the next step's array is made anew in every iteration, then written into, then
+    # takes the current one's name: the names read hold earlier iterations' arrays
+    u_prev = x.copy()
+    u = x * 1.1
+    for _ in range(3):
+        u_next = np.zeros(len(x))
+        u_next[1:] = u[1:] * 1.5 - u_prev[1:] * 0.5
+        u_next[0] = u[0]
+        u_prev, u = u, u_next
+    return np.sum(u ** 2) + np.sum(u_prev * x)
+
+
+def verlet_forces(x):
+    def forces(p):
+        f = np.zeros_like(p)
+        d = p[1:] - p[:-1]
+        f[:-1] += d
+        f[1:] -= d
+        return f
+
+    pos = x * 1.0
+    acc = forces(pos)
+    energy = 0.0
+    for _ in range(3):
+        pos = pos + 0.1 * acc
+        acc_new = forces(pos)
+        energy = energy + np.sum((acc + acc_new) * pos)
+        acc = acc_new
+    return energy
+
+
+def alias_of_this_iterations_array(x):
+    total = 0.0
+    for i in range(3):
+        buf = np.zeros(len(x)) + x
+        alias = buf
+        buf[0] = x[i] ** 2
+        total = total + np.sum(alias * x)
+    return total
+
+
+def read_before_the_write_each_iteration(x):
+    total = 0.0
+    for i in range(3):
+        buf = np.sin(x) * (i + 1.0)
+        alias = buf
+        total = total + np.sum(alias * x)
+        buf[1] = x[0] * x[2]
+        total = total + np.sum(buf)
+    return total
+
+
 PROGRAMS = [read_the_old_name, write_through_the_other_name, chain_of_copies,
             several_operators, read_in_a_branch_after_the_update,
             update_then_update_through_the_first_name, read_in_a_later_loop,
-            inside_one_iteration, returned_directly, helper_updates_its_copy]
+            inside_one_iteration, returned_directly, helper_updates_its_copy,
+            leapfrog_rotation, verlet_forces, alias_of_this_iterations_array,
+            read_before_the_write_each_iteration]
 
 
 @pytest.mark.parametrize("fn", PROGRAMS, ids=lambda f: f.__name__)
@@ -160,6 +217,16 @@ def update_in_one_branch(x):
     return np.sum(k * x)  # <- refused
 
 
+def array_kept_across_iterations(x):
+    buf = np.zeros(len(x))
+    kept = buf
+    total = 0.0
+    for i in range(3):
+        total = total + np.sum(kept * x)  # <- refused
+        buf[i] = x[i] ** 2
+    return total
+
+
 def view_of_the_updated_array(x):
     h = x * 1.0
     v = h[1:3]
@@ -169,6 +236,7 @@ def view_of_the_updated_array(x):
 
 @pytest.mark.parametrize("fn,token", [(read_in_a_later_iteration, "k * x"),
                                       (update_in_one_branch, "k * x"),
+                                      (array_kept_across_iterations, "kept * x"),
                                       (view_of_the_updated_array, "v * 2.0")],
                          ids=lambda v: getattr(v, "__name__", v))
 def test_reads_not_certainly_after_the_update_stay_refused(fn, token):
