@@ -4,7 +4,8 @@ comprehension or ``list(zip(...))``, sliced, concatenated): what their items are
 The analysis keeps, for such a list, what every item may be (the join of what was put in),
 so an item read from it is a tuple where tuples were appended (``W, b = layers[0]``, whose
 arrays have different shapes), a number where numbers were, an array where arrays were:
-each read means what Python makes it mean. Each program is checked as users write it: its
+each read means what Python makes it mean. ``max(xs)`` and ``min(xs)`` of one iterable are
+computed as Python does (the first largest item). Each program is checked as users write it: its
 compiled forward equals the plain call, gradients agree with central differences in both
 modes and at second order, on arrays and on Tensors.
 """
@@ -100,3 +101,61 @@ def test_on_tensors(fn):
     assert np.array_equal(np.asarray(out.data), fn(X))
     out.backward()
     np.testing.assert_allclose(t.grad.data, s2sgrad.gradient(fn)(X), rtol=1e-12)
+
+
+# --- max() and min() of one iterable, as Python computes them: the first largest item -----
+
+
+def worst_group(x):
+    losses = []
+    for k in range(3):
+        losses.append(np.mean((x[3 * k:3 * k + 3] - 0.1 * k) ** 2))
+    return max(losses) + 0.1 * min(losses)
+
+
+def largest_of_a_tuple(x):
+    pair = (np.sum(x ** 2), np.sum(np.sin(x)))
+    return max(pair) - min(pair) * 0.5
+
+
+def largest_of_a_generator(x):
+    return max(v * v for v in x[:4]) + min(np.cos(v) for v in x[4:8])
+
+
+def largest_entry_of_an_array(x):
+    return max(x[2:6] * 3.0) + min(np.tanh(x))
+
+
+def best_in_a_loop(x):
+    total = 0.0
+    for k in range(3):
+        candidates = [x[k] * 2.0, x[k + 1] ** 2, np.sin(x[k + 2])]
+        total = total + max(candidates) * (k + 1.0)
+    return total
+
+
+EXTREMA = [worst_group, largest_of_a_tuple, largest_of_a_generator, largest_entry_of_an_array,
+           best_in_a_loop]
+
+
+@pytest.mark.parametrize("fn", EXTREMA, ids=lambda f: f.__name__)
+def test_max_and_min_of_one_iterable(fn):
+    value, _ = s2sgrad.value_and_grad(fn)(X)
+    assert value == fn(X), (value, fn(X))
+    check_grads(fn, X, modes=("rev", "fwd"), order=2)
+    t = s2sgrad.tensor(X.copy(), requires_grad=True)
+    out = s2sgrad.grad(fn)(t)
+    out.backward()
+    np.testing.assert_allclose(t.grad.data, s2sgrad.gradient(fn)(X), rtol=1e-12)
+
+
+def largest_of_nothing(x):
+    return max(x[:0] * 1.0)
+
+
+def test_max_of_an_empty_sequence_raises_python_s_error():
+    with pytest.raises(ValueError) as plain:
+        largest_of_nothing(X)
+    with pytest.raises(ValueError) as compiled:
+        s2sgrad.gradient(largest_of_nothing)(X)
+    assert str(compiled.value) == str(plain.value)

@@ -22,6 +22,8 @@ A name used before it is assigned, or not defined at all, is refused here.
 
 from __future__ import annotations
 
+from typing import Any
+
 import gast
 import numpy as np
 
@@ -137,6 +139,8 @@ class Expressions:
             return self.operation(syntax.located(call, node), target, temp)
         elif isinstance(node, gast.Call) and self.forms.builtin_form(node) is not None:
             return self.operation(self.forms.builtin_form(node), target, temp)
+        elif isinstance(node, gast.Call) and self.is_extremum(node):
+            return self.operation(syntax.located(self.extremum(node), node), target, temp)
         elif isinstance(node, gast.Call) and self.objects.calls(node):
             op = self.objects.call(node)  # a method of an object built here, inlined
         elif isinstance(node, gast.Call) and self.objects.builds(node) is not None:
@@ -321,6 +325,54 @@ class Expressions:
         for stmt in inner:
             self.walk.statement(stmt)
         return syntax.name(self.versions.current[result])
+
+
+    def is_extremum(self, call: gast.Call) -> bool:
+        """``max(xs)`` or ``min(xs)`` of one iterable (``max(a, b)`` and ``max([a, b, c])``
+        are calls of the two-argument rule; ``key=`` and ``default=`` are not taken)."""
+        return self.is_static(call.func) and len(call.args) == 1 and not call.keywords and \
+            not isinstance(call.args[0], gast.Starred) and any(
+                self.parsed.resolve(call.func) is f for f in (max, min))
+
+    def extremum(self, call: gast.Call) -> gast.expr:
+        """``max(xs)`` as Python computes it: the first item, then each later one that is
+        larger (``min``: smaller), so the first of equal largest items is the result::
+
+            if len(xs) == 0: raise ValueError(...)
+            _best = xs[0]
+            for _item in xs[1:]:
+                if _item > _best:
+                    _best = _item
+        """
+        largest = self.parsed.resolve(call.func) is max
+        items = self.atom(call.args[0])
+        best = self.versions.synthetic_variable()
+        item = self.namer.fresh("_item")
+        empty = syntax.compare(syntax.call(syntax.name("len"), [syntax.clone(items)]),
+                               ["Eq"], [syntax.const(0)])
+        stmts = [
+            syntax.if_(empty, [syntax.raise_("ValueError", _EMPTY[largest])], []),
+            syntax.assign(best, syntax.subscript(syntax.clone(items), syntax.const(0))),
+            syntax.for_(syntax.name(item, store=True), syntax.subscript(
+                syntax.clone(items), syntax.slice_(syntax.const(1))), [syntax.if_(
+                    syntax.compare(syntax.name(item), ["Gt" if largest else "Lt"],
+                                   [syntax.name(best)]),
+                    [syntax.assign(best, syntax.name(item))], [])])]
+        for stmt in stmts:
+            self.walk.statement(syntax.located(stmt, call))
+        return syntax.name(self.versions.current[best])
+
+
+def _empty_message(fn: Any) -> str:
+    try:
+        fn([])
+    except ValueError as error:
+        return str(error)
+    raise AssertionError(f"{fn.__name__}([]) did not raise")
+
+
+# what this Python's max() and min() say of an empty sequence (by largest: max, then min)
+_EMPTY = {True: _empty_message(max), False: _empty_message(min)}
 
 
 def numpy_name(parsed: Parsed) -> str | None:
