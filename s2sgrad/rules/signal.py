@@ -1,5 +1,6 @@
-"""Rules for convolutions, gradients and selections: ``scipy.signal.convolve`` (n-d, where
-scipy is installed), ``np.gradient`` along one axis, ``np.partition`` and ``np.select``.
+"""Rules for convolutions, gradients, integrals and selections: ``scipy.signal.convolve``
+(n-d, where scipy is installed), ``np.gradient`` along one axis, ``np.trapezoid``,
+``np.partition`` and ``np.select``.
 
 A convolution is linear in each operand: the contribution to one operand is the correlation
 of the cotangent with the other, a ``'valid'`` convolution of the cotangent (put back in its
@@ -15,7 +16,11 @@ as coordinates or computed values, are refused (divide by a computed spacing ins
 ``np.gradient(f, axis=0) / h``). ``np.partition`` permutes entries, as ``np.sort`` does; the
 permutation is read off the result, whose order between the kth entries NumPy leaves open.
 ``np.select`` gives each entry of the cotangent to the choice whose condition is the first
-that holds there, and to ``default`` where none does.
+that holds there, and to ``default`` where none does. ``np.trapezoid(y, x)`` adds each
+interval's width times its ends' mean: each entry of ``y`` gets the cotangent times half the
+widths of the intervals it ends, each entry of ``x`` the cotangent times the difference of
+the means of the intervals it starts and ends; a spacing ``dx`` the integral with unit
+spacing.
 """
 
 import numpy as np
@@ -109,6 +114,61 @@ def gradient(g, ans, f, *varargs, axis=None, edge_order=1):
                               (2.0 + e) * final), axis=-1)[..., -np.shape(moved)[-1]:])
     total = np.concatenate((pair, inner), axis=-1) - np.concatenate((inner, pair), axis=-1) + ends
     return np.moveaxis(total, -1, along)
+
+
+# --- np.trapezoid ---------------------------------------------------------------------------
+
+
+@vjp_rule(np.trapezoid, shape=None)
+def trapezoid(g, ans, y, x=None, dx=1.0, axis=-1):
+    # the intervals' widths h along the axis moved last (a 1-d x lies along the axis); each
+    # entry of y ends the intervals before and after it: half their widths
+    if x is None:
+        h = dx * np.ones(np.shape(y)[axis] - 1)
+    elif np.ndim(x) == 1:
+        h = np.diff(x)
+    else:
+        h = np.diff(np.moveaxis(x, axis, -1), axis=-1)
+    edge = np.zeros_like(h[..., :1])
+    weights = (np.concatenate((edge, h), axis=-1) + np.concatenate((h, edge), axis=-1)) / 2.0
+    g_last = np.expand_dims(g, -1)
+    g_y = np.moveaxis(g_last * weights, -1, axis)
+    # the integral is dx times the one with unit spacing; x_i starts interval i and ends
+    # interval i - 1: the difference of their ends' means
+    g_x = None
+    g_dx = None
+    if x is None:
+        g_dx = np.sum(g * np.trapezoid(y, axis=axis))
+    else:
+        moved = np.moveaxis(y, axis, -1)
+        means = (moved[..., 1:] + moved[..., :-1]) / 2.0
+        zero = np.zeros_like(means[..., :1])
+        g_moved = g_last * (np.concatenate((zero, means), axis=-1)
+                            - np.concatenate((means, zero), axis=-1))
+        if np.ndim(x) == 1:
+            g_x = unbroadcast(g_moved, np.shape(x))
+        else:
+            g_x = np.moveaxis(g_moved, -1, axis)
+    return g_y, g_x, g_dx
+
+
+@jvp_rule(np.trapezoid)
+def trapezoid_jvp(g, ans, y, x=None, dx=1.0, axis=-1):
+    # linear in y; in x, the widths' tangents times the intervals' means
+    t_y = np.trapezoid(g, x, dx=dx, axis=axis)
+    t_x = None
+    t_dx = None
+    if x is None:
+        t_dx = g * np.trapezoid(y, axis=axis)
+    else:
+        moved = np.moveaxis(y, axis, -1)
+        means = (moved[..., 1:] + moved[..., :-1]) / 2.0
+        if np.ndim(x) == 1:
+            t_h = np.diff(g)
+        else:
+            t_h = np.diff(np.moveaxis(g, axis, -1), axis=-1)
+        t_x = np.sum(t_h * means, axis=-1)
+    return t_y, t_x, t_dx
 
 
 # --- np.partition ---------------------------------------------------------------------------
