@@ -13,6 +13,8 @@ the same way, as the distribution's own methods with the frozen parameters.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -24,6 +26,7 @@ except ImportError:  # scipy is optional: the frozen-distribution test skips
 import s2sgrad
 from s2sgrad import TransformError
 from s2sgrad.testing import check_grads
+from tests.located import assert_points_at
 
 rng = np.random.default_rng(5)
 X = rng.standard_normal(3)
@@ -409,3 +412,29 @@ def records_in_a_loop(x):
 @pytest.mark.parametrize("f", [records, records_in_a_loop])
 def test_attributes_changed_in_place(f):
     check_grads(f, X, modes=("rev", "fwd"), order=2)
+
+
+@dataclasses.dataclass
+class _State:
+    theta: float
+    omega: float
+
+    def step(self, dt):
+        omega = self.omega - dt * np.sin(self.theta)
+        return _State(self.theta + dt * omega, omega)
+
+
+def pendulum(theta0):
+    state = _State(theta0, 0.0)
+    for _ in range(3):
+        state = state.step(0.1)
+    return state.theta  # <- refused
+
+
+def test_an_attribute_of_an_object_a_callee_returned_is_refused_as_an_attribute():
+    with pytest.raises(TransformError) as info:
+        s2sgrad.gradient(pendulum)(0.3)
+    message = str(info.value)
+    assert "the attribute .theta of a value whose class is not known" in message, message
+    assert "method" not in message.splitlines()[0], message
+    assert_points_at(info.value, pendulum, "state.theta", __file__)

@@ -78,7 +78,7 @@ def _used_without_rule(op: Op, at: gast.AST) -> tuple:
     if op.refusal is not None:
         return op.refusal[0], at, op.refusal[1]
     if op.what.startswith("."):  # a method of an unknown value
-        return ((f"the method {op.what} of a value whose class is not known when compiling "
+        return ((f"{checks.member(op.what)} of a value whose class is not known when compiling "
                 "(made inside the function, or read from an object), and the result depends "
                 "on a differentiated input"), at,
                 "Call a function with a derivative rule, or a method of an argument's class.")

@@ -243,12 +243,24 @@ def refuse_transform(facts: Facts, resolved: Any, node: gast.AST) -> None:
             "(whose derivatives are), or outside the differentiated function.")
 
 
+def member(what: str) -> str:
+    """'the method .step()' or 'the attribute .theta', for a message."""
+    return f"the method {what}" if what.endswith(")") else f"the attribute {what}"
+
+
 def unsupported_call(what: str, prim: Any) -> tuple[str, str] | None:
     """Why a call without a rule that receives a differentiated value is refused, and what
     to write instead; None for functions known not to change their arguments (print,
     np.isfinite), which are refused only where their result is used."""
+    if what.startswith(".") and not what.endswith(")"):  # an attribute of an unknown value
+        return ((f"the attribute {what} of a value whose class is not known when compiling "
+                 "(an object a called function made and returned, or read from another "
+                 "object) holds a differentiated value, which the gradient cannot follow "
+                 "into the object"),
+                ("Return the values themselves (a tuple or a dict) from the function that "
+                 "makes the object, or make the object in the differentiated function."))
     if what.startswith("."):  # a method of a value of unknown class
-        return ((f"the method {what} of a value whose class is not known when compiling "
+        return ((f"{member(what)} of a value whose class is not known when compiling "
                 "receives a differentiated value: it has no derivative rule, and it may "
                 "change its arguments in place"),
                 "Call a function with a derivative rule, or a method of an argument's class.")
