@@ -37,7 +37,6 @@ CASES = [
     ("inplace_on_alias", "h += y", "memory that the argument 'x' shares"),
     ("inplace_on_argument", "x *= y", "in-place update of the argument 'x'"),
     ("return_in_loop", "return", "'return' inside a loop is not supported yet"),
-    ("for_else", "for", "'for ... else' is not supported"),
     ("norm_of_other_order", "np.linalg.norm(np.outer(x, x), ord=\"nuc\")",
      "a function of its singular values"),
     ("scatter_add_at", "np.add.at", "np.add.at(a, indices, b) changes a in place"),
@@ -53,7 +52,7 @@ def _call(name):
     fn = _function(name)
     args = {"uses_attribute_store": (X, object()), "uses_starred": (X, X),
             "inplace_on_alias": (X, X), "inplace_on_argument": (X, X),
-            "return_in_loop": (1.5,), "for_else": (1.5,),
+            "return_in_loop": (1.5,),
             "view_read_after_write": (np.ones((2, 3)),),
             "scatter_add_at": (X, np.array([0, 0, 1, 2])[:len(X)])}.get(name, (X,))
     return s2sgrad.gradient(fn)(*args)

@@ -138,14 +138,6 @@ def return_in_loop(x):
     return x
 
 
-def for_else(x):
-    for i in range(3):  # <- refused
-        x = x * 2
-    else:  # noqa: PLW0120
-        x = x + 1
-    return x
-
-
 def norm_of_other_order(x):
     return np.linalg.norm(np.outer(x, x), ord="nuc")  # <- refused
 
