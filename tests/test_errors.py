@@ -28,7 +28,6 @@ CASES = [
     ("view_read_after_write", "row * x[1]", "'row' shares memory with an array updated in place"),
     ("uses_import", "import", "imports inside"),
     ("passes_lambda", "f)", "the nested function 'f' is used other than by calling it"),
-    ("uses_dictcomp", "{i: x * i", "dict comprehensions"),
     ("uses_starred", "*(x, args)", "a starred argument"),
     ("no_rule", "np.ediff1d(x)", "no derivative rule for numpy.ediff1d"),
     ("no_rule_method", "np.unwrap(x)", "no derivative rule for numpy.unwrap"),

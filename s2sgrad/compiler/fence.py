@@ -67,15 +67,13 @@ if hasattr(gast, "TemplateStr"):
 
 # Constructs that a later version will differentiate; refused for now with the same precision.
 _NOT_YET: dict[type, tuple[str, str]] = {
-    gast.DictComp: ("dict comprehensions are not supported yet",
-                    ("Write the items out ({'a': a, 'b': b}), or build a list with a list "
-                     "comprehension.")),
     gast.SetComp: ("set comprehensions are not supported", "Build the value outside."),
     gast.Set: ("set literals are not supported", "Use a tuple."),
 }
 
 _EXPRESSIONS = (
-    gast.Lambda, gast.IfExp, gast.BoolOp, gast.ListComp, gast.GeneratorExp, gast.Dict,
+    gast.Lambda, gast.IfExp, gast.BoolOp, gast.ListComp, gast.GeneratorExp, gast.DictComp,
+    gast.Dict,
     gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Attribute, gast.Name,
     gast.NamedExpr, gast.JoinedStr, gast.FormattedValue,
     gast.Constant, gast.Tuple, gast.List, gast.Subscript, gast.Slice, gast.keyword,

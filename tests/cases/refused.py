@@ -82,10 +82,6 @@ def passes_lambda(x):
     return np.sum(np.vectorize(f)(x))  # <- refused
 
 
-def uses_dictcomp(x):
-    return {i: x * i for i in range(3)}  # <- refused
-
-
 def uses_starred(x, args):
     return np.maximum(*(x, args)) * x  # <- refused
 

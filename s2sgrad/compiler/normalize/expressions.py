@@ -13,7 +13,7 @@ static reference to something outside the function (``np.pi``). Expressions with
 flow become statements: ``a if c else b``, ``and``/``or`` and chained comparisons become
 ``if`` statements that assign a synthetic variable (each operand evaluated once, the rest
 only while needed); a list comprehension or generator expression becomes a loop that
-appends to a new list. A call of a nested function, a lambda or a partial is inlined, its
+appends to a new list, a dict comprehension one that assigns the items of a new dict. A call of a nested function, a lambda or a partial is inlined, its
 body in place (``functions``); a call of a builtin that builds a container, and an index
 of ``np.r_`` or ``np.c_``, is normalized as the expression it stands for (``forms``).
 
@@ -67,7 +67,7 @@ class Expressions:
                 and isinstance(node.operand.value, (int, float, complex))):
             value = node.operand.value
             return syntax.const(-value if isinstance(node.op, gast.USub) else value)
-        if isinstance(node, (gast.ListComp, gast.GeneratorExp)):
+        if isinstance(node, (gast.ListComp, gast.GeneratorExp, gast.DictComp)):
             return self.comprehension(node)
         if isinstance(node, gast.NamedExpr):  # (n := value): assigned here, read as n
             return self.operation(node.value, target=node.target)
@@ -114,7 +114,7 @@ class Expressions:
         """Emit ``target = <one operation on atoms>`` (a new temporary if ``temp``); with
         neither, return the operation."""
         if isinstance(node, (gast.IfExp, gast.BoolOp, gast.ListComp, gast.GeneratorExp,
-                             gast.NamedExpr)) or (
+                             gast.DictComp, gast.NamedExpr)) or (
                 isinstance(node, gast.Compare) and len(node.ops) > 1):
             node = syntax.located(self.atom(node), node)  # desugared to an if: copy its value
         functions = self.functions
@@ -272,19 +272,28 @@ class Expressions:
 
     # --- desugared into statements -------------------------------------------------------
 
-    def comprehension(self, node: gast.ListComp | gast.GeneratorExp) -> gast.expr:
+    def comprehension(self, node: gast.ListComp | gast.GeneratorExp | gast.DictComp
+                      ) -> gast.expr:
         """``[f(x) for x in xs if c]`` -> a list built by a loop: ``_l = []``, then for each
-        x (renamed: a comprehension's names stay inside it) ``if c: _l.append(f(x))``."""
+        x (renamed: a comprehension's names stay inside it) ``if c: _l.append(f(x))``;
+        ``{k: f(x) for ...}`` the same way, a dict built by ``_d[k] = f(x)`` (the key
+        evaluated first, as Python does)."""
         result = self.versions.synthetic_variable()
-        self.emit(syntax.assign(self.versions.define(result), syntax.list_([])), node)
+        is_dict = isinstance(node, gast.DictComp)
+        empty = syntax.dict_([], []) if is_dict else syntax.list_([])
+        self.emit(syntax.assign(self.versions.define(result), empty), node)
         renames = {}
         for generator in node.generators:
             for n in gast.walk(generator.target):
                 if isinstance(n, gast.Name):
                     renames[n.id] = self.namer.fresh(f"_{n.id}")
-        elt = syntax.rename(syntax.clone(node.elt), renames)
-        inner: list[gast.stmt] = [syntax.located(syntax.expr_stmt(syntax.call(
-            syntax.attribute(syntax.name(result), "append"), [elt])), node.elt)]
+        if is_dict:
+            inner = self.dict_item(result, syntax.rename(syntax.clone(node.key), renames),
+                                   syntax.rename(syntax.clone(node.value), renames))
+        else:
+            elt = syntax.rename(syntax.clone(node.elt), renames)
+            inner = [syntax.located(syntax.expr_stmt(syntax.call(
+                syntax.attribute(syntax.name(result), "append"), [elt])), node.elt)]
         for generator in reversed(node.generators):
             for condition in reversed(generator.ifs):
                 test = syntax.rename(syntax.clone(condition), renames)
@@ -295,6 +304,16 @@ class Expressions:
         for stmt in inner:
             self.walk.statement(stmt)
         return syntax.name(self.versions.current[result])
+
+    def dict_item(self, result: str, key: gast.expr, value: gast.expr) -> list[gast.stmt]:
+        """``result[key] = value``, the key evaluated before the value."""
+        stmts = []
+        if not (isinstance(key, gast.Name) or syntax.is_const(key)):
+            computed = self.namer.temp()
+            stmts.append(syntax.located(syntax.assign(computed, key), key))
+            key = syntax.located(syntax.name(computed), key)
+        target = syntax.located(syntax.subscript(syntax.name(result), key, store=True), value)
+        return stmts + [syntax.located(syntax.assign(target, value), value)]
 
 
 def _rename_store(target: gast.expr, renames: dict[str, str]) -> gast.expr:
