@@ -21,7 +21,7 @@ CASES = [
     ("uses_with", "with", "'with' statements"),
     ("uses_yield", "yield", "generators"),
     ("uses_global", "global", "'global'"),
-    ("uses_del", "del", "'del'"),
+    ("uses_del", "y", "is read after `del y`"),
     ("uses_exec", "eval(", "eval() is not supported"),
     ("uses_attribute_store", "obj.value", "assigning to an attribute"),
     ("write_into_argument", "x[0]", "assignment to an element of 'x', the caller's array"),

@@ -42,8 +42,6 @@ _REFUSED: dict[type, tuple[str, str]] = {
                   "Pass the value in as an argument and return the new value."),
     gast.Nonlocal: ("'nonlocal' declarations are not supported",
                     "Pass the value in as an argument and return the new value."),
-    gast.Delete: ("'del' is not supported",
-                  "Let the name go out of scope, or rebind it to a new value."),
     gast.Import: ("imports inside a differentiated function are not supported",
                   "Move the import to module level."),
     gast.ImportFrom: ("imports inside a differentiated function are not supported",

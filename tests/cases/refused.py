@@ -46,8 +46,8 @@ def uses_nonlocal_factory():
 
 def uses_del(x):
     y = x * 2
-    del y  # <- refused
-    return x
+    del y
+    return y  # noqa: F821  # <- refused
 
 
 def uses_exec(x):

@@ -17,8 +17,10 @@ import numpy as np
 import pytest
 
 import s2sgrad
+from s2sgrad import TransformError
 from s2sgrad.testing import check_grads, numeric_gradient
 from tests.arguments import assert_unchanged
+from tests.located import assert_points_at
 
 rng = np.random.default_rng(7)
 X = rng.uniform(0.2, 0.9, 4)
@@ -37,6 +39,14 @@ def checked(fn, *args, order=2):
     if order == 2:
         check_grads(fn, *args, order=2, modes=("rev",))
     assert_unchanged(args, before, fn.__name__)
+
+
+def refused_at(fn, token, words, *args):
+    """``fn`` is refused, at its line marked ``# <- refused``, under ``token``."""
+    with pytest.raises(TransformError) as info:
+        s2sgrad.gradient(fn)(*(args or (X,)))
+    assert words in info.value.reason, info.value.reason
+    assert_points_at(info.value, fn, token, __file__)
 
 
 # --- for ... else and while ... else -------------------------------------------------------
@@ -224,3 +234,159 @@ def test_loop_else_decorated_on_tensors():
         np.testing.assert_allclose(x.grad.numpy(),
                                    numeric_gradient(for_else_breaks, [X, limit], 0),
                                    rtol=1e-6, atol=1e-8)
+
+
+# --- del -----------------------------------------------------------------------------------
+
+
+def del_a_name(x):
+    h = np.tanh(x) * 2.0
+    s = np.sum(h ** 2)
+    del h
+    return s * x[0]
+
+
+def del_in_a_loop(x):
+    s = 0.0
+    for i in range(len(x)):
+        t = np.sin(x[i]) * x[i]
+        s = s + t * t
+        del t
+    return s
+
+
+def del_then_assign_again(x, flag):
+    h = x * 3.0
+    total = np.sum(h)
+    if flag > 0:
+        del h
+        h = np.exp(x)
+    return total * np.sum(h)
+
+
+def del_list_items(x):
+    xs = [x[0], x[1] * 2.0, x[2] ** 2, np.sin(x[3])]
+    del xs[1]
+    del xs[-1]
+    return xs[0] * xs[1] + len(xs)
+
+
+def del_dict_items(x):
+    d = {"a": x[0], "b": x[1] ** 2, "c": np.cos(x[2])}
+    del d["b"]
+    return d["a"] * d["c"] + len(d)
+
+
+def del_several(x):
+    xs = [x[0], x[1], x[2]]
+    d = {"p": x[3], "q": x[0] * x[1]}
+    h = x * 2.0
+    del xs[0], d["p"], h
+    return xs[0] * xs[1] * d["q"]
+
+
+def sliding_window(x):
+    window = []
+    s = 0.0
+    for v in x:
+        window.append(v * 2.0)
+        if len(window) > 2:
+            del window[0]
+        s = s + window[0] * window[-1]
+    return s
+
+
+def del_in_a_helper(x):
+    def energy(v):
+        w = v * 3.0
+        r = np.sum(w * v)
+        del w
+        parts = [r, np.sum(v)]
+        del parts[0]
+        return r * parts[0]
+    return energy(x) + energy(x * 2.0)
+
+
+DELETES = {
+    "a name": (del_a_name, (X,)),
+    "in a loop": (del_in_a_loop, (X,)),
+    "then assigned again": (del_then_assign_again, (X, 1.0)),
+    "then assigned again, not taken": (del_then_assign_again, (X, -1.0)),
+    "list items": (del_list_items, (X,)),
+    "dict items": (del_dict_items, (X,)),
+    "several targets": (del_several, (X,)),
+    "a sliding window": (sliding_window, (X,)),
+    "in a nested function": (del_in_a_helper, (X,)),
+}
+
+
+@pytest.mark.parametrize("name", list(DELETES))
+def test_del(name):
+    fn, args = DELETES[name]
+    checked(fn, *args)
+
+
+def test_del_decorated_on_tensors():
+    x = s2sgrad.tensor(X, requires_grad=True)
+    out = s2sgrad.grad(sliding_window)(x)
+    out.backward()
+    assert out.item() == pytest.approx(sliding_window(X), rel=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(), numeric_gradient(sliding_window, [X], 0),
+                               rtol=1e-6, atol=1e-8)
+
+
+def read_after_del(x):
+    h = x * 2.0
+    del h
+    return np.sum(h)  # noqa: F821  # <- refused
+
+
+def read_after_del_in_a_branch(x):
+    h = x * 2.0
+    if x[0] > 0:
+        del h
+    return np.sum(h)  # <- refused
+
+
+def read_after_del_in_a_loop(x):
+    h = x * 2.0
+    s = 0.0
+    for _ in range(2):
+        s = s + np.sum(h)  # <- refused
+        del h
+    return s
+
+
+def del_before_assignment(x):
+    if x[0] > 0:
+        h = x * 2.0
+    else:
+        del h  # <- refused
+    return np.sum(x)
+
+
+def del_of_a_slice(x):
+    xs = [x[0], x[1], x[2]]
+    del xs[0:2]  # <- refused
+    return xs[0]
+
+
+def del_of_an_array_element(x):
+    y = x * 1.0
+    del y[0]  # <- refused
+    return np.sum(y)
+
+
+DEL_REFUSED = [
+    (read_after_del, "h", "is read after `del h`"),
+    (read_after_del_in_a_branch, "h", "is read after `del h`"),
+    (read_after_del_in_a_loop, "h", "is read after `del h`"),
+    (del_before_assignment, "h", "where 'h' is not assigned"),
+    (del_of_a_slice, "xs[0:2]", "of a slice of 'xs'"),
+    (del_of_an_array_element, "y[0]", "which is an array"),
+]
+
+
+@pytest.mark.parametrize("fn, token, words", DEL_REFUSED, ids=[c[0].__name__ for c in DEL_REFUSED])
+def test_del_refused_at_the_line(fn, token, words):
+    refused_at(fn, token, words)

@@ -48,7 +48,7 @@ The pass is a package, one module per job:
                     expressions they stand for
     objects.py      objects the function builds: attributes as variables, methods inlined
     assignments.py  names, unpacking, element writes, appends and inserts (SETITEM, APPEND,
-                    INSERT), augmented assignments
+                    INSERT), augmented assignments, del
     loops.py        for and while loops: loops over functions unrolled, over dict views
                     by key; break/continue as flags
     iterables.py    what a for loop goes through (a range, sequences, enumerate, zip,
@@ -155,6 +155,7 @@ class _Statements:
         gast.Assert: "assert_",
         gast.Raise: "raise_",
         gast.Pass: "pass_",
+        gast.Delete: "delete",
     }
 
     def __init__(self, walk: Walk):
@@ -218,6 +219,10 @@ class _Statements:
 
     def pass_(self, stmt: gast.Pass) -> None:
         pass
+
+    def delete(self, stmt: gast.Delete) -> None:
+        for target in stmt.targets:
+            self.assignments.delete(target)
 
 
 # The user-level statements normalize handles: what fence lets through.

@@ -230,8 +230,8 @@ class Expressions:
         item = syntax.name(self.namer.temp())
         self.emit(syntax.assign(item.id, syntax.subscript(previous, syntax.clone(key))), call)
         new = self.versions.define(call.func.value.id)
-        self.emit(syntax.assign(new, syntax.call(syntax.name(POP_ITEM), [
-            syntax.clone(previous), syntax.clone(key), syntax.clone(item)])), call)
+        self.emit(syntax.assign(new, syntax.located(syntax.call(syntax.name(POP_ITEM), [
+            syntax.clone(previous), syntax.clone(key), syntax.clone(item)]), call)), call)
         return item
 
     def is_atom(self, node: gast.expr) -> bool:
@@ -256,6 +256,12 @@ class Expressions:
         if self.objects.is_value_of_its_own(node):
             raise self.objects.value_use(node.id, node)
         current = self.versions.current
+        if isinstance(node, gast.Name) and node.id in self.versions.deleted:
+            raise self.parsed.error(
+                f"'{self.user_name(node.id)}' is read after `del "
+                f"{self.user_name(node.id)}` (on this path, or on one that leads here): "
+                "Python raises an UnboundLocalError", node,
+                "Read it before the del, or assign it again first.")
         if isinstance(node, gast.Name) and node.id in self.versions.synthetic:
             return syntax.located(syntax.name(current[node.id]), node)
         if isinstance(node, gast.Name) and node.id in self.namer.generated:
@@ -269,6 +275,12 @@ class Expressions:
                                     "Define it before the function is first called, or pass "
                                     "it in as an argument.")
         return syntax.clone(node)
+
+    def user_name(self, name: str) -> str:
+        """The name the user wrote for a variable (a nested function's local is renamed
+        ``v_fn`` where it is inlined)."""
+        original = self.functions.originals.get(name)
+        return name if original is None else original
 
     # --- desugared into statements -------------------------------------------------------
 

@@ -47,6 +47,7 @@ class Functions:
         self.partials: dict[str, tuple[gast.expr, list, list]] = {}
         self._bindings: collections.Counter | None = None  # how often each name is bound
         self.inlining: set[str] = set()
+        self.originals: dict[str, str] = {}  # an inlined local's name -> the user's name
 
     def bindings(self) -> collections.Counter:
         """How often each name is bound in the function's source (assigned, or the name of
@@ -193,11 +194,12 @@ class Functions:
             syntax.located(syntax.ret(function.body), function.body)]
         inner_locals = set(names) | {n.id for s in body for n in gast.walk(s)
                                      if isinstance(n, gast.Name)
-                                     and isinstance(n.ctx, gast.Store)}
+                                     and isinstance(n.ctx, (gast.Store, gast.Del))}
         stem = what.rpartition(".")[2].strip("_") or what
         renames = {n: self.namer.fresh(f"{n}_{stem}" if what != "lambda" else f"_{n}")
                    for n in sorted(inner_locals - {receiver})}
         self.versions.synthetic |= set(renames.values())
+        self.originals.update({new: old for old, new in renames.items()})
         if receiver is not None:
             renames[receiver] = self_name
         for name in names:  # the parameters, bound to the arguments' atoms
@@ -206,8 +208,8 @@ class Functions:
         renamed = [syntax.rename(syntax.clone(s), renames) for s in body]
         for stmt in renamed:
             for n in gast.walk(stmt):
-                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and \
-                        n.id in renames:
+                if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)) \
+                        and n.id in renames:
                     n.id = renames[n.id]
         self.inlining.add(what)
         try:

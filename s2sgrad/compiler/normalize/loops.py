@@ -266,12 +266,18 @@ class Loops:
         loop_versions, before = self.versions.enter_loop(carried)
         self.walk.out.extend(before)
         start = self.versions.start_iteration(loop_versions)
+        # a variable the body deletes may be unbound when an iteration starts, and after
+        # the loop: reading it there is refused (it is assigned again first, or not read)
+        deleted = _deleted(body)
+        self.versions.delete(deleted)
         self.objects.loop_depth += 1
         try:
             walked = self.walk.block(prefix + head + body)
         finally:
             self.objects.loop_depth -= 1
-        return start + walked + self.versions.end_iteration(loop_versions)
+        end = self.versions.end_iteration(loop_versions)
+        self.versions.delete(deleted)
+        return start + walked + end
 
     def guard_jumps(self, body: list[gast.stmt], loop: gast.stmt
                     ) -> tuple[list[gast.stmt], list[gast.stmt]]:
@@ -327,6 +333,20 @@ def _changed_by_method(body: list[gast.stmt], names: frozenset[str]) -> set[str]
     return {n.func.value.id for n in gast.walk(syntax.module(body))
             if isinstance(n, gast.Call) and (
                 is_append(n, names) or is_append(n, names, "insert") or is_pop(n, names))}
+
+
+def _deleted(body: list[gast.stmt]) -> set[str]:
+    """The names ``del`` statements in ``body`` unbind (not those of nested functions)."""
+    found, todo = set(), list(body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (gast.FunctionDef, gast.Lambda)):
+            continue
+        if isinstance(node, gast.Delete):
+            found |= {n.id for t in node.targets for n in gast.walk(t)
+                      if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Del)}
+        todo.extend(gast.iter_child_nodes(node))
+    return found
 
 
 def _jumps(body: list[gast.stmt], kinds: tuple) -> bool:
