@@ -40,8 +40,6 @@ _REFUSED: dict[type, tuple[str, str]] = {
                      "Build a list and return it instead of yielding."),
     gast.Global: ("'global' declarations are not supported",
                   "Pass the value in as an argument and return the new value."),
-    gast.Nonlocal: ("'nonlocal' declarations are not supported",
-                    "Pass the value in as an argument and return the new value."),
     gast.Import: ("imports inside a differentiated function are not supported",
                   "Move the import to module level."),
     gast.ImportFrom: ("imports inside a differentiated function are not supported",
@@ -86,7 +84,25 @@ def fence(parsed: Parsed) -> Parsed:
         _check_expression_tree(parsed, default)
     for stmt in fn.body:
         _check_statement(parsed, stmt)
+    outer = _own_nonlocal(fn.body)
+    if outer is not None:  # a nested function's nonlocal is the function's own variable
+        raise parsed.error(
+            "'nonlocal' in the differentiated function itself: it would change a variable "
+            "of the function around it", outer,
+            "Pass the value in as an argument and return the new value.")
     return parsed
+
+
+def _own_nonlocal(stmts: list[gast.stmt]) -> gast.Nonlocal | None:
+    """A ``nonlocal`` of ``stmts``' own scope (not of the functions defined there)."""
+    todo = list(stmts)
+    while todo:
+        node = todo.pop(0)
+        if isinstance(node, gast.Nonlocal):
+            return node
+        if not isinstance(node, (gast.FunctionDef, gast.Lambda)):
+            todo.extend(gast.iter_child_nodes(node))
+    return None
 
 
 def _refuse(parsed: Parsed, node: gast.AST) -> None:

@@ -72,6 +72,7 @@ KINDS: dict[type, Kind] = {
 SOURCE: frozenset[type] = frozenset({
     gast.Assign, gast.AnnAssign, gast.AugAssign, gast.Expr, gast.If, gast.For, gast.While,
     gast.FunctionDef, gast.Break, gast.Assert, gast.Raise, gast.Pass, gast.Delete,
+    gast.Nonlocal,
 })
 
 

@@ -390,3 +390,120 @@ DEL_REFUSED = [
 @pytest.mark.parametrize("fn, token, words", DEL_REFUSED, ids=[c[0].__name__ for c in DEL_REFUSED])
 def test_del_refused_at_the_line(fn, token, words):
     refused_at(fn, token, words)
+
+
+# --- nonlocal ------------------------------------------------------------------------------
+
+
+def nonlocal_accumulator(x):
+    total = 0.0
+
+    def add(v):
+        nonlocal total
+        total = total + v
+    add(x[0])
+    add(x[1] * x[2])
+    return total
+
+
+def nonlocal_in_a_loop(x):
+    total = 0.0
+    count = 0
+
+    def add(v):
+        nonlocal total, count
+        total = total + v * v
+        count += 1
+    for i in range(len(x)):
+        add(x[i])
+        if total > 0.5:
+            add(x[i] * 0.5)
+    return total * count
+
+
+def nonlocal_of_an_array(x):
+    h = x * 1.0
+
+    def step():
+        nonlocal h
+        h = np.tanh(h) + x
+    k = 0
+    while k < 3:
+        step()
+        k += 1
+    return np.sum(h ** 2)
+
+
+def nonlocal_two_levels(x):
+    def product(v):
+        acc = v[0]
+
+        def times(w):
+            nonlocal acc
+            acc = acc * w
+        for w in v[1:]:
+            times(w)
+        return acc
+    return product(x) + product(x * 2.0)
+
+
+def closure_called_later(x):
+    scale = x[0]
+
+    def scaled(v):
+        return v * scale
+    first = scaled(x[1])
+    scale = scale ** 2  # a call reads the variable as it is when called, as Python does
+    return first + scaled(x[2])
+
+
+def nonlocal_reads_and_rebinds(x):
+    state = x[0]
+
+    def advance(v):
+        nonlocal state
+        old = state
+        state = np.sin(state) + v
+        return old
+    a = advance(x[1])
+    b = advance(x[2])
+    return a * b + state
+
+
+NONLOCAL = {
+    "an accumulator": (nonlocal_accumulator, (X,)),
+    "in a loop with a branch": (nonlocal_in_a_loop, (X,)),
+    "an array in a while loop": (nonlocal_of_an_array, (X,)),
+    "two levels of functions": (nonlocal_two_levels, (X,)),
+    "a closure called later": (closure_called_later, (X,)),
+    "reads and rebinds": (nonlocal_reads_and_rebinds, (X,)),
+}
+
+
+@pytest.mark.parametrize("name", list(NONLOCAL))
+def test_nonlocal(name):
+    fn, args = NONLOCAL[name]
+    checked(fn, *args)
+
+
+def test_nonlocal_decorated_on_tensors():
+    x = s2sgrad.tensor(X, requires_grad=True)
+    out = s2sgrad.grad(nonlocal_in_a_loop)(x)
+    out.backward()
+    assert out.item() == pytest.approx(nonlocal_in_a_loop(X), rel=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(), numeric_gradient(nonlocal_in_a_loop, [X], 0),
+                               rtol=1e-6, atol=1e-8)
+
+
+def nonlocal_factory():
+    total = 0.0
+
+    def accumulate(x):
+        nonlocal total  # <- refused
+        total = total + np.sum(x)
+        return total
+    return accumulate
+
+
+def test_nonlocal_of_the_differentiated_function_itself_is_refused():
+    refused_at(nonlocal_factory(), "nonlocal", "'nonlocal' in the differentiated function")

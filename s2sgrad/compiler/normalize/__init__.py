@@ -156,6 +156,7 @@ class _Statements:
         gast.Raise: "raise_",
         gast.Pass: "pass_",
         gast.Delete: "delete",
+        gast.Nonlocal: "nonlocal_",
     }
 
     def __init__(self, walk: Walk):
@@ -219,6 +220,9 @@ class _Statements:
 
     def pass_(self, stmt: gast.Pass) -> None:
         pass
+
+    def nonlocal_(self, stmt: gast.Nonlocal) -> None:
+        pass  # the names are the enclosing function's own: an inlined call assigns them
 
     def delete(self, stmt: gast.Delete) -> None:
         for target in stmt.targets:

@@ -14,8 +14,10 @@ holds its result:
     g(y)                           f(a, y, k=b)
 
 A name is followed this way only if nothing else ever binds it, so that every call of it
-means this function. Recursion, starred arguments and ``*args``, ``**kwargs`` or
-keyword-only parameters are refused; so is a function used other than by calling it
+means this function. A variable the function declares ``nonlocal`` is the enclosing
+function's own: the inlined body assigns its next version there, as Python's call
+rebinds it. Recursion, starred arguments and ``*args``, ``**kwargs`` or keyword-only
+parameters are refused; so is a function used other than by calling it
 (``Expressions.load``). The methods of an object the function builds are inlined here too
 (``objects``), ``self`` standing for the object.
 """
@@ -125,6 +127,20 @@ class Functions:
                       if _reads_variables(default, self)}
         return found
 
+    def nonlocal_variables(self, stmts: list[gast.stmt]) -> set[str]:
+        """The variables that calls in ``stmts`` of nested functions (defined before or
+        there) may assign through ``nonlocal``: a loop whose body calls one carries them."""
+        defs = {n.name: n for stmt in stmts for n in gast.walk(stmt)
+                if isinstance(n, gast.FunctionDef)}
+        found = set()
+        for n in (n for stmt in stmts for n in gast.walk(stmt)):
+            if isinstance(n, gast.Call) and isinstance(n.func, gast.Name):
+                function = defs.get(n.func.id) or self.local_functions.get(n.func.id)
+                if isinstance(function, gast.FunctionDef):
+                    found |= {name for d in gast.walk(function)
+                              if isinstance(d, gast.Nonlocal) for name in d.names}
+        return found
+
     def partial(self, name: str, call: gast.Call) -> bool:
         """``g = functools.partial(f, a, k=b)`` with f a function known here (or a nested
         one): its arguments evaluated now, its calls written out as calls of f."""
@@ -195,6 +211,7 @@ class Functions:
         inner_locals = set(names) | {n.id for s in body for n in gast.walk(s)
                                      if isinstance(n, gast.Name)
                                      and isinstance(n.ctx, (gast.Store, gast.Del))}
+        inner_locals -= _declared_nonlocal(body)  # the enclosing function's variables
         stem = what.rpartition(".")[2].strip("_") or what
         renames = {n: self.namer.fresh(f"{n}_{stem}" if what != "lambda" else f"_{n}")
                    for n in sorted(inner_locals - {receiver})}
@@ -211,6 +228,8 @@ class Functions:
                 if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)) \
                         and n.id in renames:
                     n.id = renames[n.id]
+                elif isinstance(n, gast.Nonlocal):  # of a def inside: these variables
+                    n.names = [renames.get(name, name) for name in n.names]
         self.inlining.add(what)
         try:
             for stmt in lift_returns(self.parsed, renamed, result):
@@ -218,6 +237,18 @@ class Functions:
         finally:
             self.inlining.discard(what)
         return syntax.name(self.versions.current[result])
+
+
+def _declared_nonlocal(body: list[gast.stmt]) -> set[str]:
+    """The names a function's body declares ``nonlocal`` (not those of defs inside it)."""
+    found, todo = set(), list(body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, gast.Nonlocal):
+            found |= set(node.names)
+        elif not isinstance(node, (gast.FunctionDef, gast.Lambda)):
+            todo.extend(gast.iter_child_nodes(node))
+    return found
 
 
 def _defaults(function: gast.FunctionDef | gast.Lambda) -> dict[str, gast.expr]:

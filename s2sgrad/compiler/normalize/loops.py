@@ -58,6 +58,7 @@ class Loops:
         self.atom, self.operation = expressions.atom, expressions.operation
         self.is_static = expressions.is_static
         self.default_variables = expressions.functions.default_variables
+        self.nonlocal_variables = expressions.functions.nonlocal_variables
         self.objects = expressions.objects
         self.iterables = Iterables(walk, expressions)  # the range and items of a for loop
         # the break flag of a loop split from its else (see split_else), by the loop
@@ -254,6 +255,7 @@ class Loops:
                         and isinstance(n.target.value, gast.Name)}
         written |= self.objects.variables(body)  # attributes set there, or by a method
         written |= self.default_variables(body)  # defaults of the defs there
+        written |= self.nonlocal_variables(body) & names  # what calls there rebind
         written.discard(loop_var)
         return sorted(written)
 
