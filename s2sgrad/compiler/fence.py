@@ -187,11 +187,8 @@ def _check_target(parsed: Parsed, target: gast.expr, value: gast.expr | None) ->
     if isinstance(target, gast.Name):
         return
     if isinstance(target, (gast.Tuple, gast.List)):
-        for t in target.elts:
-            if isinstance(t, gast.Starred):
-                raise parsed.error("starred unpacking (a, *rest = ...) is not supported",
-                                   t, "Index the items: `a, rest = xs[0], xs[1:]`.")
-            _check_target(parsed, t, None)
+        for t in target.elts:  # a, *rest = ...: rest takes the items between, as a list
+            _check_target(parsed, t.value if isinstance(t, gast.Starred) else t, None)
         return
     if isinstance(target, gast.Attribute) and isinstance(target.value, gast.Name):
         return  # an attribute of an object the function builds (else normalize refuses)

@@ -51,7 +51,7 @@ from .codegen import codegen, codegen_tangent
 from .compiled import Compiled, CompiledJvp, state_of
 from .derivatives import Derivative
 from .fence import fence
-from .normalize import normalize
+from .normalize import Respread, normalize
 from .optimize import optimize
 from .parse import MISSING, Parsed, made_by_transform, parse, unwrap
 from .reverse import reverse
@@ -589,16 +589,22 @@ def front_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstra
     unknown = [w for w in wrt if w not in parsed.params]
     if unknown:
         raise TypeError(f"{fn.__qualname__}() has no parameter named {unknown[0]!r}")
-    normalized = normalize(parsed, fence)
-    observe("normalize", normalized)
-
     backend = backends.of(signature)
 
     def callee(fn_, callee_wrt, callee_signature, node):
         # its arrays are the caller's library's: compiled for it
         return compile_callee(fn_, callee_wrt, backend.callee(callee_signature))
 
-    analysis = analyze(normalized, wrt, signature, callee)
+    lengths: dict = {}  # the size of each spread site (g(*xs), a, *rest = xs) asked for
+    while True:
+        normalized = normalize(parsed, fence, lengths)
+        observe("normalize", normalized)
+        try:
+            analysis = analyze(normalized, wrt, signature, callee)
+        except Respread as asked:  # normalized again, with that site written out
+            lengths[asked.site] = asked.size
+            continue
+        break
     observe("analyze", analysis)
     aliases = aliasing(analysis)  # refuses what cannot be followed
     observe("aliasing", aliases)

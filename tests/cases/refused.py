@@ -82,8 +82,8 @@ def passes_lambda(x):
     return np.sum(np.vectorize(f)(x))  # <- refused
 
 
-def uses_starred(x, args):
-    return np.maximum(*(x, args)) * x  # <- refused
+def uses_starred(x):
+    return np.sum(np.hypot(*x[:2]) * x)  # <- refused
 
 
 def no_rule(x):

@@ -15,6 +15,8 @@ Takes the targets and value of a user-level assignment; gives, through the walk,
     xs.append(v)            xs_1 = __append__(xs, v)
     xs.insert(i, v)         xs_1 = __insert__(xs, i, v)
     v = xs.pop(i)           _t4 = xs[i]; xs_1 = __pop_item__(xs, i, _t4); v = _t4
+    first, *rest = xs       first = xs[0]; _t6 = xs[1]; _t7 = xs[2]; rest = [_t6, _t7]
+                            (for a size the analysis knows: see spreads)
     del xs[i]               _t5 = xs[i]; xs_1 = __pop_item__(xs, i, _t5)   (d[k] alike)
     del h                   (nothing: h is unbound after it, reading it is refused)
 
@@ -124,6 +126,9 @@ class Assignments:
     def unpack(self, target: gast.Tuple | gast.List, value: gast.expr) -> None:
         """``a, (b, c), y[0] = value``: every value on the right first, then each target,
         from left to right, as Python does (``y[0], y[1] = y[1], y[0]`` swaps)."""
+        if any(isinstance(t, gast.Starred) for t in target.elts):  # a, *rest = value
+            self.expressions.spreads.unpack(target, value, self.bind)
+            return
         atom = self.expressions.atom
         if isinstance(value, (gast.Tuple, gast.List)) and not any(
                 isinstance(v, gast.Starred) for v in value.elts):

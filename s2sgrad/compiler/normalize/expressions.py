@@ -29,6 +29,7 @@ from ..parse import MISSING
 from .forms import Forms
 from .functions import Functions
 from .objects import Objects
+from .spreads import Spreads
 from .walk import Walk
 
 POP_ITEM = "__pop_item__"  # xs_1 = __pop_item__(xs, i, item): xs without its item at i
@@ -55,6 +56,7 @@ class Expressions:
         self.functions = Functions(walk, self)  # nested functions, lambdas and partials
         self.forms = Forms(walk, self)  # calls that stand for other expressions
         self.objects = Objects(walk, self)
+        self.spreads = Spreads(walk, self, walk.lengths)  # g(*xs), first, *rest = xs
 
     def atom(self, node: gast.expr) -> gast.expr:
         """An atom holding the value of ``node``, emitting statements as needed."""
@@ -146,11 +148,9 @@ class Expressions:
                 isinstance(node.func, gast.Name) and node.func.id in functions.local_functions)):
             op = functions.inline(node)  # the result of a nested function, as an atom
         elif isinstance(node, gast.Call):
-            op = syntax.call(self.callee(node.func), [
-                syntax.located(syntax.starred(self.atom(a.value)), a)
-                if isinstance(a, gast.Starred)
-                else self.atom(a) for a in node.args],
-                [(k.arg, self.atom(k.value)) for k in node.keywords])
+            func = self.callee(node.func)
+            op = syntax.call(func, self.spreads.call_arguments(node.args),
+                             self.spreads.call_keywords(node.keywords))
         elif self.objects.reads(node):
             op = self.objects.read(node)
         elif isinstance(node, gast.Attribute) and not self.is_atom(node):

@@ -16,8 +16,8 @@ holds its result:
 A name is followed this way only if nothing else ever binds it, so that every call of it
 means this function. A variable the function declares ``nonlocal`` is the enclosing
 function's own: the inlined body assigns its next version there, as Python's call
-rebinds it. Recursion, starred arguments and ``*args``, ``**kwargs`` or keyword-only
-parameters are refused; so is a function used other than by calling it
+rebinds it. Starred and ``**`` arguments are passed item by item (``spreads``).
+Recursion and ``*args``, ``**kwargs`` or keyword-only parameters are refused; so is a function used other than by calling it
 (``Expressions.load``). The methods of an object the function builds are inlined here too
 (``objects``), ``self`` standing for the object.
 """
@@ -41,6 +41,7 @@ class Functions:
         self.parsed, self.namer, self.versions = walk.parsed, walk.namer, walk.versions
         self.emit = walk.emit
         self.atom, self.is_static = expressions.atom, expressions.is_static
+        self.expressions = expressions
         self.local_functions: dict[str, gast.AST] = {}  # nested defs and lambdas by name
         # ... and the atoms their defaults were evaluated to where the def ran
         self.defaults: dict[str, dict[str, gast.expr]] = {}
@@ -181,9 +182,11 @@ class Functions:
             raise self.parsed.error(f"the nested function {what}() calls itself: recursion "
                                     "is not supported", call, "Write it as a loop.")
         args = function.args
-        if any(isinstance(a, gast.Starred) for a in call.args):
-            raise self.parsed.error(f"a starred argument to the nested function {what}()",
-                                    call, "Pass the arguments one by one.")
+        if any(isinstance(a, gast.Starred) for a in call.args) or any(
+                k.arg is None for k in call.keywords):  # g(*xs), g(**d): item by item
+            call = self.expressions.spreads.inlined_arguments(call)
+            if call is None:  # the analysis asks for the size first (or refuses)
+                return syntax.const(None)
         if args.vararg or args.kwarg or args.kwonlyargs:
             raise self.parsed.error("nested functions with *args, **kwargs or keyword-only "
                                     "parameters are not supported", call,

@@ -28,10 +28,12 @@ from .versions import Versions
 
 class Walk:
     def __init__(self, parsed: Parsed, namer: Namer,
-                 fence: Callable[[Parsed], Any] = lambda parsed: parsed):
+                 fence: Callable[[Parsed], Any] = lambda parsed: parsed,
+                 lengths: dict[int, Any] | None = None):
         self.parsed = parsed
         self.namer = namer
         self.fence = fence  # checks the source of a method inlined here (see objects)
+        self.lengths = lengths or {}  # the size of each spread site the analysis asked for
         self.versions = Versions(parsed, namer)
         self.handlers: dict[type, Callable[[gast.stmt], None]] = {}  # by statement class
         self.out: list[gast.stmt] = []  # the block being written
