@@ -46,7 +46,8 @@ _REFUSED: dict[type, tuple[str, str]] = {
                       "Move the import to module level."),
     gast.ClassDef: ("class definitions inside a differentiated function are not supported",
                     "Define the class at module level."),
-    gast.Starred: ("starred expressions (*xs) are supported only as call arguments",
+    gast.Starred: (("starred expressions (*xs) are supported only as call arguments and "
+                    "assignment targets"),
                    "Write the items out, e.g. (n, m, 2) rather than (*shape, 2)."),
     gast.Match: ("'match' statements are not supported",
                  "Write the cases as an if/elif chain."),

@@ -191,7 +191,7 @@ class Spreads:
         firsts = [self.read(whole, k, target) for k in range(len(before))]
         end = self.expressions.operation(syntax.binop(count, "Sub", syntax.const(
             len(after))), temp=True) if after else count
-        index = self.namer.fresh("_k")
+        index = self.namer.fresh("k")  # the comprehension names it _k
         rest = self.expressions.atom(syntax.located(syntax.list_comp(
             syntax.subscript(syntax.clone(whole), syntax.name(index)),
             syntax.name(index, store=True),
