@@ -40,17 +40,14 @@ _REFUSED: dict[type, tuple[str, str]] = {
                      "Build a list and return it instead of yielding."),
     gast.Global: ("'global' declarations are not supported",
                   "Pass the value in as an argument and return the new value."),
-    gast.Nonlocal: ("'nonlocal' declarations are not supported",
-                    "Pass the value in as an argument and return the new value."),
-    gast.Delete: ("'del' is not supported",
-                  "Let the name go out of scope, or rebind it to a new value."),
     gast.Import: ("imports inside a differentiated function are not supported",
                   "Move the import to module level."),
     gast.ImportFrom: ("imports inside a differentiated function are not supported",
                       "Move the import to module level."),
     gast.ClassDef: ("class definitions inside a differentiated function are not supported",
                     "Define the class at module level."),
-    gast.Starred: ("starred expressions (*xs) are supported only as call arguments",
+    gast.Starred: (("starred expressions (*xs) are supported only as call arguments and "
+                    "assignment targets"),
                    "Write the items out, e.g. (n, m, 2) rather than (*shape, 2)."),
     gast.Match: ("'match' statements are not supported",
                  "Write the cases as an if/elif chain."),
@@ -67,15 +64,13 @@ if hasattr(gast, "TemplateStr"):
 
 # Constructs that a later version will differentiate; refused for now with the same precision.
 _NOT_YET: dict[type, tuple[str, str]] = {
-    gast.DictComp: ("dict comprehensions are not supported yet",
-                    ("Write the items out ({'a': a, 'b': b}), or build a list with a list "
-                     "comprehension.")),
     gast.SetComp: ("set comprehensions are not supported", "Build the value outside."),
     gast.Set: ("set literals are not supported", "Use a tuple."),
 }
 
 _EXPRESSIONS = (
-    gast.Lambda, gast.IfExp, gast.BoolOp, gast.ListComp, gast.GeneratorExp, gast.Dict,
+    gast.Lambda, gast.IfExp, gast.BoolOp, gast.ListComp, gast.GeneratorExp, gast.DictComp,
+    gast.Dict,
     gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Attribute, gast.Name,
     gast.NamedExpr, gast.JoinedStr, gast.FormattedValue,
     gast.Constant, gast.Tuple, gast.List, gast.Subscript, gast.Slice, gast.keyword,
@@ -90,7 +85,25 @@ def fence(parsed: Parsed) -> Parsed:
         _check_expression_tree(parsed, default)
     for stmt in fn.body:
         _check_statement(parsed, stmt)
+    outer = _own_nonlocal(fn.body)
+    if outer is not None:  # a nested function's nonlocal is the function's own variable
+        raise parsed.error(
+            "'nonlocal' in the differentiated function itself: it would change a variable "
+            "of the function around it", outer,
+            "Pass the value in as an argument and return the new value.")
     return parsed
+
+
+def _own_nonlocal(stmts: list[gast.stmt]) -> gast.Nonlocal | None:
+    """A ``nonlocal`` of ``stmts``' own scope (not of the functions defined there)."""
+    todo = list(stmts)
+    while todo:
+        node = todo.pop(0)
+        if isinstance(node, gast.Nonlocal):
+            return node
+        if not isinstance(node, (gast.FunctionDef, gast.Lambda)):
+            todo.extend(gast.iter_child_nodes(node))
+    return None
 
 
 def _refuse(parsed: Parsed, node: gast.AST) -> None:
@@ -175,11 +188,8 @@ def _check_target(parsed: Parsed, target: gast.expr, value: gast.expr | None) ->
     if isinstance(target, gast.Name):
         return
     if isinstance(target, (gast.Tuple, gast.List)):
-        for t in target.elts:
-            if isinstance(t, gast.Starred):
-                raise parsed.error("starred unpacking (a, *rest = ...) is not supported",
-                                   t, "Index the items: `a, rest = xs[0], xs[1:]`.")
-            _check_target(parsed, t, None)
+        for t in target.elts:  # a, *rest = ...: rest takes the items between, as a list
+            _check_target(parsed, t.value if isinstance(t, gast.Starred) else t, None)
         return
     if isinstance(target, gast.Attribute) and isinstance(target.value, gast.Name):
         return  # an attribute of an object the function builds (else normalize refuses)

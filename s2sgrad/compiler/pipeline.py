@@ -51,7 +51,7 @@ from .codegen import codegen, codegen_tangent
 from .compiled import Compiled, CompiledJvp, state_of
 from .derivatives import Derivative
 from .fence import fence
-from .normalize import normalize, numpy_name
+from .normalize import Respread, normalize, numpy_name
 from .optimize import optimize
 from .parse import MISSING, Parsed, made_by_transform, parse, unwrap
 from .reverse import reverse
@@ -601,8 +601,9 @@ def front_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstra
         return compile_callee(fn_, callee_wrt, backend.callee(callee_signature))
 
     conversions: frozenset[tuple] = frozenset()
-    while True:  # once more for each list NumPy converts to an array where a rule reads it
-        normalized = normalize(parsed, fence, conversions)
+    lengths: dict = {}  # the size of each spread site (g(*xs), a, *rest = xs) asked for
+    while True:  # normalized again for each list NumPy converts, each spread site sized
+        normalized = normalize(parsed, fence, conversions, lengths)
         try:
             analysis = analyze(normalized, wrt, signature, callee)
             break
@@ -610,6 +611,8 @@ def front_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstra
             if needs.site in conversions or numpy_name(parsed) is None:
                 raise needs.error from None
             conversions |= {needs.site}
+        except Respread as asked:  # written out with that site's size
+            lengths[asked.site] = asked.size
     for _ in range(_FORWARDS):  # reads of an array after its update through another name
         try:
             aliases = aliasing(analysis)  # refuses what cannot be followed

@@ -46,8 +46,8 @@ def uses_nonlocal_factory():
 
 def uses_del(x):
     y = x * 2
-    del y  # <- refused
-    return x
+    del y
+    return y  # noqa: F821  # <- refused
 
 
 def uses_exec(x):
@@ -82,12 +82,8 @@ def passes_lambda(x):
     return np.sum(np.vectorize(f)(x))  # <- refused
 
 
-def uses_dictcomp(x):
-    return {i: x * i for i in range(3)}  # <- refused
-
-
-def uses_starred(x, args):
-    return np.maximum(*(x, args)) * x  # <- refused
+def uses_starred(x):
+    return np.sum(np.hypot(*x[:2]) * x)  # <- refused
 
 
 def no_rule(x):
@@ -135,14 +131,6 @@ def return_in_loop(x):
     for i in range(3):
         if x > i:
             return x * i  # <- refused
-    return x
-
-
-def for_else(x):
-    for i in range(3):  # <- refused
-        x = x * 2
-    else:  # noqa: PLW0120
-        x = x + 1
     return x
 
 

@@ -628,3 +628,24 @@ def float_or_array_per_iteration(x, n):
         else:
             acc = acc * 0.5
     return np.sum(acc)
+
+
+# --- for ... else: the else runs where no break ended the loop ------------------------
+
+
+def for_else(x):
+    for i in range(3):
+        x = x * 2.0
+    else:  # noqa: PLW0120
+        x = x + 1.0
+    return x
+
+
+def for_else_with_break(x):
+    for i in range(3):
+        if x > 2.0:
+            break
+        x = x * 2.0
+    else:
+        x = x + 1.0
+    return x

@@ -34,32 +34,6 @@ def return_in_loop_in_branch(x):
     return x
 
 
-def for_else(x):
-    for i in range(3):  # <- refused
-        x = x * 2.0
-    else:  # noqa: PLW0120
-        x = x + 1.0
-    return x
-
-
-def for_else_with_break(x):
-    for i in range(3):  # <- refused
-        if x > 2.0:
-            break
-        x = x * 2.0
-    else:
-        x = x + 1.0
-    return x
-
-
-def while_else(x):
-    while x > 1.0:  # <- refused
-        x = x * 0.5
-    else:  # noqa: PLW0120
-        x = x + 1.0
-    return x
-
-
 def subscript_loop_target(x):
     y = np.zeros(3)
     for y[0] in range(3):  # <- refused

@@ -279,3 +279,11 @@ def while_condition_on_one_input(x, y):
     while np.sum(k) < 5.0:
         k = k + np.abs(y) + 0.5
     return np.sum(k * y)
+
+
+def while_else(x):
+    while x > 1.0:
+        x = x * 0.5
+    else:  # noqa: PLW0120
+        x = x + 1.0
+    return x

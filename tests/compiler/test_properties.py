@@ -80,6 +80,9 @@ class Features:
     # (np.diagonal(m0), a read-only view, or a multiple of it) and element writes into m0
     # and v0
     views: bool = False
+    # for and while loops with an else; star-unpacking of tuples, lists and arrays
+    # (``h, *hs = ...``); starred and ** arguments (``spread3(*args)``, ``spread3(**kw)``)
+    spreads: bool = False
 
 
 @dataclass
@@ -149,6 +152,14 @@ CALLEES = """
 
 def mix(u, v, w=0.5, shift=0.0):
     return np.tanh(u * w + v * (1.0 - w)) + shift
+"""
+
+
+# What programs with Features.spreads call with starred and ** arguments.
+SPREADS = """
+
+def spread3(u, v, w):
+    return np.tanh(u * v) + 0.1 * w
 """
 
 
@@ -289,6 +300,8 @@ def statement(draw, features: Features, scope: Scope, depth: int, counter: list[
         kinds.append("rotate")
     if features.views:
         kinds += ["view", "matrix"] + (["write_view"] if writes_ok else [])
+    if features.spreads:
+        kinds += ["star", "spread"]
     kind = draw(st.sampled_from(kinds))
     if kind == "hold":  # a name and a slot, an attribute or another name hold one array
         a, b = draw(st.sampled_from(ARRAYS)), draw(st.sampled_from(ARRAYS))
@@ -334,6 +347,8 @@ def statement(draw, features: Features, scope: Scope, depth: int, counter: list[
         return _same(0, f"m0 = np.tanh(np.outer({a}, {b}) * {draw(CONSTANTS)})")
     if kind == "write_view":
         return _same(0, draw(write_view(scope)))
+    if kind in ("star", "spread"):
+        return draw(spread(kind, counter))
     inner = Scope(list(scope.loop_vars), scope.in_loop, scope.jumps_here, scope.in_branch,
                   scope.values, scope.storage, scope.callees, scope.views)
     if kind in ("if", "if_elif"):
@@ -365,14 +380,51 @@ def statement(draw, features: Features, scope: Scope, depth: int, counter: list[
         limit = draw(st.sampled_from(["n", "0", "1", "2", "3"] if features.run_time_range
                                      else ["0", "1", "2", "3"]))
         start = draw(st.sampled_from(["", "1, "]))
-        return [(0, f"for {var} in range({start}{limit}):", f"for {var} in range({start}{limit}):")
-                ] + _indent(body)
-    limit = draw(st.sampled_from(["n", "2", "3"] if features.run_time_range else ["2", "3"]))
-    test, probe = draw(condition())
-    lines = _same(0, f"{var} = 0")
-    lines.append((0, f"while {var} < {limit} and ({test}):",
-                  f"while {var} < {limit} and ({probe}):"))
-    return lines + _indent(_same(0, f"{var} = {var} + 1") + body)
+        lines = [(0, f"for {var} in range({start}{limit}):",
+                  f"for {var} in range({start}{limit}):")] + _indent(body)
+    else:
+        limit = draw(st.sampled_from(["n", "2", "3"] if features.run_time_range else ["2", "3"]))
+        test, probe = draw(condition())
+        lines = _same(0, f"{var} = 0")
+        lines.append((0, f"while {var} < {limit} and ({test}):",
+                      f"while {var} < {limit} and ({probe}):"))
+        lines += _indent(_same(0, f"{var} = {var} + 1") + body)
+    if features.spreads and draw(st.booleans()):  # runs where no break ended the loop
+        otherwise = Scope(list(scope.loop_vars), scope.in_loop, scope.jumps_here, True,
+                          scope.values, scope.storage, scope.callees, scope.views)
+        lines += _same(0, "else:") + _indent(draw(block(features, otherwise, depth + 1,
+                                                        counter)))
+    return lines
+
+
+@st.composite
+def spread(draw, kind: str, counter: list[int]) -> Lines:
+    """Star-unpacking of a tuple, a list or an array (the starred name a list), or a call
+    with starred or ** arguments, its result mixed into an array or a number."""
+    counter[0] += 1
+    k = counter[0]
+    a, b, c = (draw(st.sampled_from(ARRAYS)) for _ in range(3))
+    target, s = draw(st.sampled_from(ARRAYS)), draw(st.sampled_from(SCALARS))
+    c1 = draw(CONSTANTS)
+    if kind == "star":
+        return draw(st.sampled_from([
+            _same(0, f"h{k}, *hs{k} = ({a}, {b} * {c1}, {c})")
+            + _same(0, f"{target} = 0.5 * h{k} + 0.3 * hs{k}[-1] * len(hs{k})"),
+            _same(0, f"*hs{k}, h{k} = [{a}, np.sin({b})]")
+            + _same(0, f"{target} = 0.5 * {target} + 0.3 * np.sum(np.array(hs{k} + [h{k}]), "
+                       "axis=0)"),
+            _same(0, f"e{k}, *es{k}, z{k} = {a}")
+            + _same(0, f"{s} = 0.5 * {s} + 0.3 * (e{k} * {c1} + sum(es{k}) - z{k})"),
+            _same(0, f"e{k}, *es{k} = {a} * {s}")
+            + _same(0, f"{target} = 0.5 * {target} + 0.3 * e{k} * np.array(es{k} + [{c1}])"),
+        ]))
+    call = draw(st.sampled_from([
+        f"spread3(*({a}, {b}, {c1}))", f"spread3({a}, *[{b}, {s}])",
+        f"spread3(*args{k})", f"spread3({a}, **kw{k})", f"np.hypot(*({a}, 1.0 + {b} ** 2))"]))
+    lines = _same(0, f"args{k} = ({a}, {c}, {s})") if f"args{k}" in call else []
+    if f"kw{k}" in call:
+        lines = _same(0, f'kw{k} = {{"w": {s}, "v": {b}}}')
+    return lines + _same(0, f"{target} = 0.5 * {target} + 0.3 * {call}")
 
 
 @st.composite
@@ -478,6 +530,7 @@ def program(draw, features: Features) -> tuple[str, str]:
     if features.storage:
         prelude.append(STORAGE_PRELUDE)
     prelude += [CALLEES] if features.callees else []
+    prelude += [SPREADS] if features.spreads else []
     return source, "\n".join(prelude + ["", "", source, "", "", render("f_probe", True), ""])
 
 
@@ -602,6 +655,10 @@ def test_arrays_held_by_names_slots_and_attributes_updated_in_place():
 
 def test_keyword_arguments_and_nested_functions_with_defaults():
     _run(Features(callees=True))()
+
+
+def test_loops_with_else_star_unpacking_and_starred_calls():
+    _run(Features(writes=False, spreads=True), modes=("rev", "fwd"))()
 
 
 # forward mode (the tangent function) and second order (derivatives of the gradient, from

@@ -695,11 +695,6 @@ def refuses_set_comprehension(x):
     return np.sum(x) * len(s)
 
 
-def refuses_dict_comprehension(x):
-    d = {k: x * k for k in (1, 2)}  # <- refused
-    return np.sum(d[1])
-
-
 def prints_an_fstring(x):
     print(f"x = {x}")
     return np.sum(x)
@@ -774,7 +769,6 @@ REFUSED = [
     (refuses_starred, "*parts", "starred expressions", (X, (X, X))),
     (refuses_set, "{1.0", "set literals", (X,)),
     (refuses_set_comprehension, "{v for", "set comprehensions", (X,)),
-    (refuses_dict_comprehension, "{k:", "dict comprehensions", (X,)),
     (refuses_yield_from, "yield", "generators", (X,)),
     (refuses_class, "class", "class definitions", (X,)),
     (refuses_import_from, "from", "imports inside", (X,)),

@@ -46,6 +46,7 @@ The pass is a package, one module per job:
                    user function compiled for them, a function without a rule
     inference.py   the kind, rank and shape class of a call's result
     checks.py      the refusals of the forward walk
+    spreads.py     which spreads (g(*xs), a, *rest = xs) are written out item by item
     activity.py    which varied names the output depends on (a backward data-flow pass)
 
 This module walks the statements (``statements.kind`` says how each nests) and returns
@@ -63,7 +64,7 @@ import gast
 from ... import syntax
 from .. import statements
 from ..normalize import Normalized
-from . import checks
+from . import checks, spreads
 from .activity import active
 from .callees import Callees
 from .calls import Calls
@@ -141,6 +142,9 @@ class _Walk:
         self.ops: dict[gast.stmt, Op] = {}
         self.unpacked = dict(normalized.unpacked)
         self.unpacks = dict(normalized.unpacks)
+        self.spread_sites = dict(normalized.spread_sites)
+        self.spread_written = dict(normalized.spread_written)
+        self.facts.spread_arguments = dict(normalized.spread_arguments)
 
     def run(self) -> Analysis:
         facts, parsed = self.facts, self.normalized.parsed
@@ -171,6 +175,10 @@ class _Walk:
                     checks.check_spread(facts, stmt.value.value, self.unpacked[stmt], stmt)
                 if stmt in self.unpacks:
                     checks.check_unpack(facts, stmt.value.value, self.unpacks[stmt], stmt)
+                if stmt in self.spread_sites:
+                    spreads.site(facts, stmt, *self.spread_sites[stmt])
+                if stmt in self.spread_written:
+                    spreads.written(facts, stmt, *self.spread_written[stmt])
                 self.ops[stmt] = self.statement(stmt)
             elif kind.loop:
                 if isinstance(stmt, gast.For):  # the loop's index

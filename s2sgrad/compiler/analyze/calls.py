@@ -33,7 +33,7 @@ from ...rules import registry
 from .. import derivatives
 from ..derivatives import Checkpointed, Derivative, checkpoint
 from ..parse import MISSING, unwrap
-from . import checks
+from . import checks, spreads
 from .callees import Callees
 from .facts import Facts, Op
 from .values import (
@@ -67,18 +67,22 @@ class Calls:
         args = list(node.args)
         keywords = {k.arg: k.value for k in node.keywords}
         spread = [a for a in args if isinstance(a, gast.Starred)]
-        if spread:  # f(*xs): its arguments are known only at run time
+        if spread:  # f(*xs): written out item by item where a gradient flows through it
             receiver = func.value if isinstance(func, gast.Attribute) else None
             if self.callees.receives_varied(args, keywords, receiver):
+                spreads.arguments(self.facts, spread, keywords.get(None))
                 raise self.parsed.error(
                     "a call with a starred argument (*xs) that receives differentiated "
-                    "values: which parameter receives each value is not known when compiling",
-                    spread[0], "Pass the arguments one by one (`f(xs[0], xs[1])`, "
-                    "`x.reshape(s[0], s[1])`), or the tuple itself where the function takes "
-                    "one (`x.reshape(s)`).")
+                    "values, where how many items xs holds is not known when compiling (an "
+                    "array, a list built in a loop): which parameter receives each value "
+                    "is not known", spread[0], "Pass the arguments one by one "
+                    "(`f(xs[0], xs[1])`, `x.reshape(s[0], s[1])`), spread a tuple or list of "
+                    "known length, or pass the tuple itself where the function takes one "
+                    "(`x.reshape(s)`).")
             return self.callees.opaque(target, args, keywords,
                                        self.user_name(func) or "a function", receiver=receiver)
         if None in keywords:
+            spreads.arguments(self.facts, [], keywords[None])  # g(**d): d's keys known
             raise self.parsed.error(
                 "**kwargs in a call is followed only where a function passes its own "
                 "**kwargs on unchanged (not after kwargs.update(...) or kwargs[k] = v)",

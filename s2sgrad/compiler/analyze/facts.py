@@ -95,6 +95,9 @@ class Facts:
         self.not_int: set[str] = set()
         self.int_result = False
         self._classes = 0
+        # a starred argument (or a ** argument's value) normalize left as it is -> its
+        # spread site (see spreads.py)
+        self.spread_arguments: dict[gast.AST, int] = {}
 
     def value(self, atom: gast.expr) -> Abstract:
         if isinstance(atom, gast.Name) and atom.id in self.values:

@@ -313,8 +313,7 @@ class Operations:
             except (KeyError, IndexError, TypeError):
                 pass
         if isinstance(node.slice, gast.Slice):
-            value = Abstract("object", None, container.float, container.type, None,
-                             element=element_of(container))
+            value = _slice_of(container, node.slice)
         else:
             value = item_of(container, key)
         self.set_value(target, value)
@@ -442,6 +441,21 @@ class Operations:
             self.facts.varied.add(target)
         return Op("pop", target, bindings={"xs": base, "key": key, "item": item},
                   diff_params=("xs",), what="pop")
+
+
+def _slice_of(container: Abstract, part: gast.Slice) -> Abstract:
+    """What ``t[i:j:k]`` of a tuple or list holds: a tuple or list of the same kind, its
+    items known where the container's are and the bounds are constants."""
+    kind = container.type if container.type in (tuple, list) else list
+    bounds = [None if b is None else b.value if syntax.is_const(b) else ...
+              for b in (part.lower, part.upper, part.step)]
+    if container.items is None or any(b is ... or not (b is None or type(b) is int)
+                                      for b in bounds) or bounds[2] == 0:
+        return Abstract("object", None, container.float, kind, None,
+                        element=element_of(container))
+    kept = [container.items[k][1] for k in range(len(container.items))[slice(*bounds)]]
+    return Abstract("object", (None,) * len(kept), any(v.float for v in kept), kind,
+                    tuple(enumerate(kept)))
 
 
 def _with_item(container: Abstract, key: Any, value: Abstract) -> Abstract:

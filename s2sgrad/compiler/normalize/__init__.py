@@ -48,11 +48,13 @@ The pass is a package, one module per job:
                     expressions they stand for
     objects.py      objects the function builds: attributes as variables, methods inlined
     assignments.py  names, unpacking, element writes, appends and inserts (SETITEM, APPEND,
-                    INSERT), augmented assignments
+                    INSERT), augmented assignments, del
     loops.py        for and while loops: loops over functions unrolled, over dict views
                     by key; break/continue as flags
     iterables.py    what a for loop goes through (a range, sequences, enumerate, zip,
                     reversed) as a range and the items at its index
+    spreads.py      starred targets and arguments (a, *rest = xs; g(*xs), g(**d)) item by
+                    item, for the sizes the analysis asks for (Respread)
     versions.py     single assignment: versions, merges, loop versions, dead copies dropped
 
 This module holds the table of user-level statements, each class with its handler, and the
@@ -76,6 +78,7 @@ from .assignments import APPEND, INSERT, SETITEM, Assignments, is_append  # noqa
 from .expressions import POP_ITEM, Expressions, numpy_name  # noqa: F401
 from .loops import Loops
 from .returns import lift_returns
+from .spreads import Respread  # noqa: F401
 from .versions import drop_dead_copies
 from .walk import Walk
 
@@ -109,17 +112,28 @@ class Normalized:
     # `_t3 = _t2 + v` statements of `c[k] += v` (`_t2 = c[k]`), with the version of c and
     # _t2: Python updates the item in place where its own `+=` does (an array, a list)
     item_updates: tuple[tuple[gast.stmt, tuple[str, str]], ...] = ()
+    # Spreads (see spreads.py): the starred arguments (and ``**`` values) a call passes as
+    # they are, with their sites; the site statements ``_n = len(xs)`` with (site, what is
+    # spread, how many items a starred target needs); the statements that start a spread
+    # written out, with the spread atom and its size: the analysis asks for a site's size
+    # (``Respread``) and checks the size of one written out
+    spread_arguments: tuple[tuple[gast.AST, int], ...] = ()
+    spread_sites: tuple[tuple[gast.stmt, tuple[int, str, int]], ...] = ()
+    spread_written: tuple[tuple[gast.stmt, tuple[str, Any]], ...] = ()
 
 
 def normalize(parsed: Parsed, fence: Callable[[Parsed], Any] = lambda parsed: parsed,
-              conversions: frozenset[tuple] = frozenset()) -> Normalized:
+              conversions: frozenset[tuple] = frozenset(),
+              lengths: dict[int, Any] | None = None) -> Normalized:
     """``fence`` checks the source of each method inlined here as the function's own was
     checked (an object the function builds: see ``objects``). ``conversions`` names the
     arguments the analysis found to be lists or tuples where NumPy converts them to arrays
-    (``analyze.NeedsArray``): each is written as the conversion, ``np.asarray(xs)``."""
+    (``analyze.NeedsArray``): each is written as the conversion, ``np.asarray(xs)``;
+    ``lengths`` gives the size of each spread site the analysis asked for (``Respread``:
+    see ``spreads``)."""
     taken = {n.id for n in gast.walk(parsed.node) if isinstance(n, gast.Name)}
     namer = Namer(taken | set(parsed.params))
-    walk = Walk(parsed, namer, fence, conversions)
+    walk = Walk(parsed, namer, fence, conversions, lengths)
     statements = _Statements(walk)
     result = namer.fresh("result")
     lifted = lift_returns(parsed, [syntax.clone(s) for s in parsed.node.body], result)
@@ -128,13 +142,16 @@ def normalize(parsed: Parsed, fence: Callable[[Parsed], Any] = lambda parsed: pa
     fn = syntax.clone(parsed.node)
     fn.body = drop_dead_copies(body)
     versions, assignments = walk.versions, statements.assignments
+    spreads = statements.expressions.spreads
     return Normalized(parsed, fn, namer, dict(assignments.augmented), dict(assignments.writes),
                       dict(assignments.views),
                       dict(versions.variable_of), frozenset(versions.placeholders),
                       frozenset(statements.loops.iterables.iterations),
                       tuple(statements.loops.iterables.unpacked.items()),
                       tuple(assignments.unpacks.items()),
-                      tuple(assignments.item_updates.items()))
+                      tuple(assignments.item_updates.items()),
+                      tuple(spreads.arguments.items()), tuple(spreads.statements.items()),
+                      tuple(spreads.written.items()))
 
 
 class _Statements:
@@ -157,6 +174,8 @@ class _Statements:
         gast.Assert: "assert_",
         gast.Raise: "raise_",
         gast.Pass: "pass_",
+        gast.Delete: "delete",
+        gast.Nonlocal: "nonlocal_",
     }
 
     def __init__(self, walk: Walk):
@@ -220,6 +239,13 @@ class _Statements:
 
     def pass_(self, stmt: gast.Pass) -> None:
         pass
+
+    def nonlocal_(self, stmt: gast.Nonlocal) -> None:
+        pass  # the names are the enclosing function's own: an inlined call assigns them
+
+    def delete(self, stmt: gast.Delete) -> None:
+        for target in stmt.targets:
+            self.assignments.delete(target)
 
 
 # The user-level statements normalize handles: what fence lets through.

@@ -15,8 +15,12 @@ Takes the targets and value of a user-level assignment; gives, through the walk,
     xs.append(v)            xs_1 = __append__(xs, v)
     xs.insert(i, v)         xs_1 = __insert__(xs, i, v)
     v = xs.pop(i)           _t4 = xs[i]; xs_1 = __pop_item__(xs, i, _t4); v = _t4
+    first, *rest = xs       first = xs[0]; _t6 = xs[1]; _t7 = xs[2]; rest = [_t6, _t7]
+                            (for a size the analysis knows: see spreads)
+    del xs[i]               _t5 = xs[i]; xs_1 = __pop_item__(xs, i, _t5)   (d[k] alike)
+    del h                   (nothing: h is unbound after it, reading it is refused)
 
-An element write, an append, an insert or a pop makes a new version of the variable it
+An element write, an append, an insert or a pop (or a del of an item) makes a new version of the variable it
 updates (the forward does it in place, as Python does). The statements that came from
 ``h += x`` and ``y[i] = v`` are recorded with the variable and the version they update:
 NumPy's ``+=`` and element writes change that version's memory, which ``aliasing`` checks.
@@ -122,6 +126,9 @@ class Assignments:
     def unpack(self, target: gast.Tuple | gast.List, value: gast.expr) -> None:
         """``a, (b, c), y[0] = value``: every value on the right first, then each target,
         from left to right, as Python does (``y[0], y[1] = y[1], y[0]`` swaps)."""
+        if any(isinstance(t, gast.Starred) for t in target.elts):  # a, *rest = value
+            self.expressions.spreads.unpack(target, value, self.bind)
+            return
         atom = self.expressions.atom
         if isinstance(value, (gast.Tuple, gast.List)) and not any(
                 isinstance(v, gast.Starred) for v in value.elts):
@@ -283,3 +290,40 @@ class Assignments:
         new = self.versions.define(base.id)
         self.emit(syntax.assign(new, syntax.call(syntax.name(INSERT), [
             syntax.name(previous), at, atom])), origin)
+
+    def delete(self, target: gast.expr) -> None:
+        """``del h``: h is unbound from here on (its value stays where the adjoint reads
+        it); ``del xs[i]`` and ``del d[k]``: the item taken out, as ``xs.pop(i)`` takes it
+        (an error for anything else than a list or a dict, as in Python)."""
+        if isinstance(target, (gast.Tuple, gast.List)):
+            for t in target.elts:
+                self.delete(t)
+            return
+        versions = self.versions
+        if isinstance(target, gast.Name):
+            name = target.id
+            if name not in versions.current:
+                shown = self.expressions.user_name(name)
+                raise self.parsed.error(
+                    f"`del {shown}` where '{shown}' is not assigned (on this path, or on one "
+                    "that leads here): Python raises an UnboundLocalError", target,
+                    "Delete a name only after assigning it.")
+            versions.delete([name])
+            return
+        base = getattr(target, "value", None)
+        local = self.parsed.local_names | versions.synthetic
+        if not (isinstance(target, gast.Subscript) and isinstance(base, gast.Name)
+                and base.id in local):
+            raise self.parsed.error(
+                "`del` of an attribute, or of an item of something other than a variable "
+                "of the function, is not supported", target,
+                "Delete an item of a list or dict the function builds (`del xs[i]`), or "
+                "build a new value without it.")
+        if isinstance(target.slice, gast.Slice):
+            shown = self.expressions.user_name(base.id)
+            raise self.parsed.error(
+                f"`del` of a slice of '{shown}' is not supported", target,
+                f"Build the list without the items: `{shown} = {shown}[:i] + {shown}[j:]`.")
+        pop = syntax.located(syntax.call(syntax.attribute(syntax.clone(base), "pop"),
+                                         [target.slice]), target)
+        self.expressions.pop(pop)

@@ -13,7 +13,7 @@ static reference to something outside the function (``np.pi``). Expressions with
 flow become statements: ``a if c else b``, ``and``/``or`` and chained comparisons become
 ``if`` statements that assign a synthetic variable (each operand evaluated once, the rest
 only while needed); a list comprehension or generator expression becomes a loop that
-appends to a new list. A call of a nested function, a lambda or a partial is inlined, its
+appends to a new list, a dict comprehension one that assigns the items of a new dict. A call of a nested function, a lambda or a partial is inlined, its
 body in place (``functions``); a call of a builtin that builds a container, and an index
 of ``np.r_`` or ``np.c_``, is normalized as the expression it stands for (``forms``).
 
@@ -32,6 +32,7 @@ from ..parse import MISSING, Parsed
 from .forms import Forms
 from .functions import Functions
 from .objects import Objects
+from .spreads import Spreads
 from .walk import Walk
 
 POP_ITEM = "__pop_item__"  # xs_1 = __pop_item__(xs, i, item): xs without its item at i
@@ -58,6 +59,7 @@ class Expressions:
         self.functions = Functions(walk, self)  # nested functions, lambdas and partials
         self.forms = Forms(walk, self)  # calls that stand for other expressions
         self.objects = Objects(walk, self)
+        self.spreads = Spreads(walk, self, walk.lengths)  # g(*xs), first, *rest = xs
 
     def atom(self, node: gast.expr) -> gast.expr:
         """An atom holding the value of ``node``, emitting statements as needed."""
@@ -70,7 +72,7 @@ class Expressions:
                 and isinstance(node.operand.value, (int, float, complex))):
             value = node.operand.value
             return syntax.const(-value if isinstance(node.op, gast.USub) else value)
-        if isinstance(node, (gast.ListComp, gast.GeneratorExp)):
+        if isinstance(node, (gast.ListComp, gast.GeneratorExp, gast.DictComp)):
             return self.comprehension(node)
         if isinstance(node, gast.NamedExpr):  # (n := value): assigned here, read as n
             return self.operation(node.value, target=node.target)
@@ -117,7 +119,7 @@ class Expressions:
         """Emit ``target = <one operation on atoms>`` (a new temporary if ``temp``); with
         neither, return the operation."""
         if isinstance(node, (gast.IfExp, gast.BoolOp, gast.ListComp, gast.GeneratorExp,
-                             gast.NamedExpr)) or (
+                             gast.DictComp, gast.NamedExpr)) or (
                 isinstance(node, gast.Compare) and len(node.ops) > 1):
             node = syntax.located(self.atom(node), node)  # desugared to an if: copy its value
         functions = self.functions
@@ -153,11 +155,9 @@ class Expressions:
             op = functions.inline(node)  # the result of a nested function, as an atom
         elif isinstance(node, gast.Call):
             node = self.converted(node)
-            op = syntax.call(self.callee(node.func), [
-                syntax.located(syntax.starred(self.atom(a.value)), a)
-                if isinstance(a, gast.Starred)
-                else self.atom(a) for a in node.args],
-                [(k.arg, self.atom(k.value)) for k in node.keywords])
+            func = self.callee(node.func)
+            op = syntax.call(func, self.spreads.call_arguments(node.args),
+                             self.spreads.call_keywords(node.keywords))
         elif self.objects.reads(node):
             op = self.objects.read(node)
         elif isinstance(node, gast.Attribute) and not self.is_atom(node):
@@ -260,8 +260,8 @@ class Expressions:
         item = syntax.name(self.namer.temp())
         self.emit(syntax.assign(item.id, syntax.subscript(previous, syntax.clone(key))), call)
         new = self.versions.define(call.func.value.id)
-        self.emit(syntax.assign(new, syntax.call(syntax.name(POP_ITEM), [
-            syntax.clone(previous), syntax.clone(key), syntax.clone(item)])), call)
+        self.emit(syntax.assign(new, syntax.located(syntax.call(syntax.name(POP_ITEM), [
+            syntax.clone(previous), syntax.clone(key), syntax.clone(item)]), call)), call)
         return item
 
     def is_atom(self, node: gast.expr) -> bool:
@@ -286,6 +286,12 @@ class Expressions:
         if self.objects.is_value_of_its_own(node):
             raise self.objects.value_use(node.id, node)
         current = self.versions.current
+        if isinstance(node, gast.Name) and node.id in self.versions.deleted:
+            raise self.parsed.error(
+                f"'{self.user_name(node.id)}' is read after `del "
+                f"{self.user_name(node.id)}` (on this path, or on one that leads here): "
+                "Python raises an UnboundLocalError", node,
+                "Read it before the del, or assign it again first.")
         if isinstance(node, gast.Name) and node.id in self.versions.synthetic:
             return syntax.located(syntax.name(current[node.id]), node)
         if isinstance(node, gast.Name) and node.id in self.namer.generated:
@@ -300,21 +306,36 @@ class Expressions:
                                     "it in as an argument.")
         return syntax.clone(node)
 
+    def user_name(self, name: str) -> str:
+        """The name the user wrote for a variable (a nested function's local is renamed
+        ``v_fn`` where it is inlined)."""
+        original = self.functions.originals.get(name)
+        return name if original is None else original
+
     # --- desugared into statements -------------------------------------------------------
 
-    def comprehension(self, node: gast.ListComp | gast.GeneratorExp) -> gast.expr:
+    def comprehension(self, node: gast.ListComp | gast.GeneratorExp | gast.DictComp
+                      ) -> gast.expr:
         """``[f(x) for x in xs if c]`` -> a list built by a loop: ``_l = []``, then for each
-        x (renamed: a comprehension's names stay inside it) ``if c: _l.append(f(x))``."""
+        x (renamed: a comprehension's names stay inside it) ``if c: _l.append(f(x))``;
+        ``{k: f(x) for ...}`` the same way, a dict built by ``_d[k] = f(x)`` (the key
+        evaluated first, as Python does)."""
         result = self.versions.synthetic_variable()
-        self.emit(syntax.assign(self.versions.define(result), syntax.list_([])), node)
+        is_dict = isinstance(node, gast.DictComp)
+        empty = syntax.dict_([], []) if is_dict else syntax.list_([])
+        self.emit(syntax.assign(self.versions.define(result), empty), node)
         renames = {}
         for generator in node.generators:
             for n in gast.walk(generator.target):
                 if isinstance(n, gast.Name):
                     renames[n.id] = self.namer.fresh(f"_{n.id}")
-        elt = syntax.rename(syntax.clone(node.elt), renames)
-        inner: list[gast.stmt] = [syntax.located(syntax.expr_stmt(syntax.call(
-            syntax.attribute(syntax.name(result), "append"), [elt])), node.elt)]
+        if is_dict:
+            inner = self.dict_item(result, syntax.rename(syntax.clone(node.key), renames),
+                                   syntax.rename(syntax.clone(node.value), renames))
+        else:
+            elt = syntax.rename(syntax.clone(node.elt), renames)
+            inner = [syntax.located(syntax.expr_stmt(syntax.call(
+                syntax.attribute(syntax.name(result), "append"), [elt])), node.elt)]
         for generator in reversed(node.generators):
             for condition in reversed(generator.ifs):
                 test = syntax.rename(syntax.clone(condition), renames)
@@ -325,6 +346,16 @@ class Expressions:
         for stmt in inner:
             self.walk.statement(stmt)
         return syntax.name(self.versions.current[result])
+
+    def dict_item(self, result: str, key: gast.expr, value: gast.expr) -> list[gast.stmt]:
+        """``result[key] = value``, the key evaluated before the value."""
+        stmts = []
+        if not (isinstance(key, gast.Name) or syntax.is_const(key)):
+            computed = self.namer.temp()
+            stmts.append(syntax.located(syntax.assign(computed, key), key))
+            key = syntax.located(syntax.name(computed), key)
+        target = syntax.located(syntax.subscript(syntax.name(result), key, store=True), value)
+        return stmts + [syntax.located(syntax.assign(target, value), value)]
 
 
     def is_extremum(self, call: gast.Call) -> bool:

@@ -14,8 +14,10 @@ holds its result:
     g(y)                           f(a, y, k=b)
 
 A name is followed this way only if nothing else ever binds it, so that every call of it
-means this function. Recursion, starred arguments and ``*args``, ``**kwargs`` or
-keyword-only parameters are refused; so is a function used other than by calling it
+means this function. A variable the function declares ``nonlocal`` is the enclosing
+function's own: the inlined body assigns its next version there, as Python's call
+rebinds it. Starred and ``**`` arguments are passed item by item (``spreads``).
+Recursion and ``*args``, ``**kwargs`` or keyword-only parameters are refused; so is a function used other than by calling it
 (``Expressions.load``). The methods of an object the function builds are inlined here too
 (``objects``), ``self`` standing for the object.
 """
@@ -39,6 +41,7 @@ class Functions:
         self.parsed, self.namer, self.versions = walk.parsed, walk.namer, walk.versions
         self.emit = walk.emit
         self.atom, self.is_static = expressions.atom, expressions.is_static
+        self.expressions = expressions
         self.local_functions: dict[str, gast.AST] = {}  # nested defs and lambdas by name
         # ... and the atoms their defaults were evaluated to where the def ran
         self.defaults: dict[str, dict[str, gast.expr]] = {}
@@ -47,6 +50,7 @@ class Functions:
         self.partials: dict[str, tuple[gast.expr, list, list]] = {}
         self._bindings: collections.Counter | None = None  # how often each name is bound
         self.inlining: set[str] = set()
+        self.originals: dict[str, str] = {}  # an inlined local's name -> the user's name
 
     def bindings(self) -> collections.Counter:
         """How often each name is bound in the function's source (assigned, or the name of
@@ -124,6 +128,20 @@ class Functions:
                       if _reads_variables(default, self)}
         return found
 
+    def nonlocal_variables(self, stmts: list[gast.stmt]) -> set[str]:
+        """The variables that calls in ``stmts`` of nested functions (defined before or
+        there) may assign through ``nonlocal``: a loop whose body calls one carries them."""
+        defs = {n.name: n for stmt in stmts for n in gast.walk(stmt)
+                if isinstance(n, gast.FunctionDef)}
+        found = set()
+        for n in (n for stmt in stmts for n in gast.walk(stmt)):
+            if isinstance(n, gast.Call) and isinstance(n.func, gast.Name):
+                function = defs.get(n.func.id) or self.local_functions.get(n.func.id)
+                if isinstance(function, gast.FunctionDef):
+                    found |= {name for d in gast.walk(function)
+                              if isinstance(d, gast.Nonlocal) for name in d.names}
+        return found
+
     def partial(self, name: str, call: gast.Call) -> bool:
         """``g = functools.partial(f, a, k=b)`` with f a function known here (or a nested
         one): its arguments evaluated now, its calls written out as calls of f."""
@@ -164,9 +182,11 @@ class Functions:
             raise self.parsed.error(f"the nested function {what}() calls itself: recursion "
                                     "is not supported", call, "Write it as a loop.")
         args = function.args
-        if any(isinstance(a, gast.Starred) for a in call.args):
-            raise self.parsed.error(f"a starred argument to the nested function {what}()",
-                                    call, "Pass the arguments one by one.")
+        if any(isinstance(a, gast.Starred) for a in call.args) or any(
+                k.arg is None for k in call.keywords):  # g(*xs), g(**d): item by item
+            call = self.expressions.spreads.inlined_arguments(call)
+            if call is None:  # the analysis asks for the size first (or refuses)
+                return syntax.const(None)
         if args.vararg or args.kwarg or args.kwonlyargs:
             raise self.parsed.error("nested functions with *args, **kwargs or keyword-only "
                                     "parameters are not supported", call,
@@ -193,11 +213,13 @@ class Functions:
             syntax.located(syntax.ret(function.body), function.body)]
         inner_locals = set(names) | {n.id for s in body for n in gast.walk(s)
                                      if isinstance(n, gast.Name)
-                                     and isinstance(n.ctx, gast.Store)}
+                                     and isinstance(n.ctx, (gast.Store, gast.Del))}
+        inner_locals -= _declared_nonlocal(body)  # the enclosing function's variables
         stem = what.rpartition(".")[2].strip("_") or what
         renames = {n: self.namer.fresh(f"{n}_{stem}" if what != "lambda" else f"_{n}")
                    for n in sorted(inner_locals - {receiver})}
         self.versions.synthetic |= set(renames.values())
+        self.originals.update({new: old for old, new in renames.items()})
         if receiver is not None:
             renames[receiver] = self_name
         for name in names:  # the parameters, bound to the arguments' atoms
@@ -206,9 +228,11 @@ class Functions:
         renamed = [syntax.rename(syntax.clone(s), renames) for s in body]
         for stmt in renamed:
             for n in gast.walk(stmt):
-                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and \
-                        n.id in renames:
+                if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Del)) \
+                        and n.id in renames:
                     n.id = renames[n.id]
+                elif isinstance(n, gast.Nonlocal):  # of a def inside: these variables
+                    n.names = [renames.get(name, name) for name in n.names]
         self.inlining.add(what)
         try:
             for stmt in lift_returns(self.parsed, renamed, result):
@@ -216,6 +240,18 @@ class Functions:
         finally:
             self.inlining.discard(what)
         return syntax.name(self.versions.current[result])
+
+
+def _declared_nonlocal(body: list[gast.stmt]) -> set[str]:
+    """The names a function's body declares ``nonlocal`` (not those of defs inside it)."""
+    found, todo = set(), list(body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, gast.Nonlocal):
+            found |= set(node.names)
+        elif not isinstance(node, (gast.FunctionDef, gast.Lambda)):
+            todo.extend(gast.iter_child_nodes(node))
+    return found
 
 
 def _defaults(function: gast.FunctionDef | gast.Lambda) -> dict[str, gast.expr]:

@@ -109,6 +109,12 @@ class Iterables:
         (``unpacked``)."""
         kind = self.parsed.resolve(node.func) if isinstance(node, gast.Call) else None
         inside = f" inside {outer}()" if outer else ""
+        if kind in (enumerate, zip) and isinstance(target, gast.Tuple) and any(
+                isinstance(t, gast.Starred) for t in target.elts):
+            raise self.parsed.error(
+                f"a starred name among the names of a loop over {kind.__name__}()", target,
+                "Give one name per item (`for i, (a, *rest) in enumerate(xs):` unpacks an "
+                "item), or unpack inside the loop body.")
         if kind is enumerate:
             if any(isinstance(a, gast.Starred) for a in node.args):
                 raise self.parsed.error(

@@ -23,9 +23,17 @@ A loop over a fixed sequence of functions is unrolled, and one over a dict's ``i
 ``values()`` or ``keys()`` is a loop over its keys, listed before the loop.
 
 ``break`` and ``continue`` become flags: the rest of the body runs under ``if not _skip``,
-and ``if _break: break`` ends the loop before the next iteration. The variables the body
-assigns get loop versions (see versions.py). Loops over iterators (``map``, ``iter``,
-``dict.items()``) and ``for``/``while`` with an ``else`` are refused.
+and ``if _break: break`` ends the loop before the next iteration. The ``else`` of a
+``for`` or ``while`` loop runs after it where no ``break`` ended it: under ``if not
+_break`` (the loop's own flag), or unguarded where the body has no ``break``:
+
+    for v in xs:                      for v in xs:  (its break sets _break)
+        if v > m: break       ->          ...
+    else:                             if not _break:
+        s = s * 2.0                       s = s * 2.0
+
+The variables the body assigns get loop versions (see versions.py). Loops over iterators
+(``map``, ``iter``) are refused.
 """
 
 from __future__ import annotations
@@ -50,16 +58,20 @@ class Loops:
         self.atom, self.operation = expressions.atom, expressions.operation
         self.is_static = expressions.is_static
         self.default_variables = expressions.functions.default_variables
+        self.nonlocal_variables = expressions.functions.nonlocal_variables
         self.objects = expressions.objects
         self.iterables = Iterables(walk, expressions)  # the range and items of a for loop
+        # the break flag of a loop split from its else (see split_else), by the loop
+        self.break_flags: dict[gast.stmt, str] = {}
 
     def for_loop(self, stmt: gast.For) -> None:
         if stmt.orelse:
-            raise self.parsed.error("'for ... else' is not supported", stmt,
-                                    "Use a flag variable instead of the else clause.")
+            for s in self.split_else(stmt):
+                self.walk.statement(s)
+            return
         if self.over_functions(stmt):
             return
-        stmt = self.over_dict_views(stmt)
+        loop, stmt = stmt, self.over_dict_views(stmt)
         sequence_range, index_target, prelude = self.iterables.indexed(stmt)
         if not isinstance(index_target, gast.Name):
             raise self.parsed.error("only a name, or (index, item) with enumerate, or a tuple "
@@ -68,7 +80,7 @@ class Loops:
         carried = self.loop_carried(stmt.body + prelude, index_target.id)
         loop_var = index_target.id
         before = self.versions.current.get(loop_var)
-        local = loop_var in self.parsed.local_names
+        local = loop_var in self.parsed.local_names or loop_var in self.versions.synthetic
         version = self.versions.define(loop_var) if local else loop_var
         if local:  # after a loop that ran zero times, the variable keeps its old value
             kept = syntax.name(before) if before else syntax.const(None)
@@ -76,7 +88,7 @@ class Loops:
             if before is None:
                 self.versions.placeholders.add(binding)
             self.walk.out.append(binding)
-        body = self.loop_body(prelude, stmt.body, carried, stmt)
+        body = self.loop_body(prelude, stmt.body, carried, loop)
         self.emit(syntax.for_(syntax.name(version, store=True), sequence_range, body), stmt)
 
     def over_functions(self, stmt: gast.For) -> bool:
@@ -192,13 +204,40 @@ class Loops:
 
     def while_loop(self, stmt: gast.While) -> None:
         if stmt.orelse:
-            raise self.parsed.error("'while ... else' is not supported", stmt,
-                                    "Use a flag variable instead of the else clause.")
+            for s in self.split_else(stmt):
+                self.walk.statement(s)
+            return
         stop = syntax.located(syntax.if_(syntax.not_(stmt.test), [syntax.break_()], []),
                               stmt.test)
         carried = self.loop_carried([stop] + stmt.body, None)  # (k := k + 1) in the test
         body = self.loop_body([stop], stmt.body, carried, stmt)
         self.emit(syntax.while_(syntax.const(True), body), stmt)
+
+    def split_else(self, loop: gast.For | gast.While) -> list[gast.stmt]:
+        """A loop with an ``else`` as the loop without it, then the ``else`` block, which
+        runs where no ``break`` of the loop's own ended it: under ``if not _break``, the
+        flag its breaks set (``guard_jumps`` makes it under the name given here)."""
+        bare = syntax.replace(loop, orelse=[])
+        if not _jumps(loop.body, (gast.Break,)):
+            return [bare] + loop.orelse
+        flag = self.namer.fresh("_break")
+        self.break_flags[bare] = flag
+        return [bare, syntax.if_(syntax.not_(syntax.name(flag)), loop.orelse, [])]
+
+    def split_elses(self, stmts: list[gast.stmt]) -> list[gast.stmt]:
+        """``split_else`` of each loop with an ``else`` in ``stmts`` and in the ifs there,
+        before the enclosing loop's jumps are guarded: a ``break`` or ``continue`` in that
+        ``else`` is the enclosing loop's."""
+        out = []
+        for s in stmts:
+            if isinstance(s, (gast.For, gast.While)) and s.orelse:
+                out.extend(self.split_else(s))
+            elif isinstance(s, gast.If):
+                out.append(syntax.replace(s, body=self.split_elses(s.body),
+                                          orelse=self.split_elses(s.orelse)))
+            else:
+                out.append(s)
+        return out
 
     def loop_carried(self, body: list[gast.stmt], loop_var: str | None) -> list[str]:
         """User variables the body assigns (their values flow from one iteration on)."""
@@ -216,6 +255,7 @@ class Loops:
                         and isinstance(n.target.value, gast.Name)}
         written |= self.objects.variables(body)  # attributes set there, or by a method
         written |= self.default_variables(body)  # defaults of the defs there
+        written |= self.nonlocal_variables(body) & names  # what calls there rebind
         written.discard(loop_var)
         return sorted(written)
 
@@ -224,16 +264,22 @@ class Loops:
         """A loop body in ANF: loop versions copied in at the start and out at the end,
         ``break`` and ``continue`` turned into flags; ``head`` (the item of a for loop, the
         test of a while loop) runs first in each iteration."""
-        prefix, body = self.guard_jumps(body, loop)
+        prefix, body = self.guard_jumps(self.split_elses(body), loop)
         loop_versions, before = self.versions.enter_loop(carried)
         self.walk.out.extend(before)
         start = self.versions.start_iteration(loop_versions)
+        # a variable the body deletes may be unbound when an iteration starts, and after
+        # the loop: reading it there is refused (it is assigned again first, or not read)
+        deleted = _deleted(body)
+        self.versions.delete(deleted)
         self.objects.loop_depth += 1
         try:
             walked = self.walk.block(prefix + head + body)
         finally:
             self.objects.loop_depth -= 1
-        return start + walked + self.versions.end_iteration(loop_versions)
+        end = self.versions.end_iteration(loop_versions)
+        self.versions.delete(deleted)
+        return start + walked + end
 
     def guard_jumps(self, body: list[gast.stmt], loop: gast.stmt
                     ) -> tuple[list[gast.stmt], list[gast.stmt]]:
@@ -244,7 +290,8 @@ class Loops:
         if not has_break and not _jumps(body, (gast.Continue,)):
             return [], body
         skip = self.namer.fresh("_skip")
-        stop = self.namer.fresh("_break") if has_break else None
+        stop = (self.break_flags.get(loop) or self.namer.fresh("_break")) if has_break \
+            else None
         self.versions.reassigned |= {skip, stop}
 
         def guard(stmts):
@@ -288,6 +335,20 @@ def _changed_by_method(body: list[gast.stmt], names: frozenset[str]) -> set[str]
     return {n.func.value.id for n in gast.walk(syntax.module(body))
             if isinstance(n, gast.Call) and (
                 is_append(n, names) or is_append(n, names, "insert") or is_pop(n, names))}
+
+
+def _deleted(body: list[gast.stmt]) -> set[str]:
+    """The names ``del`` statements in ``body`` unbind (not those of nested functions)."""
+    found, todo = set(), list(body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (gast.FunctionDef, gast.Lambda)):
+            continue
+        if isinstance(node, gast.Delete):
+            found |= {n.id for t in node.targets for n in gast.walk(t)
+                      if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Del)}
+        todo.extend(gast.iter_child_nodes(node))
+    return found
 
 
 def _jumps(body: list[gast.stmt], kinds: tuple) -> bool:

@@ -49,6 +49,7 @@ class Versions:
         self.synthetic: set[str] = set()  # variables of desugared expressions (versioned)
         self.reassigned: set[str] = set()  # generated names assigned more than once (flags)
         self.placeholders: set[gast.stmt] = set()  # `v = None` binding a loop version early
+        self.deleted: set[str] = set()  # variables `del` unbound (reading one raises)
 
     def synthetic_variable(self) -> str:
         """A variable the desugaring introduces; versioned and merged like the user's own."""
@@ -60,12 +61,20 @@ class Versions:
         """The name a new assignment to ``user_name`` stores into (a new version if needed)."""
         if user_name not in self.parsed.local_names and user_name not in self.synthetic:
             return user_name  # a temporary: assigned once, where it is made
-        taken = user_name in self.current or (
+        taken = user_name in self.current or user_name in self.deleted or (
             user_name in self.namer.generated and user_name not in self.synthetic)
+        self.deleted.discard(user_name)
         version = self.namer.fresh(user_name) if taken else self.namer.reserve(user_name)
         self.current[user_name] = version
         self.variable_of[version] = user_name
         return version
+
+    def delete(self, names: set[str] | list[str]) -> None:
+        """``del name``: the variable is unbound from here on; reading it, or deleting it
+        again, is refused (Python raises), until it is assigned again."""
+        for name in names:
+            self.current.pop(name, None)
+            self.deleted.add(name)
 
     def merge(self, before: dict[str, str], after_then: dict[str, str],
               then_block: list[gast.stmt], after_else: dict[str, str],

@@ -9,7 +9,8 @@ the jobs that handle statements call back into the walk (for the branches and bo
 desugar), so this module cannot import them.
 
     walk.block([<if h.sum() > 0: ...>])  ->  [_t1 = h.sum(), _t2 = _t1 > 0, if _t2: ...]
-    walk.branch(node, test, body, orelse)    an if, its variables merged after it
+    walk.branch(node, test, body, orelse)    an if, its variables merged after it (a
+                                             variable either branch deletes is unbound)
 """
 
 from __future__ import annotations
@@ -28,13 +29,15 @@ from .versions import Versions
 class Walk:
     def __init__(self, parsed: Parsed, namer: Namer,
                  fence: Callable[[Parsed], Any] = lambda parsed: parsed,
-                 conversions: frozenset[tuple] = frozenset()):
+                 conversions: frozenset[tuple] = frozenset(),
+                 lengths: dict[int, Any] | None = None):
         self.parsed = parsed
         self.namer = namer
         self.fence = fence  # checks the source of a method inlined here (see objects)
         # the arguments NumPy converts to arrays that the analysis found to be lists or
         # tuples: (the call's source span..., the argument's position or keyword)
         self.conversions = conversions
+        self.lengths = lengths or {}  # the size of each spread site the analysis asked for
         self.versions = Versions(parsed, namer)
         self.handlers: dict[type, Callable[[gast.stmt], None]] = {}  # by statement class
         self.out: list[gast.stmt] = []  # the block being written
@@ -61,11 +64,13 @@ class Walk:
             copy = self.namer.temp()
             self.emit(syntax.assign(copy, test), origin)
             test = syntax.name(copy)
-        before = dict(versions.current)
+        before, deleted = dict(versions.current), set(versions.deleted)
         then_block = self.block(body)
         after_then, versions.current = versions.current, dict(before)
+        deleted_then, versions.deleted = versions.deleted, set(deleted)
         else_block = self.block(orelse)
         versions.merge(before, after_then, then_block, versions.current, else_block)
+        versions.delete(deleted_then | versions.deleted)  # deleted on some path: unbound
         self.emit(syntax.if_(test, then_block, else_block), origin)
 
     def emit(self, stmt: gast.stmt, origin: gast.AST) -> None:
