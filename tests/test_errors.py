@@ -26,7 +26,7 @@ CASES = [
     ("uses_attribute_store", "obj.value", "assigning to an attribute"),
     ("write_into_argument", "x[0]", "assignment to an element of 'x', the caller's array"),
     ("view_read_after_write", "row * x[1]", "'row' shares memory with an array updated in place"),
-    ("uses_import", "import", "imports inside"),
+    ("uses_import", "import", "an import inside a block"),
     ("passes_lambda", "f)", "the nested function 'f' is used other than by calling it"),
     ("uses_dictcomp", "{i: x * i", "dict comprehensions"),
     ("uses_starred", "*(x, args)", "a starred argument"),

@@ -20,8 +20,11 @@ from __future__ import annotations
 
 import gast
 
-from .parse import Parsed
+from .parse import Parsed, imported_names
 from .statements import SOURCE
+
+_TOP_LEVEL_IMPORT = ("Move the import to the top level of the function's body, or to module "
+                     "level.")
 
 # Constructs that can never be differentiated correctly here, with what to do instead.
 _REFUSED: dict[type, tuple[str, str]] = {
@@ -44,10 +47,10 @@ _REFUSED: dict[type, tuple[str, str]] = {
                     "Pass the value in as an argument and return the new value."),
     gast.Delete: ("'del' is not supported",
                   "Let the name go out of scope, or rebind it to a new value."),
-    gast.Import: ("imports inside a differentiated function are not supported",
-                  "Move the import to module level."),
-    gast.ImportFrom: ("imports inside a differentiated function are not supported",
-                      "Move the import to module level."),
+    gast.Import: ("an import inside a block or a nested function is not supported",
+                  _TOP_LEVEL_IMPORT),
+    gast.ImportFrom: ("an import inside a block or a nested function is not supported",
+                      _TOP_LEVEL_IMPORT),
     gast.ClassDef: ("class definitions inside a differentiated function are not supported",
                     "Define the class at module level."),
     gast.Starred: ("starred expressions (*xs) are supported only as call arguments",
@@ -88,9 +91,27 @@ def fence(parsed: Parsed) -> Parsed:
     fn = parsed.node
     for default in fn.args.defaults + [d for d in fn.args.kw_defaults if d is not None]:
         _check_expression_tree(parsed, default)
-    for stmt in fn.body:
-        _check_statement(parsed, stmt)
+    for k, stmt in enumerate(fn.body):
+        if isinstance(stmt, (gast.Import, gast.ImportFrom)):
+            _check_import(parsed, stmt, fn.body[:k])
+        else:
+            _check_statement(parsed, stmt)
     return parsed
+
+
+def _check_import(parsed: Parsed, stmt: gast.stmt, before: list[gast.stmt]) -> None:
+    """An import at the top level of the body binds its names once, for the whole call
+    (parse did it): none may be assigned in the function too, or read before the import
+    (Python would raise UnboundLocalError there)."""
+    read_before = {n.id for s in before for n in gast.walk(s)
+                   if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    for name, _, _ in imported_names(stmt):
+        if name in parsed.local_names:
+            raise parsed.error(f"'{name}' is imported and also assigned in the function",
+                               stmt, "Give the imported name or the variable another name.")
+        if name in read_before:
+            raise parsed.error(f"'{name}' is read before the import that binds it", stmt,
+                               "Move the import to the top of the function.")
 
 
 def _refuse(parsed: Parsed, node: gast.AST) -> None:

@@ -71,7 +71,8 @@ KINDS: dict[type, Kind] = {
 # tests/compiler/test_statements.py); ``return`` and ``continue`` are lifted out before it walks.
 SOURCE: frozenset[type] = frozenset({
     gast.Assign, gast.AnnAssign, gast.AugAssign, gast.Expr, gast.If, gast.For, gast.While,
-    gast.FunctionDef, gast.Break, gast.Assert, gast.Raise, gast.Pass,
+    gast.FunctionDef, gast.Break, gast.Assert, gast.Raise, gast.Pass, gast.Import,
+    gast.ImportFrom,
 })
 
 

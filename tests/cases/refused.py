@@ -73,8 +73,10 @@ def view_read_after_write(x):
 
 
 def uses_import(x):
-    import math  # <- refused
-    return math.sin(x)
+    for _ in range(2):
+        import math  # <- refused
+        x = math.sin(x)
+    return x
 
 
 def passes_lambda(x):

@@ -715,11 +715,6 @@ def refuses_class(x):
     return np.sum(x)
 
 
-def refuses_import_from(x):
-    from math import pi  # <- refused
-    return np.sum(x) * pi
-
-
 def refuses_annotated_element(x):
     y = x * 1.0
     y[0]: float = 2.0  # <- refused
@@ -777,7 +772,6 @@ REFUSED = [
     (refuses_dict_comprehension, "{k:", "dict comprehensions", (X,)),
     (refuses_yield_from, "yield", "generators", (X,)),
     (refuses_class, "class", "class definitions", (X,)),
-    (refuses_import_from, "from", "imports inside", (X,)),
     (refuses_annotated_element, "y[0]", "annotated assignments to an element", (X,)),
     (refuses_walrus_in_default, "k :=", "assignment expression in a default", (X,)),
     (refuses_enumerate_without_unpacking, "pair", "must unpack (index, item)", (X,)),

@@ -155,6 +155,8 @@ class _Statements:
         gast.Assert: "assert_",
         gast.Raise: "raise_",
         gast.Pass: "pass_",
+        gast.Import: "import_",
+        gast.ImportFrom: "import_",
     }
 
     def __init__(self, walk: Walk):
@@ -218,6 +220,9 @@ class _Statements:
 
     def pass_(self, stmt: gast.Pass) -> None:
         pass
+
+    def import_(self, stmt: gast.Import | gast.ImportFrom) -> None:
+        pass  # parse bound its names, as names from outside the function
 
 
 # The user-level statements normalize handles: what fence lets through.
