@@ -18,7 +18,7 @@ X = np.linspace(0.5, 1.5, 3)
 
 CASES = [
     ("uses_try", "try", "try/except"),
-    ("uses_with", "with", "'with' statements"),
+    ("uses_with", "open(", "context manager open(...) is not known"),
     ("uses_yield", "yield", "generators"),
     ("uses_global", "global", "'global'"),
     ("uses_del", "del", "'del'"),

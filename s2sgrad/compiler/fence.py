@@ -30,8 +30,6 @@ _TOP_LEVEL_IMPORT = ("Move the import to the top level of the function's body, o
 _REFUSED: dict[type, tuple[str, str]] = {
     gast.Try: ("try/except blocks are not supported",
                "Handle errors outside the differentiated function."),
-    gast.With: ("'with' statements are not supported",
-                "Move the 'with' block out of the differentiated function."),
     gast.AsyncWith: ("'async with' is not supported", "Differentiate a synchronous function."),
     gast.AsyncFor: ("'async for' is not supported", "Differentiate a synchronous function."),
     gast.AsyncFunctionDef: ("async functions are not supported",
@@ -84,7 +82,8 @@ _EXPRESSIONS = (
     gast.Constant, gast.Tuple, gast.List, gast.Subscript, gast.Slice, gast.keyword,
 )
 _CONTEXT = (gast.Load, gast.Store, gast.Param, gast.Del, gast.operator, gast.unaryop,
-            gast.cmpop, gast.boolop, gast.arguments, gast.alias, gast.comprehension)
+            gast.cmpop, gast.boolop, gast.arguments, gast.alias, gast.comprehension,
+            gast.withitem)
 
 
 def fence(parsed: Parsed) -> Parsed:
@@ -170,6 +169,12 @@ def _check_statement(parsed: Parsed, stmt: gast.stmt, loop_depth: int = 0) -> No
                                        "Assign it before the def.")
         for child in stmt.body:
             _check_statement(parsed, child, 0)
+    elif isinstance(stmt, gast.With):  # which managers: normalize, where names resolve
+        for item in stmt.items:
+            _check_expression_tree(parsed, item.context_expr)
+        _check_exits(parsed, stmt.body, "a 'with' block")
+        for child in stmt.body:
+            _check_statement(parsed, child, loop_depth)
     elif isinstance(stmt, (gast.Break, gast.Continue)):
         if not loop_depth:
             raise parsed.error(f"'{type(stmt).__name__.lower()}' outside a loop", stmt)
@@ -178,6 +183,43 @@ def _check_statement(parsed: Parsed, stmt: gast.stmt, loop_depth: int = 0) -> No
     else:
         raise parsed.error(f"'{type(stmt).__name__}' statements are not supported", stmt,
                            "Rewrite it with assignments, calls and return.")
+
+
+def _check_exits(parsed: Parsed, body: list[gast.stmt], where: str) -> None:
+    """A block that must run to its end: no break or continue of a loop around it, and a
+    return only as its last statement (the rest of the function is then not reached)."""
+    last = body[-1] if body else None
+    while isinstance(last, gast.With) and last.body:  # `with a: with b: return v`
+        last = last.body[-1]
+    for stmt in body:
+        for node in _own_statements(stmt):
+            if isinstance(node, (gast.Break, gast.Continue)):
+                word = type(node).__name__.lower()
+                raise parsed.error(f"'{word}' inside {where} is not supported", node,
+                                   f"Set a flag in the block and {word} after it.")
+            if isinstance(node, gast.Return) and node is not last:
+                raise parsed.error(f"'return' inside {where} is supported only as its last "
+                                   "statement", node,
+                                   "Assign the result in the block and return after it.")
+
+
+def _own_statements(stmt: gast.stmt):
+    """``stmt`` and the statements nested in it, not those of loops or functions in it
+    (their break, continue and return are their own)."""
+    yield stmt
+    if isinstance(stmt, (gast.For, gast.While, gast.FunctionDef)):
+        if isinstance(stmt, gast.FunctionDef):
+            return
+        for s in stmt.body + stmt.orelse:  # a return still leaves the function
+            yield from (n for n in _own_statements(s) if isinstance(n, gast.Return))
+        return
+    for _, value in gast.iter_fields(stmt):
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, gast.stmt):
+                yield from _own_statements(item)
+            elif isinstance(item, gast.excepthandler):
+                for s in item.body:
+                    yield from _own_statements(s)
 
 
 def _check_parts(parsed: Parsed, node: gast.AST, loop_depth: int) -> None:

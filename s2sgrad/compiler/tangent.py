@@ -92,7 +92,7 @@ class _Tangent:
         self.statements: dict[type, Callable[[gast.stmt], list[gast.stmt]]] = {
             gast.Assign: self.computing, gast.Expr: self.computing,
             gast.If: self.branch, gast.For: self.loop, gast.While: self.loop,
-            gast.Assert: self.kept, gast.Raise: self.kept, gast.Break: self.kept,
+            gast.With: self.managed, gast.Assert: self.kept, gast.Raise: self.kept, gast.Break: self.kept,
             gast.Continue: self.kept, gast.Pass: self.kept,
         }
         self.by_op: dict[str, Callable[[gast.stmt, Op], list[gast.stmt]]] = {
@@ -183,6 +183,10 @@ class _Tangent:
     def branch(self, stmt: gast.If) -> list[gast.stmt]:
         return [syntax.replace(stmt, body=syntax.block(self.block(stmt.body)),
                                orelse=self.block(stmt.orelse))]
+
+    def managed(self, stmt: gast.With) -> list[gast.stmt]:
+        """A with block: its tangents are computed under the same manager."""
+        return [syntax.replace(stmt, body=syntax.block(self.block(stmt.body)))]
 
     def loop(self, stmt: gast.For | gast.While) -> list[gast.stmt]:
         made = self.ranges.get(stmt.iter.id) if isinstance(stmt, gast.For) and isinstance(

@@ -62,7 +62,7 @@ import gast
 
 from ... import syntax
 from .. import statements
-from ..normalize import Normalized
+from ..normalize import PLAIN, STOP, Normalized
 from . import checks
 from .activity import active
 from .callees import Callees
@@ -140,6 +140,7 @@ class _Walk:
         self.ops: dict[gast.stmt, Op] = {}
         self.unpacked = dict(normalized.unpacked)
         self.unpacks = dict(normalized.unpacks)
+        self.stopped = False  # inside a no_grad() block (and no enable_grad() in it)
 
     def run(self) -> Analysis:
         facts, parsed = self.facts, self.normalized.parsed
@@ -171,6 +172,8 @@ class _Walk:
                 if stmt in self.unpacks:
                     checks.check_unpack(facts, stmt.value.value, self.unpacks[stmt], stmt)
                 self.ops[stmt] = self.statement(stmt)
+                if self.stopped:
+                    self.stop(stmt, self.ops[stmt])
             elif kind.loop:
                 if isinstance(stmt, gast.For):  # the loop's index
                     facts.set_value(stmt.target.id, Abstract("scalar", (), False))
@@ -183,8 +186,31 @@ class _Walk:
                 else:
                     raise syntax.unexpected("analyze", stmt, "a loop without a fixpoint")
             else:
+                outer, mode = self.stopped, self.normalized.contexts.get(stmt, PLAIN)
+                self.stopped = outer if mode == PLAIN else mode == STOP
                 for field in kind.blocks:
                     self.block(getattr(stmt, field))
+                self.stopped = outer
+
+    def stop(self, stmt: gast.stmt, op: Op) -> None:
+        """A statement inside ``with no_grad()``: its value carries no gradient. An update
+        in place of a value that carries one would change it for the code outside, whose
+        gradient then follows neither the old value nor the new one: refused."""
+        varied, augmented = self.facts.varied, self.normalized.augmented.get(stmt)
+        if augmented is not None:  # x += v: in place where x holds an array
+            value = self.facts.values.get(augmented[1])
+            rebinds = value is not None and (value.kind in ("scalar", "none") or (
+                value.kind == "object" and value.type in (tuple, str)))
+            updated = set() if rebinds else {augmented[1]}
+        else:
+            updated = syntax.names_read(stmt.value) if op.kind in UPDATES else set()
+        if updated & varied:
+            raise self.normalized.parsed.error(
+                "an update in place, inside no_grad(), of a value that carries a gradient "
+                "is not supported", stmt,
+                "Compute a new value (y = y - v) rather than updating in place, or update "
+                "a copy: y = y.copy().")
+        varied.discard(op.target)
 
     def statement(self, stmt: gast.stmt) -> Op:
         facts = self.facts

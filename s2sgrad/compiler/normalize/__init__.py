@@ -54,6 +54,7 @@ The pass is a package, one module per job:
     iterables.py    what a for loop goes through (a range, sequences, enumerate, zip,
                     reversed) as a range and the items at its index
     versions.py     single assignment: versions, merges, loop versions, dead copies dropped
+    blocks.py       with blocks: the context managers known, and what each does to gradients
 
 This module holds the table of user-level statements, each class with its handler, and the
 pass's result, ``Normalized``. Normalize records facts about versions, not about memory:
@@ -63,6 +64,7 @@ what may share memory is aliasing's to decide.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -73,6 +75,7 @@ from ... import syntax
 from ...naming import Namer
 from ..parse import Parsed
 from .assignments import APPEND, INSERT, SETITEM, Assignments, is_append  # noqa: F401
+from .blocks import GRAD, PLAIN, STOP, Blocks, register_context  # noqa: F401
 from .expressions import POP_ITEM, Expressions  # noqa: F401
 from .loops import Loops
 from .returns import lift_returns
@@ -109,6 +112,9 @@ class Normalized:
     # `_t3 = _t2 + v` statements of `c[k] += v` (`_t2 = c[k]`), with the version of c and
     # _t2: Python updates the item in place where its own `+=` does (an array, a list)
     item_updates: tuple[tuple[gast.stmt, tuple[str, str]], ...] = ()
+    # each `with` statement -> what its manager does to the values of its body: PLAIN,
+    # STOP (no_grad: they carry no gradient) or GRAD (enable_grad)
+    contexts: dict[gast.stmt, str] = dataclasses.field(default_factory=dict)
 
 
 def normalize(parsed: Parsed, fence: Callable[[Parsed], Any] = lambda parsed: parsed
@@ -132,7 +138,8 @@ def normalize(parsed: Parsed, fence: Callable[[Parsed], Any] = lambda parsed: pa
                       frozenset(statements.loops.iterables.iterations),
                       tuple(statements.loops.iterables.unpacked.items()),
                       tuple(assignments.unpacks.items()),
-                      tuple(assignments.item_updates.items()))
+                      tuple(assignments.item_updates.items()),
+                      dict(statements.blocks.modes))
 
 
 class _Statements:
@@ -155,6 +162,7 @@ class _Statements:
         gast.Assert: "assert_",
         gast.Raise: "raise_",
         gast.Pass: "pass_",
+        gast.With: "with_",
         gast.Import: "import_",
         gast.ImportFrom: "import_",
     }
@@ -164,6 +172,7 @@ class _Statements:
         self.expressions = Expressions(walk)
         self.assignments = Assignments(walk, self.expressions)
         self.loops = Loops(walk, self.expressions)
+        self.blocks = Blocks(walk)
         walk.handlers.update({cls: getattr(self, name) for cls, name in self.TABLE.items()})
 
     def augmented_assign(self, stmt: gast.AugAssign) -> None:
@@ -220,6 +229,9 @@ class _Statements:
 
     def pass_(self, stmt: gast.Pass) -> None:
         pass
+
+    def with_(self, stmt: gast.With) -> None:
+        self.blocks.with_(stmt)
 
     def import_(self, stmt: gast.Import | gast.ImportFrom) -> None:
         pass  # parse bound its names, as names from outside the function

@@ -40,6 +40,10 @@ def lift_returns(parsed: Parsed, stmts: list[gast.stmt], result: str) -> list[ga
             raise parsed.error("'return' inside a loop is not supported yet", ret,
                                "Assign the result to a variable, 'break', and return after "
                                "the loop.")
+        if isinstance(stmt, gast.With) and _has_return(stmt):  # as its last statement
+            stmt.body = lift_returns(parsed, stmt.body, result)  # (fence): the rest is
+            out.append(stmt)                                      # not reached
+            return out
         if isinstance(stmt, gast.If) and _has_return(stmt):
             rest = stmts[k + 1:]
             stmt.body = lift_returns(parsed, stmt.body + [syntax.clone(s) for s in rest],

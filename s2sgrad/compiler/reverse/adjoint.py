@@ -40,7 +40,7 @@ class Adjoint:
         self.reversers: dict[type, Callable[[gast.stmt], None]] = {
             gast.Assign: self.assignment, gast.Expr: self.effect,
             gast.If: self.branch, gast.For: self.loop, gast.While: self.loop,
-            gast.Assert: self.nothing, gast.Raise: self.nothing, gast.Break: self.nothing,
+            gast.With: self.managed, gast.Assert: self.nothing, gast.Raise: self.nothing, gast.Break: self.nothing,
             gast.Pass: self.nothing,
         }
 
@@ -90,6 +90,14 @@ class Adjoint:
         cot.defined &= after_body
         cot.current = stmt
         cot.emit(syntax.if_(stmt.test, body, orelse))
+
+    def managed(self, stmt: gast.With) -> None:
+        """The adjoint of a with block's body, under the same manager (NumPy's error state
+        holds for the adjoint's arithmetic as for the forward's)."""
+        body = self.block(stmt.body, None)  # it runs once: no marker, no zeros before it
+        if body:
+            self.cotangents.current = stmt
+            self.cotangents.emit(syntax.replace(stmt, body=body))
 
     def loop(self, stmt: gast.For | gast.While) -> None:
         cot, active = self.cotangents, self.ctx.analysis.active
