@@ -17,7 +17,7 @@ from tests.located import assert_points_at, marked_line
 X = np.linspace(0.5, 1.5, 3)
 
 CASES = [
-    ("uses_try", "try", "try/except"),
+    ("uses_try", "except", "more than one except clause"),
     ("uses_with", "open(", "context manager open(...) is not known"),
     ("uses_yield", "yield", "generators"),
     ("uses_global", "global", "'global'"),

@@ -28,8 +28,6 @@ _TOP_LEVEL_IMPORT = ("Move the import to the top level of the function's body, o
 
 # Constructs that can never be differentiated correctly here, with what to do instead.
 _REFUSED: dict[type, tuple[str, str]] = {
-    gast.Try: ("try/except blocks are not supported",
-               "Handle errors outside the differentiated function."),
     gast.AsyncWith: ("'async with' is not supported", "Differentiate a synchronous function."),
     gast.AsyncFor: ("'async for' is not supported", "Differentiate a synchronous function."),
     gast.AsyncFunctionDef: ("async functions are not supported",
@@ -175,6 +173,20 @@ def _check_statement(parsed: Parsed, stmt: gast.stmt, loop_depth: int = 0) -> No
         _check_exits(parsed, stmt.body, "a 'with' block")
         for child in stmt.body:
             _check_statement(parsed, child, loop_depth)
+    elif isinstance(stmt, gast.Try):  # which exceptions: normalize, where names resolve
+        _check_exits(parsed, stmt.body, "a try block")
+        ends = _last(stmt.body)
+        for handler in stmt.handlers:
+            _check_exits(parsed, handler.body, "an except block",
+                         returns=True if isinstance(ends, gast.Return) else None)
+        for block, where in ((stmt.orelse, "the else block of a try"),
+                             (stmt.finalbody, "a finally block")):
+            _check_exits(parsed, block, where, returns=None)
+        if isinstance(ends, gast.Return) and (stmt.finalbody or stmt.orelse):
+            raise parsed.error("'return' inside a try block with an else or finally block "
+                               "is not supported", ends,
+                               "Assign the result in the try block and return after it.")
+        _check_parts(parsed, stmt, loop_depth)
     elif isinstance(stmt, (gast.Break, gast.Continue)):
         if not loop_depth:
             raise parsed.error(f"'{type(stmt).__name__.lower()}' outside a loop", stmt)
@@ -185,22 +197,41 @@ def _check_statement(parsed: Parsed, stmt: gast.stmt, loop_depth: int = 0) -> No
                            "Rewrite it with assignments, calls and return.")
 
 
-def _check_exits(parsed: Parsed, body: list[gast.stmt], where: str) -> None:
+def _check_exits(parsed: Parsed, body: list[gast.stmt], where: str,
+                 returns: bool | None = False) -> None:
     """A block that must run to its end: no break or continue of a loop around it, and a
-    return only as its last statement (the rest of the function is then not reached)."""
-    last = body[-1] if body else None
-    while isinstance(last, gast.With) and last.body:  # `with a: with b: return v`
-        last = last.body[-1]
+    return only as its last statement (the rest of the function is then not reached);
+    ``returns``: True, anywhere (an except block after a try block that returns); None,
+    nowhere."""
+    last = _last(body)
     for stmt in body:
         for node in _own_statements(stmt):
             if isinstance(node, (gast.Break, gast.Continue)):
                 word = type(node).__name__.lower()
                 raise parsed.error(f"'{word}' inside {where} is not supported", node,
                                    f"Set a flag in the block and {word} after it.")
-            if isinstance(node, gast.Return) and node is not last:
-                raise parsed.error(f"'return' inside {where} is supported only as its last "
-                                   "statement", node,
+            if not isinstance(node, gast.Return) or returns or (
+                    returns is False and node is last):
+                continue
+            if returns is None and where == "an except block":
+                raise parsed.error("'return' inside an except block is supported only "
+                                   "where the try block ends in a return", node,
+                                   "Assign the result in the except block and return "
+                                   "after the try.")
+            if returns is None:
+                raise parsed.error(f"'return' inside {where} is not supported", node,
                                    "Assign the result in the block and return after it.")
+            raise parsed.error(f"'return' inside {where} is supported only as its last "
+                               "statement", node,
+                               "Assign the result in the block and return after it.")
+
+
+def _last(body: list[gast.stmt]) -> gast.stmt | None:
+    """The statement a block ends with, inside the with blocks it ends with."""
+    last = body[-1] if body else None
+    while isinstance(last, gast.With) and last.body:  # `with a: with b: return v`
+        last = last.body[-1]
+    return last
 
 
 def _own_statements(stmt: gast.stmt):

@@ -7,10 +7,12 @@ COUNTER = 0
 
 
 def uses_try(x):
-    try:  # <- refused
+    try:
         y = x * 2
     except ValueError:
         y = x
+    except TypeError:  # <- refused
+        y = -x
     return y
 
 

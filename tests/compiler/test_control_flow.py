@@ -872,7 +872,6 @@ REFUSED = [
     ("for_else_with_break", "for", "'for ... else' is not supported"),
     ("while_else", "while", "'while ... else' is not supported"),
     ("subscript_loop_target", "y[0]", "can be the target of a for loop"),
-    ("try_in_loop", "try", "try/except"),
     ("yield_in_loop", "yield", "generators ('yield')"),
     ("inplace_on_argument_in_loop", "x += y", "in-place update of the argument 'x'"),
     ("inplace_on_alias_in_branch", "h += y", "memory that the argument 'x' shares"),

@@ -141,6 +141,7 @@ class _Walk:
         self.unpacked = dict(normalized.unpacked)
         self.unpacks = dict(normalized.unpacks)
         self.stopped = False  # inside a no_grad() block (and no enable_grad() in it)
+        self.guarded: set[str] | None = None  # in a try block: the names it assigned so far
 
     def run(self) -> Analysis:
         facts, parsed = self.facts, self.normalized.parsed
@@ -172,8 +173,8 @@ class _Walk:
                 if stmt in self.unpacks:
                     checks.check_unpack(facts, stmt.value.value, self.unpacks[stmt], stmt)
                 self.ops[stmt] = self.statement(stmt)
-                if self.stopped:
-                    self.stop(stmt, self.ops[stmt])
+                if self.stopped or self.guarded is not None:
+                    self.in_block(stmt, self.ops[stmt])
             elif kind.loop:
                 if isinstance(stmt, gast.For):  # the loop's index
                     facts.set_value(stmt.target.id, Abstract("scalar", (), False))
@@ -188,29 +189,54 @@ class _Walk:
             else:
                 outer, mode = self.stopped, self.normalized.contexts.get(stmt, PLAIN)
                 self.stopped = outer if mode == PLAIN else mode == STOP
+                guarded = self.guarded
                 for field in kind.blocks:
+                    # a try's body: what it updates in place must be its own
+                    self.guarded = set() if stmt in self.normalized.flags and \
+                        field == "body" else guarded
                     self.block(getattr(stmt, field))
-                self.stopped = outer
+                self.stopped, self.guarded = outer, guarded
 
-    def stop(self, stmt: gast.stmt, op: Op) -> None:
-        """A statement inside ``with no_grad()``: its value carries no gradient. An update
-        in place of a value that carries one would change it for the code outside, whose
-        gradient then follows neither the old value nor the new one: refused."""
-        varied, augmented = self.facts.varied, self.normalized.augmented.get(stmt)
-        if augmented is not None:  # x += v: in place where x holds an array
-            value = self.facts.values.get(augmented[1])
-            rebinds = value is not None and (value.kind in ("scalar", "none") or (
-                value.kind == "object" and value.type in (tuple, str)))
-            updated = set() if rebinds else {augmented[1]}
-        else:
-            updated = syntax.names_read(stmt.value) if op.kind in UPDATES else set()
-        if updated & varied:
-            raise self.normalized.parsed.error(
+    def in_block(self, stmt: gast.stmt, op: Op) -> None:
+        """A statement inside ``with no_grad()`` (its value carries no gradient), or in a
+        try block. An update in place of a value that carries a gradient would change it
+        for the code outside, whose gradient follows neither the old value nor the new one
+        (under no_grad; in a try block that raised after it, where the handler runs):
+        refused, unless the try block made the value itself."""
+        updated = self.updated(stmt, op)
+        parsed = self.normalized.parsed
+        if updated in self.facts.varied and self.stopped:
+            raise parsed.error(
                 "an update in place, inside no_grad(), of a value that carries a gradient "
                 "is not supported", stmt,
                 "Compute a new value (y = y - v) rather than updating in place, or update "
                 "a copy: y = y.copy().")
-        varied.discard(op.target)
+        if self.guarded is not None:
+            if updated in self.facts.varied and updated not in self.guarded:
+                raise parsed.error(
+                    "an update in place, inside a try block, of a value from before it that "
+                    "carries a gradient is not supported: where a later statement of the "
+                    "block raises, the update stays", stmt,
+                    "Compute a new value (y = y + v) rather than updating in place, or "
+                    "update a copy made in the try block.")
+            self.guarded.add(op.target)
+        if self.stopped:
+            self.facts.varied.discard(op.target)
+
+    def updated(self, stmt: gast.stmt, op: Op) -> str | None:
+        """The name whose value the statement changes in place, if any."""
+        augmented = self.normalized.augmented.get(stmt)
+        if augmented is not None:  # x += v: in place where x holds an array or a list
+            value = self.facts.values.get(augmented[1])
+            rebinds = value is not None and (value.kind in ("scalar", "none") or (
+                value.kind == "object" and value.type in (tuple, str)))
+            return None if rebinds else augmented[1]
+        if op.kind not in UPDATES:
+            return None
+        base = stmt.value.args[0] if isinstance(stmt.value, gast.Call) and \
+            stmt.value.args else None
+        base = base.value if isinstance(base, gast.Subscript) else base
+        return base.id if isinstance(base, gast.Name) else None
 
     def statement(self, stmt: gast.stmt) -> Op:
         facts = self.facts

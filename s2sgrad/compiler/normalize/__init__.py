@@ -54,7 +54,8 @@ The pass is a package, one module per job:
     iterables.py    what a for loop goes through (a range, sequences, enumerate, zip,
                     reversed) as a range and the items at its index
     versions.py     single assignment: versions, merges, loop versions, dead copies dropped
-    blocks.py       with blocks: the context managers known, and what each does to gradients
+    blocks.py       with blocks (the context managers known, what each does to gradients)
+                    and try blocks (one except clause, a flag saying which block ran)
 
 This module holds the table of user-level statements, each class with its handler, and the
 pass's result, ``Normalized``. Normalize records facts about versions, not about memory:
@@ -115,6 +116,9 @@ class Normalized:
     # each `with` statement -> what its manager does to the values of its body: PLAIN,
     # STOP (no_grad: they carry no gradient) or GRAD (enable_grad)
     contexts: dict[gast.stmt, str] = dataclasses.field(default_factory=dict)
+    # each try statement -> its flag: True where its body ran to the end, False where its
+    # handler did
+    flags: dict[gast.stmt, str] = dataclasses.field(default_factory=dict)
 
 
 def normalize(parsed: Parsed, fence: Callable[[Parsed], Any] = lambda parsed: parsed
@@ -139,7 +143,7 @@ def normalize(parsed: Parsed, fence: Callable[[Parsed], Any] = lambda parsed: pa
                       tuple(statements.loops.iterables.unpacked.items()),
                       tuple(assignments.unpacks.items()),
                       tuple(assignments.item_updates.items()),
-                      dict(statements.blocks.modes))
+                      dict(statements.blocks.modes), dict(statements.blocks.flags))
 
 
 class _Statements:
@@ -163,6 +167,7 @@ class _Statements:
         gast.Raise: "raise_",
         gast.Pass: "pass_",
         gast.With: "with_",
+        gast.Try: "try_",
         gast.Import: "import_",
         gast.ImportFrom: "import_",
     }
@@ -232,6 +237,9 @@ class _Statements:
 
     def with_(self, stmt: gast.With) -> None:
         self.blocks.with_(stmt)
+
+    def try_(self, stmt: gast.Try) -> None:
+        self.blocks.try_(stmt)
 
     def import_(self, stmt: gast.Import | gast.ImportFrom) -> None:
         pass  # parse bound its names, as names from outside the function

@@ -11,7 +11,9 @@ one exit, the final ``return result`` that ``normalize`` appends:
     return y                          y = -x
                                       result = y
 
-A path that falls off the end assigns None. A return inside a loop is refused. The same
+A ``with`` block may return as its last statement, and so may a try block, the rest moving
+into its except blocks (fence refuses the other returns in them). A path that falls off the
+end assigns None. A return inside a loop is refused. The same
 lifting makes the body of an inlined nested function assign its one result.
 """
 
@@ -43,6 +45,13 @@ def lift_returns(parsed: Parsed, stmts: list[gast.stmt], result: str) -> list[ga
         if isinstance(stmt, gast.With) and _has_return(stmt):  # as its last statement
             stmt.body = lift_returns(parsed, stmt.body, result)  # (fence): the rest is
             out.append(stmt)                                      # not reached
+            return out
+        if isinstance(stmt, gast.Try) and _has_return(stmt):  # its body ends in return
+            stmt.body = lift_returns(parsed, stmt.body, result)  # (fence): the rest runs
+            for handler in stmt.handlers:                       # after a handler only
+                handler.body = lift_returns(
+                    parsed, handler.body + [syntax.clone(s) for s in stmts[k + 1:]], result)
+            out.append(stmt)
             return out
         if isinstance(stmt, gast.If) and _has_return(stmt):
             rest = stmts[k + 1:]
