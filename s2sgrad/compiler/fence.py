@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import gast
 
+from .. import syntax
 from .parse import Parsed, imported_names
 from .statements import SOURCE
 
@@ -33,8 +34,9 @@ _REFUSED: dict[type, tuple[str, str]] = {
     gast.AsyncFunctionDef: ("async functions are not supported",
                             "Differentiate a synchronous function."),
     gast.Await: ("'await' is not supported", "Differentiate a synchronous function."),
-    gast.Yield: ("generators ('yield') are not supported",
-                 "Build a list and return it instead of yielding."),
+    gast.Yield: ("generators ('yield') are not supported here",
+                 ("Build a list and return it instead of yielding (a nested generator "
+                  "function whose calls are consumed at once is supported).")),
     gast.YieldFrom: ("generators ('yield from') are not supported",
                      "Build a list and return it instead of yielding."),
     gast.Global: ("'global' declarations are not supported",
@@ -47,7 +49,9 @@ _REFUSED: dict[type, tuple[str, str]] = {
                   _TOP_LEVEL_IMPORT),
     gast.ImportFrom: ("an import inside a block or a nested function is not supported",
                       _TOP_LEVEL_IMPORT),
-    gast.ClassDef: ("class definitions inside a differentiated function are not supported",
+    gast.ClassDef: (("class definitions inside a differentiated function are not "
+                     "supported: the objects it builds are followed through the methods of "
+                     "classes defined at the top level of the module"),
                     "Define the class at module level."),
     gast.Starred: ("starred expressions (*xs) are supported only as call arguments",
                    "Write the items out, e.g. (n, m, 2) rather than (*shape, 2)."),
@@ -165,8 +169,8 @@ def _check_statement(parsed: Parsed, stmt: gast.stmt, loop_depth: int = 0) -> No
                     raise parsed.error("an assignment expression in a default of a nested "
                                        "function is not supported", n,
                                        "Assign it before the def.")
-        for child in stmt.body:
-            _check_statement(parsed, child, 0)
+        for child in _yields_as_values(stmt.body):  # a generator: normalize builds the
+            _check_statement(parsed, child, 0)       # list of what it yields
     elif isinstance(stmt, gast.With):  # which managers: normalize, where names resolve
         for item in stmt.items:
             _check_expression_tree(parsed, item.context_expr)
@@ -195,6 +199,26 @@ def _check_statement(parsed: Parsed, stmt: gast.stmt, loop_depth: int = 0) -> No
     else:
         raise parsed.error(f"'{type(stmt).__name__}' statements are not supported", stmt,
                            "Rewrite it with assignments, calls and return.")
+
+
+def _yields_as_values(body: list[gast.stmt]) -> list[gast.stmt]:
+    """A nested def's body with each ``yield v`` statement as the statement ``v`` (a copy):
+    what is checked of it. A yield anywhere else is checked, and refused, as it stands."""
+    if not any(isinstance(n, gast.Yield) for s in body for n in gast.walk(s)):
+        return body
+
+    class Values(gast.NodeTransformer):
+        def visit_Expr(self, node: gast.Expr) -> gast.stmt:
+            if isinstance(node.value, gast.Yield) and node.value.value is not None:
+                return syntax.located(syntax.expr_stmt(node.value.value), node)
+            if isinstance(node.value, gast.Yield):
+                return syntax.located(syntax.pass_(), node)
+            return node
+
+        def visit_FunctionDef(self, node: gast.FunctionDef) -> gast.FunctionDef:
+            return node  # its own yields: checked where its own def is
+
+    return [Values().visit(s) for s in syntax.clone(body)]
 
 
 def _check_exits(parsed: Parsed, body: list[gast.stmt], where: str,

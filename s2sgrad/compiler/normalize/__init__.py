@@ -44,6 +44,7 @@ The pass is a package, one module per job:
     expressions.py  expressions to atoms: operations, calls, conditional expressions,
                     and/or, chained comparisons, comprehensions, pops (POP_ITEM)
     functions.py    nested functions, lambdas and partials inlined where they are called
+    generators.py   nested generator functions as functions that build the list they yield
     forms.py        calls of builtins that build containers, np.r_ and np.c_, as the
                     expressions they stand for
     objects.py      objects the function builds: attributes as variables, methods inlined
@@ -75,6 +76,7 @@ import gast
 from ... import syntax
 from ...naming import Namer
 from ..parse import Parsed
+from . import generators
 from .assignments import APPEND, INSERT, SETITEM, Assignments, is_append  # noqa: F401
 from .blocks import GRAD, PLAIN, STOP, Blocks, register_context  # noqa: F401
 from .expressions import POP_ITEM, Expressions  # noqa: F401
@@ -218,7 +220,12 @@ class _Statements:
         self.walk.branch(stmt, self.expressions.atom(stmt.test), stmt.body, stmt.orelse)
 
     def function_def(self, stmt: gast.FunctionDef) -> None:  # inlined where it is called
-        self.expressions.functions.define_function(stmt.name, stmt, stmt)
+        function = stmt
+        if generators.is_generator(stmt):  # the list of what it yields
+            function = generators.list_builder(self.walk.parsed, stmt,
+                                               self.walk.namer.fresh("_items"))
+            self.expressions.functions.generators.add(stmt.name)
+        self.expressions.functions.define_function(stmt.name, function, stmt)
 
     def break_(self, stmt: gast.Break) -> None:  # only the loop guards make these
         self.walk.emit(syntax.break_(), stmt)

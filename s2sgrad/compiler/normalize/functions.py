@@ -47,6 +47,7 @@ class Functions:
         self.partials: dict[str, tuple[gast.expr, list, list]] = {}
         self._bindings: collections.Counter | None = None  # how often each name is bound
         self.inlining: set[str] = set()
+        self.generators: set[str] = set()  # nested generator functions: calls make lists
 
     def bindings(self) -> collections.Counter:
         """How often each name is bound in the function's source (assigned, or the name of
