@@ -219,8 +219,8 @@ class Try(gast.Try):
         return self.handlers[0].body
 
     @handler.setter
-    def handler(self, block: list[Stmt]) -> None:
-        self.handlers = [replace(self.handlers[0], body=block)]
+    def handler(self, stmts: list[Stmt]) -> None:  # (Python requires it to hold one)
+        self.handlers = [replace(self.handlers[0], body=block(stmts))]
 
 
 def try_(body: list[Stmt], exception: Expr | None, handler: list[Stmt]) -> Try:
