@@ -440,7 +440,10 @@ def made_view(draw) -> str:
 
 
 def _top_level(body: Lines, at: int) -> bool:
-    return at == len(body) or body[at][0] == 0
+    """Does a statement of the block start at line ``at`` (not an elif, else or except of
+    the statement before it)?"""
+    return at == len(body) or body[at][0] == 0 and not body[at][1].startswith(
+        ("elif ", "else:", "except"))
 
 
 def _indent(lines: Lines) -> Lines:

@@ -201,8 +201,40 @@ def update_in_place(x, d):
         y[0] = x[1] * 2.0  # <- refused
         z = y * d["k"]
     except KeyError:
-        z = y
+        z = x
     return np.sum(z)
+
+
+def handler_reads_through_a_closure(x, d):
+    y = x
+
+    def doubled():
+        return y * 2.0  # <- refused
+    try:
+        y = x * 3.0
+        z = d["k"] * y
+    except KeyError:
+        z = doubled()
+        y = x
+    return np.sum(z * y)
+
+
+class Shift:
+    def __init__(self, b):
+        self.b = b
+
+    def __call__(self, x):
+        return np.tanh(x + self.b)
+
+
+def attribute_changed_in_body(x, d):
+    layer = Shift(0.0)
+    try:  # <- refused
+        layer.b = x * 2.0
+        z = d["k"]
+    except KeyError:
+        z = 1.0
+    return np.sum(layer(x)) * z
 
 
 def branch_in_body(x, d):
@@ -260,8 +292,10 @@ def break_in_try(x, d):
 
 @pytest.mark.parametrize("fn,token,words", [
     (handler_reads_body_value, "y + 1", "the except block reads 'y'"),
-    (body_only_value_read_after, "a + b", "'a' is assigned in the try block and not"),
+    (body_only_value_read_after, "a + b", "'a' is changed in the try block at line"),
     (update_in_place, "y[0]", "update in place, inside a try block"),
+    (handler_reads_through_a_closure, "y * 2", "the except block reads 'y'"),
+    (attribute_changed_in_body, "try", "'layer.b' is changed in the try block"),
     (branch_in_body, "x if", "a branch or a loop inside a try block"),
     (two_handlers, "except", "more than one except clause"),
     (named_exception, "except", "'except ... as name'"),

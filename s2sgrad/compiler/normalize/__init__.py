@@ -137,6 +137,7 @@ def normalize(parsed: Parsed, fence: Callable[[Parsed], Any] = lambda parsed: pa
     body.append(syntax.located(syntax.ret(syntax.name(result)), parsed.node.body[-1]))
     fn = syntax.clone(parsed.node)
     fn.body = drop_dead_copies(body)
+    statements.blocks.check_partial(fn.body)
     versions, assignments = walk.versions, statements.assignments
     return Normalized(parsed, fn, namer, dict(assignments.augmented), dict(assignments.writes),
                       dict(assignments.views),
@@ -179,7 +180,7 @@ class _Statements:
         self.expressions = Expressions(walk)
         self.assignments = Assignments(walk, self.expressions)
         self.loops = Loops(walk, self.expressions)
-        self.blocks = Blocks(walk)
+        self.blocks = Blocks(walk, self.expressions.objects)
         walk.handlers.update({cls: getattr(self, name) for cls, name in self.TABLE.items()})
 
     def augmented_assign(self, stmt: gast.AugAssign) -> None:

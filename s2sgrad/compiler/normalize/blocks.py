@@ -33,10 +33,13 @@ flag (True in the body, False in the handler) that the adjoint branches on:
                                               _ok = False
 
 That is Python's meaning only where a body that raised partway did nothing the rest of the
-function sees: the handler reads no variable the body assigns, a variable the body assigns
-and the handler does not is not read after the try, the body holds no branch or loop (whose
-saves would outlive it), and no update in place of a value from outside it (analyze checks
-that one). The rest is refused at its line. ``else:`` runs where the flag is True, and a
+function sees. Checked on the versions, so that what a called function or method reads and
+changes counts too: the handler reads no value from before the try of a variable the body
+changes; a variable the body changes and the handler does not (an attribute of an object
+built here too) is read nowhere after the try, unless the body changes it once, in a
+statement after which nothing can raise; the body holds no branch or loop (whose saves
+would outlive it), and no update in place of a value from outside it (analyze checks that
+one). The rest is refused at its line. ``else:`` runs where the flag is True, and a
 ``finally:`` block after the try (an exception that leaves the try ends the call, and with
 it the gradient); a try without ``except`` is its body followed by its finally block.
 
@@ -76,9 +79,13 @@ def register_context(manager: Any, mode: Callable[..., str]) -> None:
 
 
 class Blocks:
-    def __init__(self, walk: Walk):
+    def __init__(self, walk: Walk, objects: Any):
         self.walk = walk
         self.parsed = walk.parsed
+        self.objects = objects  # objects built here: an attribute's variable, as written
+        # a version merged after a try whose body changes it and whose handler does not ->
+        # (its variable, the try): read after the try, refused (check_partial)
+        self.partial: dict[str, tuple[str, gast.stmt]] = {}
         self.modes: dict[gast.stmt, str] = {}  # each normalized with -> its mode
         self.flags: dict[gast.stmt, str] = {}  # each normalized try -> its flag
 
@@ -89,13 +96,19 @@ class Blocks:
                 walk.statement(s)
             return
         handler = self._handler(stmt)
-        self._check_partial(stmt, handler)
         before = dict(versions.current)
         body = walk.block(stmt.body)
         self._check_body(body)
         after_body, versions.current = versions.current, dict(before)
         caught = walk.block(handler.body)
+        changed = {u for u, v in after_body.items() if before.get(u) != v}
+        self._check_handler(caught, {before[u]: u for u in changed if u in before},
+                            handler)
+        again = {u for u, v in versions.current.items() if before.get(u) != v}
+        partial = changed - again - _assigned_last(body, versions.variable_of)
         versions.merge(before, after_body, body, versions.current, caught)
+        for user in partial:  # where the body raised partway, not what the merge says
+            self.partial[versions.current[user]] = (user, stmt)
         flag = walk.namer.fresh("_ok")
         body.append(syntax.assign(flag, syntax.const(True)))
         caught.append(syntax.assign(flag, syntax.const(False)))
@@ -106,6 +119,58 @@ class Blocks:
             walk.branch(stmt, syntax.name(flag), stmt.orelse, [])
         for s in stmt.finalbody:
             walk.statement(s)
+
+    def check_partial(self, body: list[gast.stmt]) -> None:
+        """After the whole function: a variable a try block changes and its handler does
+        not is read after the try nowhere (where the block raised partway, it holds
+        whichever value it had then, which the merge after the try does not know)."""
+        for s in syntax.in_order(body):
+            if isinstance(s, (gast.Assign, gast.Expr, gast.Return, gast.If, gast.While,
+                              gast.For)):
+                head = s if not hasattr(s, "body") else getattr(s, "test", getattr(
+                    s, "iter", None))
+                read = syntax.names_read(head) if head is not None else set()
+                found = next((v for v in sorted(read) if v in self.partial), None)
+                if found is not None and not _is_merge_copy(s, self.partial):
+                    user, where = self.partial[found]
+                    raise self.parsed.error(
+                        f"{self._shown(user)} is changed in the try block at line "
+                        f"{where.lineno} and not in its except block, and read after the "
+                        "try: where the try block raised partway, it holds whichever value "
+                        "it had then", self._own(s, where),
+                        f"Assign {self._shown(user)} in the except block too.")
+
+    def _check_handler(self, caught: list[gast.stmt], stale: dict[str, str],
+                       handler: gast.ExceptHandler) -> None:
+        """The handler reads no value from before the try of a variable the body changes
+        (where the body raised partway, the variable may hold either value)."""
+        for s in syntax.in_order(caught):
+            head = s if not hasattr(s, "body") else getattr(s, "test", getattr(s, "iter",
+                                                                                None))
+            read = syntax.names_read(head) if head is not None else set()
+            found = next((stale[v] for v in sorted(read) if v in stale), None)
+            if found is not None:
+                raise self.parsed.error(
+                    f"the except block reads {self._shown(found)}, which the try block "
+                    "changes: where the try block raised partway, it may hold either value",
+                    self._own(s, handler), f"Read the value {self._shown(found)} had before the try under "
+                    "another name.")
+
+    def _own(self, stmt: gast.stmt, outer: gast.AST) -> gast.AST:
+        """``stmt`` where it is in the function's own source; ``outer`` (the try, the except
+        clause) where it comes from a method inlined there."""
+        fn = self.parsed.node
+        inside = fn.lineno <= getattr(stmt, "lineno", 0) <= (fn.end_lineno or fn.lineno)
+        return stmt if inside else outer
+
+    def _shown(self, variable: str) -> str:
+        """The user's spelling of a variable: an attribute of an object built here as
+        ``obj.attr``."""
+        for obj, fields in self.objects.fields.items():
+            for attr, name in fields.items():
+                if name == variable:
+                    return f"'{obj}.{attr}'"
+        return f"'{variable}'"
 
     def _handler(self, stmt: gast.Try) -> gast.ExceptHandler:
         parsed = self.parsed
@@ -127,35 +192,6 @@ class Blocks:
                                    "from outside the function", part,
                                    "Write the class: except np.linalg.LinAlgError:")
         return handler
-
-    def _check_partial(self, stmt: gast.Try, handler: gast.ExceptHandler) -> None:
-        """What a body that raised partway assigned must not be seen after it: by the
-        handler, or after the try where the handler does not assign it again."""
-        parsed = self.parsed
-        stored = _stored(stmt.body)
-        assigned: set[str] = set()  # by the handler so far: read again, its own value
-        for s in handler.body:
-            node = next((n for n in gast.walk(s) if isinstance(n, gast.Name) and isinstance(
-                n.ctx, gast.Load) and n.id in stored - assigned), None)
-            assigned |= _stored([s])
-            if node is not None:
-                raise parsed.error(
-                    f"the except block reads '{node.id}', which the try block assigns: "
-                    "where the try block raised, it may hold either value", node,
-                    f"Read the value '{node.id}' had before the try under another name.")
-        # by position: the statements walked here are copies of the function's
-        inside = [((s.lineno, s.col_offset), (s.end_lineno, s.end_col_offset))
-                  for s in stmt.body + stmt.orelse]
-        only_body = stored - _stored(handler.body) - _assigned_last(stmt.body)
-        for node in gast.walk(parsed.node):
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and \
-                    node.id in only_body and not any(
-                        start <= (node.lineno, node.col_offset) < end for start, end in inside):
-                raise parsed.error(
-                    f"'{node.id}' is assigned in the try block and not in the except block, "
-                    "and read after the try: where the try block raised partway, it holds "
-                    "whichever value it had then", node,
-                    f"Assign '{node.id}' in the except block too.")
 
     def _check_body(self, body: list[gast.stmt]) -> None:
         """No branch or loop in the body (a conditional expression, and/or, a loop): their
@@ -213,24 +249,27 @@ class Blocks:
                                  **{k.arg: syntax.const_value(k.value) for k in call.keywords})
 
 
-def _stored(stmts: list[gast.stmt]) -> set[str]:
-    return {n.id for s in stmts for n in gast.walk(s)
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-
-
-def _assigned_last(body: list[gast.stmt]) -> set[str]:
-    """Names a body assigns once, in a statement after which nothing can raise (copies and
-    constants): where the body raised, they were not assigned, as the merge after the try
-    has it."""
+def _assigned_last(body: list[gast.stmt], variable_of: dict[str, str]) -> set[str]:
+    """Variables a normalized body changes once, in a statement after which nothing can
+    raise (copies and constants): where the body raised, they were not changed, as the
+    merge after the try has it."""
+    counts: dict[str, int] = {}
+    for s in syntax.in_order(body):
+        if isinstance(s, gast.Assign):
+            for t in syntax.names_written(s.targets[0]):
+                user = variable_of.get(t, t)
+                counts[user] = counts.get(user, 0) + 1
     found = set()
-    for k, stmt in enumerate(body):
-        rest = body[k + 1:]
-        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and \
-                isinstance(stmt.targets[0], gast.Name) and all(
-                    isinstance(s, gast.Assign) and all(isinstance(t, gast.Name)
-                                                       for t in s.targets)
-                    and isinstance(s.value, (gast.Name, gast.Constant)) for s in rest):
-            name = stmt.targets[0].id
-            if name not in _stored(body[:k] + rest):
-                found.add(name)
+    for k, s in enumerate(body):
+        if isinstance(s, gast.Assign) and all(
+                isinstance(r, gast.Assign) and isinstance(r.value, (gast.Name, gast.Constant))
+                for r in body[k + 1:]):
+            found |= {variable_of.get(t, t) for t in syntax.names_written(s.targets[0])
+                      if counts[variable_of.get(t, t)] == 1}
     return found
+
+
+def _is_merge_copy(stmt: gast.stmt, partial: dict) -> bool:
+    """A copy of one partial version into another (the merges of a loop around the try)."""
+    return isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Name) and all(
+        t in partial for t in syntax.names_written(stmt.targets[0]))
