@@ -146,6 +146,36 @@ def test_managers_on_the_tensor_path():
     np.testing.assert_allclose(gx, numeric_gradient(loss.fn, [X, W], 0), rtol=1e-6)
 
 
+# --- contextlib.suppress: the try/except it stands for -----------------------------------
+
+
+def suppressed(x, table):
+    y = np.sin(x)
+    with contextlib.suppress(KeyError, TypeError):
+        y = x * table["scale"]
+    return np.sum(y ** 2)
+
+
+def suppressed_partway(x, table):
+    with contextlib.suppress(KeyError):
+        a = x * 2.0
+        y = a * table["scale"]
+    return np.sum(y)  # <- refused
+
+
+@pytest.mark.parametrize("table", [{"scale": 1.5}, {}], ids=["body", "suppressed"])
+def test_suppress_is_a_try_on_both_paths(table):
+    check_grads(suppressed, X, table, wrt=0, modes=("rev", "fwd"))
+    check_grads(suppressed, X, table, wrt=0, order=2)
+
+
+def test_suppress_refuses_a_partial_block():
+    with pytest.raises(TransformError) as info:
+        s2sgrad.gradient(suppressed_partway)(X, {})
+    assert "'y' is changed in the try block" in info.value.reason
+    assert_points_at(info.value, suppressed_partway, "np.sum")
+
+
 # --- no_grad: a stop-gradient -------------------------------------------------------------
 
 
@@ -271,11 +301,10 @@ def unknown_manager(x):
     return np.sum(y)
 
 
-def suppressed(x):
-    y = x
-    with contextlib.suppress(ValueError):  # <- refused
-        y = x * 2.0
-    return np.sum(y)
+def suppressed_return(x, d):
+    with contextlib.suppress(KeyError):
+        return np.sum(x * d["k"])  # <- refused
+    return np.sum(x)
 
 
 def bound_as(x):
@@ -332,7 +361,7 @@ def write_under_no_grad(x):
 
 @pytest.mark.parametrize("fn,token,words", [
     (unknown_manager, "open(", "the context manager open(...) is not known"),
-    (suppressed, "contextlib", "contextlib.suppress is not supported"),
+    (suppressed_return, "return", "'return' inside a 'with contextlib.suppress(...)'"),
     (bound_as, "state:", "'with ... as name' is not supported"),
     (setting_from_a_variable, "np.errstate", "must be constants"),
     (manager_in_a_variable, "state", "only on a call of a known context manager"),
@@ -342,7 +371,8 @@ def write_under_no_grad(x):
     (write_under_no_grad, "y[0]", "update in place, inside no_grad()"),
 ], ids=lambda v: getattr(v, "__name__", None))
 def test_with_blocks_refused_at_their_line(fn, token, words):
+    args = (X, {}) if fn is suppressed_return else (X,)
     with pytest.raises(TransformError) as info:
-        s2sgrad.gradient(fn)(X)
+        s2sgrad.gradient(fn)(*args)
     assert words in info.value.reason, info.value.reason
     assert_points_at(info.value, fn, token)

@@ -8,7 +8,8 @@ call of a known context manager, with constant arguments, around the ANF of its 
         y = np.log(x) * 2.0           ->          _t1 = np.log(x)
                                                    y = _t1 * 2.0
 
-``with a, b:`` is ``with a: with b:``. The body always runs, once, so its variables need
+``with a, b:`` is ``with a: with b:``, and ``with contextlib.suppress(E): body`` the
+``try: body`` / ``except E: pass`` it stands for. The body always runs, once, so its variables need
 no merge. The forward runs it under the manager, and the adjoint runs the body's adjoint
 under it too (NumPy's error state applies to the adjoint's arithmetic as to the
 forward's). What a manager does is looked up by the object its call resolves to
@@ -105,7 +106,9 @@ class Blocks:
         self._check_handler(caught, {before[u]: u for u in changed if u in before},
                             handler)
         again = {u for u, v in versions.current.items() if before.get(u) != v}
-        partial = changed - again - _assigned_last(body, versions.variable_of)
+        # (a variable first bound in the body has no value to keep: Python's read after
+        # the try would raise, where the merge would read None)
+        partial = changed - again - (_assigned_last(body, versions.variable_of) & set(before))
         versions.merge(before, after_body, body, versions.current, caught)
         for user in partial:  # where the body raised partway, not what the merge says
             self.partial[versions.current[user]] = (user, stmt)
@@ -208,6 +211,14 @@ class Blocks:
     def with_(self, stmt: gast.With) -> None:
         item, *rest = stmt.items
         body = [syntax.replace(stmt, items=rest)] if rest else stmt.body
+        call = item.context_expr
+        if isinstance(call, gast.Call) and syntax.dotted_name(call.func) is not None and \
+                self.parsed.resolve(call.func) is contextlib.suppress and \
+                item.optional_vars is None and not call.keywords and call.args:
+            # with suppress(E): body  is  try: body except E: pass
+            caught = call.args[0] if len(call.args) == 1 else syntax.tuple_(call.args)
+            self.try_(syntax.located(syntax.try_(body, caught, [syntax.pass_()]), stmt))
+            return
         mode = self.mode(item)
         walk = self.walk
         new = syntax.replace(stmt, items=[syntax.clone(item)], body=syntax.block(walk.block(body)))
@@ -224,9 +235,9 @@ class Blocks:
         manager = parsed.resolve(call.func)
         name = syntax.dotted_name(call.func)
         if manager is contextlib.suppress:
-            raise parsed.error("contextlib.suppress is not supported in a differentiated "
-                               "function: it changes which statements run", call,
-                               "Write the try/except it stands for.")
+            raise parsed.error("contextlib.suppress here must name the exceptions it "
+                               "suppresses, with no 'as' name", call,
+                               "Write suppress(KeyError), or the try/except it stands for.")
         if manager not in CONTEXTS:
             raise parsed.error(f"the context manager {name}(...) is not known to leave the "
                                "values its block computes unchanged", call,

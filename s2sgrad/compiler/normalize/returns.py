@@ -19,6 +19,7 @@ lifting makes the body of an inlined nested function assign its one result.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 
 import gast
@@ -43,6 +44,11 @@ def lift_returns(parsed: Parsed, stmts: list[gast.stmt], result: str) -> list[ga
                                "Assign the result to a variable, 'break', and return after "
                                "the loop.")
         if isinstance(stmt, gast.With) and _has_return(stmt):  # as its last statement
+            if any(isinstance(i.context_expr, gast.Call) and parsed.resolve(
+                    i.context_expr.func) is contextlib.suppress for i in stmt.items):
+                raise parsed.error("'return' inside a 'with contextlib.suppress(...)' block "
+                                   "is not supported", next(_returns(stmt)),
+                                   "Assign the result in the block and return after it.")
             stmt.body = lift_returns(parsed, stmt.body, result)  # (fence): the rest is
             out.append(stmt)                                      # not reached
             return out
