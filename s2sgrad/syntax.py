@@ -209,6 +209,26 @@ def while_(test: Expr, body: list[Stmt]) -> gast.While:
     return gast.While(test=test, body=block(body), orelse=[])
 
 
+class Try(gast.Try):
+    """The normalized try: one ``except`` clause, no ``else`` or ``finally``, and the
+    handler's block also reachable as the field ``handler``, so that the passes walk its two
+    blocks (``body``, ``handler``) by name, as they walk an if's (``statements.KINDS``)."""
+
+    @property
+    def handler(self) -> list[Stmt]:
+        return self.handlers[0].body
+
+    @handler.setter
+    def handler(self, stmts: list[Stmt]) -> None:  # (Python requires it to hold one)
+        self.handlers = [replace(self.handlers[0], body=block(stmts))]
+
+
+def try_(body: list[Stmt], exception: Expr | None, handler: list[Stmt]) -> Try:
+    """``try: body`` / ``except exception: handler``."""
+    caught = gast.ExceptHandler(type=exception, name=None, body=block(handler))
+    return Try(body=block(body), handlers=[caught], orelse=[], finalbody=[])
+
+
 def raise_(exception: str, message: str) -> gast.Raise:
     """``raise exception(message)``"""
     return gast.Raise(exc=call(name(exception), [const(message)]), cause=None)
@@ -263,7 +283,8 @@ def replace(node: Node, **fields: Any) -> Node:
     changes a node it received this way, leaving the earlier pass's tree as it was."""
     copied = type(node).__new__(type(node))
     copied.__dict__.update(node.__dict__)
-    copied.__dict__.update(fields)
+    for field, value in fields.items():
+        setattr(copied, field, value)  # (a Try's handler block is a property)
     return copied
 
 

@@ -17,8 +17,8 @@ from tests.located import assert_points_at, marked_line
 X = np.linspace(0.5, 1.5, 3)
 
 CASES = [
-    ("uses_try", "try", "try/except"),
-    ("uses_with", "with", "'with' statements"),
+    ("uses_try", "except", "more than one except clause"),
+    ("uses_with", "open(", "context manager open(...) is not known"),
     ("uses_yield", "yield", "generators"),
     ("uses_global", "global", "'global'"),
     ("uses_del", "y", "is read after `del y`"),
@@ -26,7 +26,7 @@ CASES = [
     ("uses_attribute_store", "obj.value", "assigning to an attribute"),
     ("write_into_argument", "x[0]", "assignment to an element of 'x', the caller's array"),
     ("view_read_after_write", "row * x[1]", "'row' shares memory with an array updated in place"),
-    ("uses_import", "import", "imports inside"),
+    ("uses_import", "import", "an import inside a block"),
     ("passes_lambda", "f)", "the nested function 'f' is used other than by calling it"),
     ("uses_starred", "*x[:2]", "not known when compiling"),
     ("no_rule", "np.ediff1d(x)", "no derivative rule for numpy.ediff1d"),

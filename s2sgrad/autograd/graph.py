@@ -27,6 +27,7 @@ import numpy as np
 from ..compiler import derivatives, sourcefile
 from ..compiler.compiled import state_of
 from ..compiler.function import Function, register_tensor_call
+from ..compiler.normalize import GRAD, STOP, register_context
 from ..errors import note_generated
 from . import grad_mode
 from .tensor import Tensor, _make, sync
@@ -734,3 +735,9 @@ def _seeded(fn: Any, positions: tuple[int, ...], count: int, outputs: tuple | No
 
 
 register_tensor_call(Tensor, call_function)
+# Inside a differentiated function, ``with no_grad():`` makes the values of its block carry
+# no gradient, and ``enable_grad()`` inside it lets them carry one again, as in PyTorch.
+register_context(grad_mode.no_grad, lambda: STOP)
+register_context(grad_mode.enable_grad, lambda: GRAD)
+register_context(grad_mode.set_grad_enabled, lambda mode: GRAD if mode else STOP)
+register_context(grad_mode.inference_mode, lambda mode=True: STOP if mode else GRAD)

@@ -281,7 +281,7 @@ def made(code: types.CodeType, globals_: dict, argdefs: tuple | None, kwdefaults
 
 def _statement_spans(fn: gast.FunctionDef | gast.Module) -> list[tuple]:
     """(first line, last line, first column, end column) of every statement; for
-    if/for/while only the header (whose end column is not known: the whole line)."""
+    if/for/while/with/try only the header (whose end column is not known: the whole line)."""
     spans = []
     # the user's code, as parsed: statements (a loop's else, a nested def) that normalize
     # desugars, which syntax's walk knows
@@ -289,7 +289,8 @@ def _statement_spans(fn: gast.FunctionDef | gast.Module) -> list[tuple]:
         first = stmt.lineno
         last = getattr(stmt, "end_lineno", None) or first
         end = getattr(stmt, "end_col_offset", None)
-        if isinstance(stmt, (gast.If, gast.For, gast.While)) and stmt.body:
+        if isinstance(stmt, (gast.If, gast.For, gast.While, gast.With, gast.Try)) and \
+                stmt.body:
             last = max(first, stmt.body[0].lineno - 1)
             end = None
         spans.append((first, last, stmt.col_offset, end))

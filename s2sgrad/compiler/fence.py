@@ -20,31 +20,34 @@ from __future__ import annotations
 
 import gast
 
-from .parse import Parsed
+from .. import syntax
+from .parse import Parsed, imported_names
 from .statements import SOURCE
+
+_TOP_LEVEL_IMPORT = ("Move the import to the top level of the function's body, or to module "
+                     "level.")
 
 # Constructs that can never be differentiated correctly here, with what to do instead.
 _REFUSED: dict[type, tuple[str, str]] = {
-    gast.Try: ("try/except blocks are not supported",
-               "Handle errors outside the differentiated function."),
-    gast.With: ("'with' statements are not supported",
-                "Move the 'with' block out of the differentiated function."),
     gast.AsyncWith: ("'async with' is not supported", "Differentiate a synchronous function."),
     gast.AsyncFor: ("'async for' is not supported", "Differentiate a synchronous function."),
     gast.AsyncFunctionDef: ("async functions are not supported",
                             "Differentiate a synchronous function."),
     gast.Await: ("'await' is not supported", "Differentiate a synchronous function."),
-    gast.Yield: ("generators ('yield') are not supported",
-                 "Build a list and return it instead of yielding."),
+    gast.Yield: ("generators ('yield') are not supported here",
+                 ("Build a list and return it instead of yielding (a nested generator "
+                  "function whose calls are consumed at once is supported).")),
     gast.YieldFrom: ("generators ('yield from') are not supported",
                      "Build a list and return it instead of yielding."),
     gast.Global: ("'global' declarations are not supported",
                   "Pass the value in as an argument and return the new value."),
-    gast.Import: ("imports inside a differentiated function are not supported",
-                  "Move the import to module level."),
-    gast.ImportFrom: ("imports inside a differentiated function are not supported",
-                      "Move the import to module level."),
-    gast.ClassDef: ("class definitions inside a differentiated function are not supported",
+    gast.Import: ("an import inside a block or a nested function is not supported",
+                  _TOP_LEVEL_IMPORT),
+    gast.ImportFrom: ("an import inside a block or a nested function is not supported",
+                      _TOP_LEVEL_IMPORT),
+    gast.ClassDef: (("class definitions inside a differentiated function are not "
+                     "supported: the objects it builds are followed through the methods of "
+                     "classes defined at the top level of the module"),
                     "Define the class at module level."),
     gast.Starred: (("starred expressions (*xs) are supported only as call arguments and "
                     "assignment targets"),
@@ -76,15 +79,19 @@ _EXPRESSIONS = (
     gast.Constant, gast.Tuple, gast.List, gast.Subscript, gast.Slice, gast.keyword,
 )
 _CONTEXT = (gast.Load, gast.Store, gast.Param, gast.Del, gast.operator, gast.unaryop,
-            gast.cmpop, gast.boolop, gast.arguments, gast.alias, gast.comprehension)
+            gast.cmpop, gast.boolop, gast.arguments, gast.alias, gast.comprehension,
+            gast.withitem)
 
 
 def fence(parsed: Parsed) -> Parsed:
     fn = parsed.node
     for default in fn.args.defaults + [d for d in fn.args.kw_defaults if d is not None]:
         _check_expression_tree(parsed, default)
-    for stmt in fn.body:
-        _check_statement(parsed, stmt)
+    for k, stmt in enumerate(fn.body):
+        if isinstance(stmt, (gast.Import, gast.ImportFrom)):
+            _check_import(parsed, stmt, fn.body[:k])
+        else:
+            _check_statement(parsed, stmt)
     outer = _own_nonlocal(fn.body)
     if outer is not None:  # a nested function's nonlocal is the function's own variable
         raise parsed.error(
@@ -104,6 +111,21 @@ def _own_nonlocal(stmts: list[gast.stmt]) -> gast.Nonlocal | None:
         if not isinstance(node, (gast.FunctionDef, gast.Lambda)):
             todo.extend(gast.iter_child_nodes(node))
     return None
+
+
+def _check_import(parsed: Parsed, stmt: gast.stmt, before: list[gast.stmt]) -> None:
+    """An import at the top level of the body binds its names once, for the whole call
+    (parse did it): none may be assigned in the function too, or read before the import
+    (Python would raise UnboundLocalError there)."""
+    read_before = {n.id for s in before for n in gast.walk(s)
+                   if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    for name, _, _ in imported_names(stmt):
+        if name in parsed.local_names:
+            raise parsed.error(f"'{name}' is imported and also assigned in the function",
+                               stmt, "Give the imported name or the variable another name.")
+        if name in read_before:
+            raise parsed.error(f"'{name}' is read before the import that binds it", stmt,
+                               "Move the import to the top of the function.")
 
 
 def _refuse(parsed: Parsed, node: gast.AST) -> None:
@@ -160,8 +182,28 @@ def _check_statement(parsed: Parsed, stmt: gast.stmt, loop_depth: int = 0) -> No
                     raise parsed.error("an assignment expression in a default of a nested "
                                        "function is not supported", n,
                                        "Assign it before the def.")
+        for child in _yields_as_values(stmt.body):  # a generator: normalize builds the
+            _check_statement(parsed, child, 0)       # list of what it yields
+    elif isinstance(stmt, gast.With):  # which managers: normalize, where names resolve
+        for item in stmt.items:
+            _check_expression_tree(parsed, item.context_expr)
+        _check_exits(parsed, stmt.body, "a 'with' block")
         for child in stmt.body:
-            _check_statement(parsed, child, 0)
+            _check_statement(parsed, child, loop_depth)
+    elif isinstance(stmt, gast.Try):  # which exceptions: normalize, where names resolve
+        _check_exits(parsed, stmt.body, "a try block")
+        ends = _last(stmt.body)
+        for handler in stmt.handlers:
+            _check_exits(parsed, handler.body, "an except block",
+                         returns=True if isinstance(ends, gast.Return) else None)
+        for block, where in ((stmt.orelse, "the else block of a try"),
+                             (stmt.finalbody, "a finally block")):
+            _check_exits(parsed, block, where, returns=None)
+        if isinstance(ends, gast.Return) and (stmt.finalbody or stmt.orelse):
+            raise parsed.error("'return' inside a try block with an else or finally block "
+                               "is not supported", ends,
+                               "Assign the result in the try block and return after it.")
+        _check_parts(parsed, stmt, loop_depth)
     elif isinstance(stmt, (gast.Break, gast.Continue)):
         if not loop_depth:
             raise parsed.error(f"'{type(stmt).__name__.lower()}' outside a loop", stmt)
@@ -170,6 +212,82 @@ def _check_statement(parsed: Parsed, stmt: gast.stmt, loop_depth: int = 0) -> No
     else:
         raise parsed.error(f"'{type(stmt).__name__}' statements are not supported", stmt,
                            "Rewrite it with assignments, calls and return.")
+
+
+def _yields_as_values(body: list[gast.stmt]) -> list[gast.stmt]:
+    """A nested def's body with each ``yield v`` statement as the statement ``v`` (a copy):
+    what is checked of it. A yield anywhere else is checked, and refused, as it stands."""
+    if not any(isinstance(n, gast.Yield) for s in body for n in gast.walk(s)):
+        return body
+
+    class Values(gast.NodeTransformer):
+        def visit_Expr(self, node: gast.Expr) -> gast.stmt:
+            if isinstance(node.value, gast.Yield) and node.value.value is not None:
+                return syntax.located(syntax.expr_stmt(node.value.value), node)
+            if isinstance(node.value, gast.Yield):
+                return syntax.located(syntax.pass_(), node)
+            return node
+
+        def visit_FunctionDef(self, node: gast.FunctionDef) -> gast.FunctionDef:
+            return node  # its own yields: checked where its own def is
+
+    return [Values().visit(s) for s in syntax.clone(body)]
+
+
+def _check_exits(parsed: Parsed, body: list[gast.stmt], where: str,
+                 returns: bool | None = False) -> None:
+    """A block that must run to its end: no break or continue of a loop around it, and a
+    return only as its last statement (the rest of the function is then not reached);
+    ``returns``: True, anywhere (an except block after a try block that returns); None,
+    nowhere."""
+    last = _last(body)
+    for stmt in body:
+        for node in _own_statements(stmt):
+            if isinstance(node, (gast.Break, gast.Continue)):
+                word = type(node).__name__.lower()
+                raise parsed.error(f"'{word}' inside {where} is not supported", node,
+                                   f"Set a flag in the block and {word} after it.")
+            if not isinstance(node, gast.Return) or returns or (
+                    returns is False and node is last):
+                continue
+            if returns is None and where == "an except block":
+                raise parsed.error("'return' inside an except block is supported only "
+                                   "where the try block ends in a return", node,
+                                   "Assign the result in the except block and return "
+                                   "after the try.")
+            if returns is None:
+                raise parsed.error(f"'return' inside {where} is not supported", node,
+                                   "Assign the result in the block and return after it.")
+            raise parsed.error(f"'return' inside {where} is supported only as its last "
+                               "statement", node,
+                               "Assign the result in the block and return after it.")
+
+
+def _last(body: list[gast.stmt]) -> gast.stmt | None:
+    """The statement a block ends with, inside the with blocks it ends with."""
+    last = body[-1] if body else None
+    while isinstance(last, gast.With) and last.body:  # `with a: with b: return v`
+        last = last.body[-1]
+    return last
+
+
+def _own_statements(stmt: gast.stmt):
+    """``stmt`` and the statements nested in it, not those of loops or functions in it
+    (their break, continue and return are their own)."""
+    yield stmt
+    if isinstance(stmt, (gast.For, gast.While, gast.FunctionDef)):
+        if isinstance(stmt, gast.FunctionDef):
+            return
+        for s in stmt.body + stmt.orelse:  # a return still leaves the function
+            yield from (n for n in _own_statements(s) if isinstance(n, gast.Return))
+        return
+    for _, value in gast.iter_fields(stmt):
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, gast.stmt):
+                yield from _own_statements(item)
+            elif isinstance(item, gast.excepthandler):
+                for s in item.body:
+                    yield from _own_statements(s)
 
 
 def _check_parts(parsed: Parsed, node: gast.AST, loop_depth: int) -> None:

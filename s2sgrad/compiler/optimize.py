@@ -459,7 +459,11 @@ def _eliminate_dead(stmts: list[gast.stmt], live: set[str]) -> tuple[list[gast.s
             stmt = pruned
             live = loop_live | _own_reads(stmt)
         elif kind.blocks:
-            live = _eliminate_dead_in_blocks(stmt, kind, live) | _own_reads(stmt)
+            # a try's body keeps every statement: one that may raise decides which block
+            # runs, whether or not its value is read
+            kept_in_try = _writes(stmt.body) if isinstance(stmt, syntax.Try) else set()
+            live = _eliminate_dead_in_blocks(stmt, kind, live | kept_in_try) | \
+                _own_reads(stmt)
         elif isinstance(stmt, gast.Expr):
             first = stmt.value.args[0] if getattr(stmt.value, "args", None) else None
             is_marker = _marker(stmt, POP) is not None or _marker(stmt, PUSH) is not None

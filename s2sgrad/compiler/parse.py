@@ -3,7 +3,10 @@
 Before: a function object (plain function, method, or one wrapped by ``@grad``).
 After:  ``Parsed``: the FunctionDef with decorators removed and line/column numbers pointing
         into the user's real file; the parameter names; the live namespace (closure cells,
-        globals, builtins) used to resolve what a call refers to at transform time.
+        globals, builtins) used to resolve what a call refers to at transform time. The
+        imports at the top level of the body (``from scipy.special import logsumexp``) are
+        done here, as a module-level import would be, and the names they bind join the
+        closure: the function reads them as it reads any name from outside.
 
     def f(x):                 FunctionDef(name='f', args=[x], body=[Return(...)])
         return np.sin(x)      resolve(Attribute(np, 'sin')) -> <ufunc 'sin'>
@@ -15,6 +18,7 @@ import __future__
 import ast
 import builtins
 import functools
+import importlib
 import inspect
 import linecache
 import textwrap
@@ -416,6 +420,41 @@ def file_tree(filename: str) -> gast.Module | None:
 _parsed_files: dict[tuple, gast.Module] = {}
 
 
+def imported_names(stmt: gast.stmt) -> list[tuple[str, str, str | None]]:
+    """The names an import statement binds, each with the module it imports and the name
+    taken from that module (None: the module itself). ``import a.b`` binds ``a``."""
+    if isinstance(stmt, gast.Import):
+        return [(a.asname, a.name, None) if a.asname else
+                (a.name.split(".")[0], a.name.split(".")[0], None) for a in stmt.names]
+    module = "." * stmt.level + (stmt.module or "")
+    return [(a.asname or a.name, module, a.name) for a in stmt.names]
+
+
+def _imports(node: gast.FunctionDef, module_globals: dict, filename: str
+             ) -> dict[str, types.CellType]:
+    """The objects the imports at the top level of the body bind, in cells (fence refuses
+    an import elsewhere, and one whose names the function also assigns or reads before it)."""
+    package = module_globals.get("__package__") or None
+    cells: dict[str, types.CellType] = {}
+    for stmt in node.body:
+        if not isinstance(stmt, (gast.Import, gast.ImportFrom)):
+            continue
+        for name, module, attr in imported_names(stmt):
+            try:
+                value = importlib.import_module(module, package)
+                if attr is not None:
+                    value = getattr(value, attr) if hasattr(value, attr) else \
+                        importlib.import_module(f"{module}.{attr}", package)
+            except (ImportError, ValueError, TypeError) as exc:
+                raise TransformError(
+                    f"cannot import {attr or module!r} here: {exc}", filename,
+                    stmt.lineno, stmt.col_offset,
+                    hint="The function imports it when it runs, and so does the compiler "
+                         "when it reads the function: make it importable.") from None
+            cells[name] = types.CellType(value)
+    return cells
+
+
 def parse(fn: Callable, lifted: dict[str, str] | None = None,
           spread: tuple[int | None, tuple | None] = (None, None)) -> Parsed:
     """``lifted`` maps paths the function reads (``'self.W'``) to parameters that replace
@@ -472,4 +511,5 @@ def parse(fn: Callable, lifted: dict[str, str] | None = None,
         n.id for n in gast.walk(node)
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store))
     closure = dict(zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True))
+    closure.update(_imports(node, fn.__globals__, filename))
     return Parsed(fn, node, filename, params, local_names, closure, fn.__globals__)

@@ -8,6 +8,10 @@ constants) as operands:
     if t: ... else: ...     if                blocks: body, orelse
     for i in range(n): ...  for               a loop over an index; blocks: body
     while t: ...            while             blocks: body
+    with cm(...): ...       with              blocks: body (runs once, under the manager)
+    try: ... except E: ...  try               blocks: body, handler (the one that ran to
+                                              its end: a body that raised did nothing the
+                                              rest of the function sees; syntax.Try)
     return a / break / continue / pass / raise / assert
 
 The code ``reverse`` generates (the forward and the adjoint that ``optimize`` and
@@ -58,6 +62,8 @@ KINDS: dict[type, Kind] = {
     gast.If: Kind("if", ("body", "orelse"), head="test"),
     gast.For: Kind("for", ("body",), loop=True, head="iter"),
     gast.While: Kind("while", ("body",), loop=True, head="test"),
+    gast.With: Kind("with", ("body",)),  # its manager's call reads constants only
+    syntax.Try: Kind("try", ("body", "handler")),  # the exception caught: a static reference
     gast.Return: Kind("return"),
     gast.Break: Kind("break"),
     gast.Continue: Kind("continue"),
@@ -72,7 +78,7 @@ KINDS: dict[type, Kind] = {
 SOURCE: frozenset[type] = frozenset({
     gast.Assign, gast.AnnAssign, gast.AugAssign, gast.Expr, gast.If, gast.For, gast.While,
     gast.FunctionDef, gast.Break, gast.Assert, gast.Raise, gast.Pass, gast.Delete,
-    gast.Nonlocal,
+    gast.Nonlocal, gast.Import, gast.ImportFrom, gast.With, gast.Try,
 })
 
 

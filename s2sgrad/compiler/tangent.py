@@ -92,7 +92,7 @@ class _Tangent:
         self.statements: dict[type, Callable[[gast.stmt], list[gast.stmt]]] = {
             gast.Assign: self.computing, gast.Expr: self.computing,
             gast.If: self.branch, gast.For: self.loop, gast.While: self.loop,
-            gast.Assert: self.kept, gast.Raise: self.kept, gast.Break: self.kept,
+            gast.With: self.managed, syntax.Try: self.guarded, gast.Assert: self.kept, gast.Raise: self.kept, gast.Break: self.kept,
             gast.Continue: self.kept, gast.Pass: self.kept,
         }
         self.by_op: dict[str, Callable[[gast.stmt, Op], list[gast.stmt]]] = {
@@ -144,7 +144,10 @@ class _Tangent:
         for stmt in stmts:
             if dead(stmt):
                 continue
-            if statements.kind(stmt, "tangent").blocks:
+            if isinstance(stmt, syntax.Try):  # what may raise in its body decides which
+                new = syntax.replace(stmt, handler=self.prune(stmt.handler, dead))  # block
+                stmt = stmt if new.handler == stmt.handler else new                  # runs
+            elif statements.kind(stmt, "tangent").blocks:
                 new = statements.map_blocks(stmt, lambda b: self.prune(b, dead), "tangent")
                 stmt = stmt if all(getattr(new, f) == getattr(stmt, f) for f in
                                    statements.kind(stmt, "tangent").blocks) else new
@@ -183,6 +186,15 @@ class _Tangent:
     def branch(self, stmt: gast.If) -> list[gast.stmt]:
         return [syntax.replace(stmt, body=syntax.block(self.block(stmt.body)),
                                orelse=self.block(stmt.orelse))]
+
+    def managed(self, stmt: gast.With) -> list[gast.stmt]:
+        """A with block: its tangents are computed under the same manager."""
+        return [syntax.replace(stmt, body=syntax.block(self.block(stmt.body)))]
+
+    def guarded(self, stmt: syntax.Try) -> list[gast.stmt]:
+        """A try: the tangents of each block computed in it."""
+        return [syntax.replace(stmt, body=syntax.block(self.block(stmt.body)),
+                               handler=syntax.block(self.block(stmt.handler)))]
 
     def loop(self, stmt: gast.For | gast.While) -> list[gast.stmt]:
         made = self.ranges.get(stmt.iter.id) if isinstance(stmt, gast.For) and isinstance(

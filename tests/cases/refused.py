@@ -7,10 +7,12 @@ COUNTER = 0
 
 
 def uses_try(x):
-    try:  # <- refused
+    try:
         y = x * 2
     except ValueError:
         y = x
+    except TypeError:  # <- refused
+        y = -x
     return y
 
 
@@ -73,8 +75,10 @@ def view_read_after_write(x):
 
 
 def uses_import(x):
-    import math  # <- refused
-    return math.sin(x)
+    for _ in range(2):
+        import math  # <- refused
+        x = math.sin(x)
+    return x
 
 
 def passes_lambda(x):

@@ -41,15 +41,6 @@ def subscript_loop_target(x):
     return x
 
 
-def try_in_loop(x):
-    for i in range(3):
-        try:  # <- refused
-            x = x * 2.0
-        except ValueError:
-            pass
-    return x
-
-
 def yield_in_loop(x):
     for i in range(3):
         yield x * i  # <- refused

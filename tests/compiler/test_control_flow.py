@@ -873,7 +873,6 @@ REFUSED = [
     ("return_in_inner_loop", "return", "'return' inside a loop is not supported yet"),
     ("return_in_loop_in_branch", "return", "'return' inside a loop is not supported yet"),
     ("subscript_loop_target", "y[0]", "can be the target of a for loop"),
-    ("try_in_loop", "try", "try/except"),
     ("yield_in_loop", "yield", "generators ('yield')"),
     ("inplace_on_argument_in_loop", "x += y", "in-place update of the argument 'x'"),
     ("inplace_on_alias_in_branch", "h += y", "memory that the argument 'x' shares"),

@@ -84,6 +84,35 @@ def inherited(x, w):
     return np.sum(s(x) ** 2) + np.sum(s.weight)
 
 
+class Shifted(Lin):
+    """Lin through super(): its __init__ and forward call the base's."""
+
+    def __init__(self, w, shift):
+        super().__init__(w, b=0.25)
+        self.shift = shift
+
+    def forward(self, x):
+        return super().forward(x) * 2.0 + self.shift
+
+
+class Doubled(Shifted):
+    def forward(self, x):  # the grandparent's and the parent's, by both spellings
+        return super(Shifted, self).forward(x) + super().forward(x)
+
+
+def through_super(x, w):
+    layer = Shifted(w, np.sin(x))
+    return np.sum(layer(x) ** 2)
+
+
+def through_super_twice(x, w):
+    first = Doubled(w, 0.5)
+    h = first.forward(x)
+    for _ in range(2):
+        h = first.forward(np.tanh(h))
+    return np.sum(h)
+
+
 def updated_in_a_loop(x, w):
     acc = Accumulator(np.sum(x))
     for k in range(3):
@@ -116,7 +145,7 @@ def through_a_helper(x, w):
 
 @pytest.mark.parametrize("f", [one_layer, called, inherited, updated_in_a_loop,
                                written_by_the_caller, written_in_a_branch, two_objects,
-                               through_a_helper])
+                               through_a_helper, through_super, through_super_twice])
 def test_objects_built_inside(f):
     check_grads(f, X, W, modes=("rev", "fwd"), order=2)
     if f is written_in_a_branch:
@@ -183,6 +212,16 @@ def new_attribute(x, w):
     return np.sum(layer(x) * layer.extra)
 
 
+class HeldSuper(Lin):
+    def forward(self, x):
+        parent = super()
+        return parent.forward(x)
+
+
+def super_held(x, w):
+    return np.sum(HeldSuper(w).forward(x))
+
+
 def local_class(x, w):
     class Local:
         def __init__(self, w):
@@ -198,6 +237,7 @@ def local_class(x, w):
     (built_in_a_loop, "inside a loop"),
     (new_attribute, "'extra'"),
     (local_class, "class definitions inside"),
+    (super_held, "super() is followed only as the receiver of a method call"),
 ])
 def test_refused(f, words):
     with pytest.raises(TransformError) as info:

@@ -11,10 +11,13 @@ and to nested functions and lambdas whose defaults read a variable the function 
 rebinds (the default keeps the value it had at the def) and whose bodies read another
 (a closure: its value at the call), (``Features.views``) views held under a name of
 their own (einsum relabellings and diagonals, reshapes, transposes, np.diagonal) with
-element writes through the view or its base, and (``Features.storage``) a dict, a list
+element writes through the view or its base, (``Features.storage``) a dict, a list
 and an object holding arrays that names hold too (and names holding one array), updated in
 place through each, and arrays made in each iteration of a loop, written into, then
-rotated into the names (``a0, a1 = a1, r1``).
+rotated into the names (``a0, a1 = a1, r1``), and (``Features.blocks``) ``with
+np.errstate(...)`` blocks around any statements and try/except around assignments, whose
+body raises KeyError (a key of a dict missing) or not, and whose handler assigns what the
+body does.
 Every value stays tame by construction: each assignment is a tanh/sin/cos of
 a small combination, or a short contraction, so no division, no log, no overflow. The
 program is written to a .py file (the compiler reads source), imported, and compared with
@@ -31,6 +34,7 @@ from its threshold, and points closer than ``MARGIN`` are rejected with ``assume
 from __future__ import annotations
 
 import collections
+import dataclasses
 import hashlib
 import importlib.util
 import os
@@ -83,6 +87,8 @@ class Features:
     # for and while loops with an else; star-unpacking of tuples, lists and arrays
     # (``h, *hs = ...``); starred and ** arguments (``spread3(*args)``, ``spread3(**kw)``)
     spreads: bool = False
+    # with np.errstate(...) blocks; try/except KeyError around assignments
+    blocks: bool = False
 
 
 @dataclass
@@ -95,6 +101,7 @@ class Scope:
     storage: bool = False  # Features.storage
     callees: bool = False  # Features.callees
     views: bool = False  # Features.views
+    blocks: bool = False  # Features.blocks
 
 
 # What programs with Features.values call: a decorator that adds a penalty (wraps, passing
@@ -144,6 +151,13 @@ class Box:
 
     def damp(self, c):
         self.w *= c
+"""
+
+
+# What programs with Features.blocks look keys up in: a missing one raises KeyError.
+BLOCKS_PRELUDE = """
+
+SCALES = {"p": 0.5, "q": -0.3}
 """
 
 
@@ -302,7 +316,17 @@ def statement(draw, features: Features, scope: Scope, depth: int, counter: list[
         kinds += ["view", "matrix"] + (["write_view"] if writes_ok else [])
     if features.spreads:
         kinds += ["star", "spread"]
+    if features.blocks:
+        kinds += ["try", "try"] + (["with"] if depth < 2 else [])
     kind = draw(st.sampled_from(kinds))
+    if kind == "try":
+        return draw(tried(scope))
+    if kind == "with":
+        setting = draw(st.sampled_from(['all="ignore"', 'divide="ignore", invalid="ignore"',
+                                        'over="warn"']))
+        inner_scope = dataclasses.replace(scope, loop_vars=list(scope.loop_vars))
+        return [(0, f"with np.errstate({setting}):", f"with np.errstate({setting}):")] + \
+            _indent(draw(block(features, inner_scope, depth + 1, counter)))
     if kind == "hold":  # a name and a slot, an attribute or another name hold one array
         a, b = draw(st.sampled_from(ARRAYS)), draw(st.sampled_from(ARRAYS))
         slot = draw(st.sampled_from(SLOTS))
@@ -428,6 +452,29 @@ def spread(draw, kind: str, counter: list[int]) -> Lines:
 
 
 @st.composite
+def tried(draw, scope: Scope) -> Lines:
+    """try/except KeyError around assignments, one of them reading SCALES[key] (a missing
+    key raises, before or after the others); the handler assigns each name the body does,
+    from the parameters only (it reads nothing the body may have assigned)."""
+    targets = draw(st.lists(st.sampled_from(ARRAYS + SCALARS), min_size=1, max_size=3,
+                            unique=True))
+    key = draw(st.sampled_from(["p", "q", "r"]))  # "r" is missing: the handler runs
+    body = []
+    for t in targets:
+        value = draw(array_expr(scope) if t in ARRAYS else scalar_expr(scope))
+        body.append(f"{t} = {value}")
+    at = draw(st.integers(0, len(body) - 1))
+    body[at] += f' * SCALES["{key}"]'
+    handler = []
+    for t in targets:
+        c = draw(CONSTANTS)
+        handler.append(f"{t} = np.tanh(x * {c})" if t in ARRAYS else f"{t} = {c} * s")
+    lines: Lines = _same(0, "try:") + _indent([(0, b, b) for b in body])
+    lines += _same(0, "except KeyError:") + _indent([(0, h, h) for h in handler])
+    return lines
+
+
+@st.composite
 def nested_call(draw, features: Features, scope: Scope, counter: list[int]) -> Lines:
     """A nested def (or a lambda) whose default reads a variable, that variable rebound
     after the def, and calls of the function, by position and by keyword: Python's default
@@ -471,7 +518,10 @@ def made_view(draw) -> str:
 
 
 def _top_level(body: Lines, at: int) -> bool:
-    return at == len(body) or body[at][0] == 0
+    """Does a statement of the block start at line ``at`` (not an elif, else or except of
+    the statement before it)?"""
+    return at == len(body) or body[at][0] == 0 and not body[at][1].startswith(
+        ("elif ", "else:", "except"))
 
 
 def _indent(lines: Lines) -> Lines:
@@ -491,7 +541,7 @@ def block(draw, features: Features, scope: Scope, depth: int, counter: list[int]
 def program(draw, features: Features) -> tuple[str, str]:
     """(source, probe source) of ``f(x, y, s, n)`` and ``f_probe(x, y, s, n)``."""
     scope = Scope(values=features.values, storage=features.storage, callees=features.callees,
-                  views=features.views)
+                  views=features.views, blocks=features.blocks)
     counter = [0]
     body = draw(block(features, scope, 0, counter))
     if features.views:  # a write through either name, then more statements
@@ -531,6 +581,7 @@ def program(draw, features: Features) -> tuple[str, str]:
         prelude.append(STORAGE_PRELUDE)
     prelude += [CALLEES] if features.callees else []
     prelude += [SPREADS] if features.spreads else []
+    prelude += [BLOCKS_PRELUDE] if features.blocks else []
     return source, "\n".join(prelude + ["", "", source, "", "", render("f_probe", True), ""])
 
 
@@ -661,6 +712,10 @@ def test_loops_with_else_star_unpacking_and_starred_calls():
     _run(Features(writes=False, spreads=True), modes=("rev", "fwd"))()
 
 
+def test_errstate_blocks_and_try_blocks():
+    _run(Features(blocks=True))()
+
+
 # forward mode (the tangent function) and second order (derivatives of the gradient, from
 # the tangent function's own derivatives) on the same random programs
 def test_forward_mode_on_loops_branches_and_writes():
@@ -669,6 +724,10 @@ def test_forward_mode_on_loops_branches_and_writes():
 
 def test_forward_mode_with_decorators_function_values_and_containers():
     _run(Features(writes=False, values=True), modes=("fwd",))()
+
+
+def test_forward_mode_with_errstate_and_try_blocks():
+    _run(Features(writes=False, blocks=True), modes=("fwd",))()
 
 
 def test_forward_mode_with_keyword_arguments_and_defaults_of_arrays():

@@ -63,7 +63,7 @@ import gast
 
 from ... import syntax
 from .. import statements
-from ..normalize import Normalized
+from ..normalize import PLAIN, STOP, Normalized
 from . import checks, spreads
 from .activity import active
 from .callees import Callees
@@ -145,6 +145,8 @@ class _Walk:
         self.spread_sites = dict(normalized.spread_sites)
         self.spread_written = dict(normalized.spread_written)
         self.facts.spread_arguments = dict(normalized.spread_arguments)
+        self.stopped = False  # inside a no_grad() block (and no enable_grad() in it)
+        self.guarded: set[str] | None = None  # in a try block: the names it assigned so far
 
     def run(self) -> Analysis:
         facts, parsed = self.facts, self.normalized.parsed
@@ -180,6 +182,8 @@ class _Walk:
                 if stmt in self.spread_written:
                     spreads.written(facts, stmt, *self.spread_written[stmt])
                 self.ops[stmt] = self.statement(stmt)
+                if self.stopped or self.guarded is not None:
+                    self.in_block(stmt, self.ops[stmt])
             elif kind.loop:
                 if isinstance(stmt, gast.For):  # the loop's index
                     facts.set_value(stmt.target.id, Abstract("scalar", (), False))
@@ -192,8 +196,56 @@ class _Walk:
                 else:
                     raise syntax.unexpected("analyze", stmt, "a loop without a fixpoint")
             else:
+                outer, mode = self.stopped, self.normalized.contexts.get(stmt, PLAIN)
+                self.stopped = outer if mode == PLAIN else mode == STOP
+                guarded = self.guarded
                 for field in kind.blocks:
+                    # a try's body: what it updates in place must be its own
+                    self.guarded = set() if stmt in self.normalized.flags and \
+                        field == "body" else guarded
                     self.block(getattr(stmt, field))
+                self.stopped, self.guarded = outer, guarded
+
+    def in_block(self, stmt: gast.stmt, op: Op) -> None:
+        """A statement inside ``with no_grad()`` (its value carries no gradient), or in a
+        try block. An update in place of a value that carries a gradient would change it
+        for the code outside, whose gradient follows neither the old value nor the new one
+        (under no_grad; in a try block that raised after it, where the handler runs):
+        refused, unless the try block made the value itself."""
+        updated = self.updated(stmt, op)
+        parsed = self.normalized.parsed
+        if updated in self.facts.varied and self.stopped:
+            raise parsed.error(
+                "an update in place, inside no_grad(), of a value that carries a gradient "
+                "is not supported", stmt,
+                "Compute a new value (y = y - v) rather than updating in place, or update "
+                "a copy: y = y.copy().")
+        if self.guarded is not None:
+            if updated in self.facts.varied and updated not in self.guarded:
+                raise parsed.error(
+                    "an update in place, inside a try block, of a value from before it that "
+                    "carries a gradient is not supported: where a later statement of the "
+                    "block raises, the update stays", stmt,
+                    "Compute a new value (y = y + v) rather than updating in place, or "
+                    "update a copy made in the try block.")
+            self.guarded.add(op.target)
+        if self.stopped:
+            self.facts.varied.discard(op.target)
+
+    def updated(self, stmt: gast.stmt, op: Op) -> str | None:
+        """The name whose value the statement changes in place, if any."""
+        augmented = self.normalized.augmented.get(stmt)
+        if augmented is not None:  # x += v: in place where x holds an array or a list
+            value = self.facts.values.get(augmented[1])
+            rebinds = value is not None and (value.kind in ("scalar", "none") or (
+                value.kind == "object" and value.type in (tuple, str)))
+            return None if rebinds else augmented[1]
+        if op.kind not in UPDATES:
+            return None
+        base = stmt.value.args[0] if isinstance(stmt.value, gast.Call) and \
+            stmt.value.args else None
+        base = base.value if isinstance(base, gast.Subscript) else base
+        return base.id if isinstance(base, gast.Name) else None
 
     def statement(self, stmt: gast.stmt) -> Op:
         facts = self.facts

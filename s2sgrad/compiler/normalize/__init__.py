@@ -44,6 +44,7 @@ The pass is a package, one module per job:
     expressions.py  expressions to atoms: operations, calls, conditional expressions,
                     and/or, chained comparisons, comprehensions, pops (POP_ITEM)
     functions.py    nested functions, lambdas and partials inlined where they are called
+    generators.py   nested generator functions as functions that build the list they yield
     forms.py        calls of builtins that build containers, np.r_ and np.c_, as the
                     expressions they stand for
     objects.py      objects the function builds: attributes as variables, methods inlined
@@ -56,6 +57,8 @@ The pass is a package, one module per job:
     spreads.py      starred targets and arguments (a, *rest = xs; g(*xs), g(**d)) item by
                     item, for the sizes the analysis asks for (Respread)
     versions.py     single assignment: versions, merges, loop versions, dead copies dropped
+    blocks.py       with blocks (the context managers known, what each does to gradients)
+                    and try blocks (one except clause, a flag saying which block ran)
 
 This module holds the table of user-level statements, each class with its handler, and the
 pass's result, ``Normalized``. Normalize records facts about versions, not about memory:
@@ -65,6 +68,7 @@ what may share memory is aliasing's to decide.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -74,7 +78,9 @@ import gast
 from ... import syntax
 from ...naming import Namer
 from ..parse import Parsed
+from . import generators
 from .assignments import APPEND, INSERT, SETITEM, Assignments, is_append  # noqa: F401
+from .blocks import GRAD, PLAIN, STOP, Blocks, register_context  # noqa: F401
 from .expressions import POP_ITEM, Expressions, numpy_name  # noqa: F401
 from .loops import Loops
 from .returns import lift_returns
@@ -120,6 +126,12 @@ class Normalized:
     spread_arguments: tuple[tuple[gast.AST, int], ...] = ()
     spread_sites: tuple[tuple[gast.stmt, tuple[int, str, int]], ...] = ()
     spread_written: tuple[tuple[gast.stmt, tuple[str, Any]], ...] = ()
+    # each `with` statement -> what its manager does to the values of its body: PLAIN,
+    # STOP (no_grad: they carry no gradient) or GRAD (enable_grad)
+    contexts: dict[gast.stmt, str] = dataclasses.field(default_factory=dict)
+    # each try statement -> its flag: True where its body ran to the end, False where its
+    # handler did
+    flags: dict[gast.stmt, str] = dataclasses.field(default_factory=dict)
 
 
 def normalize(parsed: Parsed, fence: Callable[[Parsed], Any] = lambda parsed: parsed,
@@ -141,6 +153,7 @@ def normalize(parsed: Parsed, fence: Callable[[Parsed], Any] = lambda parsed: pa
     body.append(syntax.located(syntax.ret(syntax.name(result)), parsed.node.body[-1]))
     fn = syntax.clone(parsed.node)
     fn.body = drop_dead_copies(body)
+    statements.blocks.check_partial(fn.body)
     versions, assignments = walk.versions, statements.assignments
     spreads = statements.expressions.spreads
     return Normalized(parsed, fn, namer, dict(assignments.augmented), dict(assignments.writes),
@@ -151,7 +164,8 @@ def normalize(parsed: Parsed, fence: Callable[[Parsed], Any] = lambda parsed: pa
                       tuple(assignments.unpacks.items()),
                       tuple(assignments.item_updates.items()),
                       tuple(spreads.arguments.items()), tuple(spreads.statements.items()),
-                      tuple(spreads.written.items()))
+                      tuple(spreads.written.items()),
+                      dict(statements.blocks.modes), dict(statements.blocks.flags))
 
 
 class _Statements:
@@ -176,6 +190,10 @@ class _Statements:
         gast.Pass: "pass_",
         gast.Delete: "delete",
         gast.Nonlocal: "nonlocal_",
+        gast.With: "with_",
+        gast.Try: "try_",
+        gast.Import: "import_",
+        gast.ImportFrom: "import_",
     }
 
     def __init__(self, walk: Walk):
@@ -183,6 +201,7 @@ class _Statements:
         self.expressions = Expressions(walk)
         self.assignments = Assignments(walk, self.expressions)
         self.loops = Loops(walk, self.expressions)
+        self.blocks = Blocks(walk, self.expressions.objects)
         walk.handlers.update({cls: getattr(self, name) for cls, name in self.TABLE.items()})
 
     def augmented_assign(self, stmt: gast.AugAssign) -> None:
@@ -223,7 +242,12 @@ class _Statements:
         self.walk.branch(stmt, self.expressions.atom(stmt.test), stmt.body, stmt.orelse)
 
     def function_def(self, stmt: gast.FunctionDef) -> None:  # inlined where it is called
-        self.expressions.functions.define_function(stmt.name, stmt, stmt)
+        function = stmt
+        if generators.is_generator(stmt):  # the list of what it yields
+            function = generators.list_builder(self.walk.parsed, stmt,
+                                               self.walk.namer.fresh("_items"))
+            self.expressions.functions.generators.add(stmt.name)
+        self.expressions.functions.define_function(stmt.name, function, stmt)
 
     def break_(self, stmt: gast.Break) -> None:  # only the loop guards make these
         self.walk.emit(syntax.break_(), stmt)
@@ -246,6 +270,15 @@ class _Statements:
     def delete(self, stmt: gast.Delete) -> None:
         for target in stmt.targets:
             self.assignments.delete(target)
+
+    def with_(self, stmt: gast.With) -> None:
+        self.blocks.with_(stmt)
+
+    def try_(self, stmt: gast.Try) -> None:
+        self.blocks.try_(stmt)
+
+    def import_(self, stmt: gast.Import | gast.ImportFrom) -> None:
+        pass  # parse bound its names, as names from outside the function
 
 
 # The user-level statements normalize handles: what fence lets through.

@@ -28,6 +28,7 @@ class Forms:
     def __init__(self, walk: Walk, expressions: Any):
         self.parsed = walk.parsed
         self.is_static = expressions.is_static
+        self.expressions = expressions
 
     def is_concatenation(self, node: gast.expr) -> bool:
         """``np.r_[...]`` or ``np.c_[...]``."""
@@ -83,6 +84,7 @@ class Forms:
             dict(a=x, b=y)       {'a': x, 'b': y}
             tuple([a, b])        (a, b)                  list((a, b))      [a, b]
             list(v for v in xs)  [v for v in xs]         max([a, b, c])    max(max(a, b), c)
+            list(gen(n))         gen(n)  (a nested generator function: it makes a list)
             map(f, xs, ys)       [f(_a0, _a1) for _a0, _a1 in zip(xs, ys)]
             list(zip(xs, ys))    [(_a0, _a1) for _a0, _a1 in zip(xs, ys)]"""
         if not self.is_static(call.func) or any(isinstance(a, gast.Starred)
@@ -107,6 +109,9 @@ class Forms:
                     new = syntax.list_(elts) if elts is not None else arg
             elif isinstance(arg, gast.GeneratorExp) and kind is list:
                 new = syntax.list_comp(arg.elt, None, generators=arg.generators)
+            elif kind is list and isinstance(arg, gast.Call) and isinstance(
+                    arg.func, gast.Name) and arg.func.id in self.expressions.functions.generators:
+                new = arg  # a nested generator's call: a new list of what it yields
         elif kind is map and len(args) >= 2 and not keywords:
             new = self.mapped(call)
         elif _one_of(kind, max, min) and not keywords and (len(args) > 2 or len(args) == 1 and (

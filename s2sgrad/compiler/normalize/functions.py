@@ -51,6 +51,7 @@ class Functions:
         self._bindings: collections.Counter | None = None  # how often each name is bound
         self.inlining: set[str] = set()
         self.originals: dict[str, str] = {}  # an inlined local's name -> the user's name
+        self.generators: set[str] = set()  # nested generator functions: calls make lists
 
     def bindings(self) -> collections.Counter:
         """How often each name is bound in the function's source (assigned, or the name of

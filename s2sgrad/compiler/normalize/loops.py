@@ -80,6 +80,7 @@ class Loops:
         carried = self.loop_carried(stmt.body + prelude, index_target.id)
         loop_var = index_target.id
         before = self.versions.current.get(loop_var)
+        # (the loop variable of an inlined function's loop: a local of the function, renamed)
         local = loop_var in self.parsed.local_names or loop_var in self.versions.synthetic
         version = self.versions.define(loop_var) if local else loop_var
         if local:  # after a loop that ran zero times, the variable keeps its old value

@@ -18,8 +18,9 @@ uses are inlined where they are called, ``self`` standing for the object; each a
 like the user's. The object never exists at run time, so the function may use it only
 through its attributes and methods. Used as a value (passed on, returned, stored in a
 container, tested), it is refused, as are an attribute neither ``__init__`` nor the class
-sets, a method read without a call, a class built inside a loop, ``super()`` and static
-and class methods. A class attribute read through the object (``self.scale``,
+sets, a method read without a call, a class built inside a loop, and static and class
+methods. ``super().m(...)`` in a method is the call of the base class's m it makes
+(``Base.m(self, ...)``). A class attribute read through the object (``self.scale``,
 ``Cls().scale``) is read from the class; one that a method or the function also sets is a
 variable that starts as the class's value, as Python's instance attribute shadows the
 class's once set. A method's defaults are the values Python evaluated when the class was
@@ -353,20 +354,58 @@ class Objects:
                 "compiler follows the methods of classes defined beside it", call,
                 "Define the class in the same module, or build the object outside and pass "
                 "its arrays in.")
-        if code.co_freevars:
+        if set(code.co_freevars) - {"__class__"}:  # (__class__: the cell super() reads)
             raise self.parsed.error(
                 f"{cls.__name__}.{attr} reads {', '.join(code.co_freevars)} from an enclosing "
-                "scope (super() does): not followed", call,
-                "Call the base class's method by name (`Base.forward(self, x)`), or write "
-                "the method without it.")
+                "scope: not followed", call,
+                "Pass the values in as arguments, or write the method without them.")
         # compiled again if the class's attribute is replaced (cls.forward = other)
         self.parsed.dependencies.append((cls, attr, "static", inspect.getattr_static(
             cls, attr, method)))
         parsed = parse(method)
         self.walk.fence(parsed)  # the method's source passes the function's own checks
+        self.resolve_super(parsed.node, method, cls, call)
         return self.expressions.functions.inline(call, function=parsed.node, self_name=obj,
-                                                 what=f"{cls.__name__}.{attr}",
+                                                 what=method.__qualname__,
                                                  defaults=_method_defaults(method, ref))
+
+
+    def resolve_super(self, node: gast.FunctionDef, method: types.FunctionType, cls: type,
+                      call: gast.Call) -> None:
+        """``super().m(args)`` in a method as the call it makes, ``Base.m(self, args)``,
+        where Base is the class after the method's own in the object's ``__mro__`` that
+        defines m (``super(Own, self)`` the same way): a call of a base's method on the
+        object, which ``call`` follows."""
+        own = dict(zip(method.__code__.co_freevars, method.__closure__ or (), strict=True))
+        me = node.args.args[0].id if node.args.args else None
+        for n in gast.walk(node):
+            receiver = n.func.value if isinstance(n, gast.Call) and isinstance(
+                n.func, gast.Attribute) else None
+            if not (isinstance(receiver, gast.Call) and syntax.is_name(receiver.func, "super")):
+                continue
+            if not receiver.args and "__class__" in own:
+                start = own["__class__"].cell_contents
+            elif len(receiver.args) == 2 and syntax.is_name(receiver.args[1], me):
+                start = self.parsed.resolve(receiver.args[0])
+            else:
+                start = None
+            mro = list(cls.__mro__)
+            after = mro[mro.index(start) + 1:] if start in mro else []
+            base = next((c for c in after if n.func.attr in vars(c)), None)
+            ref = syntax.dotted_expr(base.__qualname__) if base is not None else None
+            if base is None or "<locals>" in base.__qualname__ or \
+                    self.parsed.resolve(ref) is not base:
+                raise self.parsed.error(
+                    f"super().{n.func.attr}(...) in {cls.__name__}: the base class that "
+                    "defines it is not a class of the module's top level", n,
+                    "Call the base class's method by name: Base.method(self, ...).")
+            n.func = gast.copy_location(syntax.attribute(ref, n.func.attr), n.func)
+            n.args = [syntax.name(me)] + n.args
+        if any(syntax.is_name(n, "super") for n in gast.walk(node)):
+            found = next(n for n in gast.walk(node) if syntax.is_name(n, "super"))
+            raise self.parsed.error(
+                "super() is followed only as the receiver of a method call, super().m(...)",
+                found, "Call the base class's method by name: Base.method(self, ...).")
 
 
 def _method_defaults(method: types.FunctionType, ref: gast.expr) -> dict[str, gast.expr]:

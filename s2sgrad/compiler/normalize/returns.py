@@ -11,12 +11,15 @@ one exit, the final ``return result`` that ``normalize`` appends:
     return y                          y = -x
                                       result = y
 
-A path that falls off the end assigns None. A return inside a loop is refused. The same
+A ``with`` block may return as its last statement, and so may a try block, the rest moving
+into its except blocks (fence refuses the other returns in them). A path that falls off the
+end assigns None. A return inside a loop is refused. The same
 lifting makes the body of an inlined nested function assign its one result.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 
 import gast
@@ -40,6 +43,22 @@ def lift_returns(parsed: Parsed, stmts: list[gast.stmt], result: str) -> list[ga
             raise parsed.error("'return' inside a loop is not supported yet", ret,
                                "Assign the result to a variable, 'break', and return after "
                                "the loop.")
+        if isinstance(stmt, gast.With) and _has_return(stmt):  # as its last statement
+            if any(isinstance(i.context_expr, gast.Call) and parsed.resolve(
+                    i.context_expr.func) is contextlib.suppress for i in stmt.items):
+                raise parsed.error("'return' inside a 'with contextlib.suppress(...)' block "
+                                   "is not supported", next(_returns(stmt)),
+                                   "Assign the result in the block and return after it.")
+            stmt.body = lift_returns(parsed, stmt.body, result)  # (fence): the rest is
+            out.append(stmt)                                      # not reached
+            return out
+        if isinstance(stmt, gast.Try) and _has_return(stmt):  # its body ends in return
+            stmt.body = lift_returns(parsed, stmt.body, result)  # (fence): the rest runs
+            for handler in stmt.handlers:                       # after a handler only
+                handler.body = lift_returns(
+                    parsed, handler.body + [syntax.clone(s) for s in stmts[k + 1:]], result)
+            out.append(stmt)
+            return out
         if isinstance(stmt, gast.If) and _has_return(stmt):
             rest = stmts[k + 1:]
             stmt.body = lift_returns(parsed, stmt.body + [syntax.clone(s) for s in rest],

@@ -173,7 +173,7 @@ def _without(stmts: list[gast.stmt], dead: set[int]) -> list[gast.stmt]:
     for s in stmts:
         if id(s) in dead:
             continue
-        for field in ("body", "orelse"):
+        for field in ("body", "orelse", "handler"):  # (a try's handler: syntax.Try)
             if isinstance(getattr(s, field, None), list):
                 setattr(s, field, _without(getattr(s, field), dead))
         if isinstance(s, gast.If) and not s.body:

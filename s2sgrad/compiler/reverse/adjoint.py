@@ -40,7 +40,7 @@ class Adjoint:
         self.reversers: dict[type, Callable[[gast.stmt], None]] = {
             gast.Assign: self.assignment, gast.Expr: self.effect,
             gast.If: self.branch, gast.For: self.loop, gast.While: self.loop,
-            gast.Assert: self.nothing, gast.Raise: self.nothing, gast.Break: self.nothing,
+            gast.With: self.managed, syntax.Try: self.guarded, gast.Assert: self.nothing, gast.Raise: self.nothing, gast.Break: self.nothing,
             gast.Pass: self.nothing,
         }
 
@@ -75,21 +75,36 @@ class Adjoint:
     def nothing(self, stmt: gast.stmt) -> None:
         """An assert, a raise, a break, a pass: no value, no adjoint."""
 
-    def branch(self, stmt: gast.If) -> None:
+    def branch(self, stmt: gast.If | syntax.Try, test: gast.expr | None = None,
+               fields: tuple[str, str] = ("body", "orelse")) -> None:
         cot = self.cotangents
+        first, second = (getattr(stmt, f) for f in fields)
         # An outer value that both branches add to is first written in each; one that only
         # one branch adds to starts at zero before the if.
-        both = set(self.incoming_block(stmt.body)) & set(self.incoming_block(stmt.orelse))
+        both = set(self.incoming_block(first)) & set(self.incoming_block(second))
         for name in self.incoming(stmt):
             if name not in cot.defined and name not in both:
                 cot.zero(name, stmt)
         before = set(cot.defined)
-        body = self.block(stmt.body, self.forward.marker(stmt, "body"))
+        body = self.block(first, self.forward.marker(stmt, fields[0]))
         after_body, cot.defined = cot.defined, set(before)
-        orelse = self.block(stmt.orelse, self.forward.marker(stmt, "orelse"))
+        orelse = self.block(second, self.forward.marker(stmt, fields[1]))
         cot.defined &= after_body
         cot.current = stmt
-        cot.emit(syntax.if_(stmt.test, body, orelse))
+        cot.emit(syntax.if_(stmt.test if test is None else test, body, orelse))
+
+    def guarded(self, stmt: syntax.Try) -> None:
+        """A try: the reverse of the block that ran to its end, as its flag says."""
+        flag = self.ctx.analysis.normalized.flags[stmt]
+        self.branch(stmt, syntax.name(flag), ("body", "handler"))
+
+    def managed(self, stmt: gast.With) -> None:
+        """The adjoint of a with block's body, under the same manager (NumPy's error state
+        holds for the adjoint's arithmetic as for the forward's)."""
+        body = self.block(stmt.body, None)  # it runs once: no marker, no zeros before it
+        if body:
+            self.cotangents.current = stmt
+            self.cotangents.emit(syntax.replace(stmt, body=body))
 
     def loop(self, stmt: gast.For | gast.While) -> None:
         cot, active = self.cotangents, self.ctx.analysis.active

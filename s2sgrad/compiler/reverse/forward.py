@@ -55,7 +55,7 @@ class Forward:
         self.lowering: dict[type, Callable[[gast.stmt], list[gast.stmt]]] = {
             gast.Assign: self.computing, gast.Expr: self.computing,
             gast.If: self.branch, gast.For: self.loop, gast.While: self.loop,
-            gast.Assert: self.kept, gast.Raise: self.kept, gast.Break: self.kept,
+            gast.With: self.managed, syntax.Try: self.guarded, gast.Assert: self.kept, gast.Raise: self.kept, gast.Break: self.kept,
             gast.Pass: self.kept,
         }
         # a computing statement, by the kind of its operation
@@ -98,6 +98,19 @@ class Forward:
         body = self.block(stmt.body, self.marker(stmt, "body"))
         orelse = self.block(stmt.orelse, self.marker(stmt, "orelse"))
         return [syntax.located(syntax.if_(stmt.test, body, orelse), stmt)]
+
+    def managed(self, stmt: gast.With) -> list[gast.stmt]:
+        """A with block runs once, where it stands: what its reverse reads is saved with
+        the values of the block around it (no marker of its own)."""
+        return [syntax.replace(stmt, body=syntax.block(self.block(stmt.body)))]
+
+    def guarded(self, stmt: syntax.Try) -> list[gast.stmt]:
+        """A try: each block pushes what its reverse reads at its end, so a body that
+        raised partway pushes nothing (its flag, False, sends the adjoint to the handler's
+        reverse)."""
+        body = self.block(stmt.body, self.marker(stmt, "body"))
+        handler = self.block(stmt.handler, self.marker(stmt, "handler"))
+        return [syntax.replace(stmt, body=body, handler=handler)]
 
     def loop(self, stmt: gast.For | gast.While) -> list[gast.stmt]:
         trips = self.trip_counter(stmt)
