@@ -150,7 +150,7 @@ def norm_of_other_order(x):
     return np.linalg.norm(np.outer(x, x), ord="nuc")  # <- refused
 
 
-def scatter_add_at(x, idx):
+def scatter_maximum_at(x, idx):
     y = np.zeros(3)
-    np.add.at(y, idx, x)  # <- refused
+    np.maximum.at(y, idx, x)  # <- refused
     return np.sum(y ** 2)

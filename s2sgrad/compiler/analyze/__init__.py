@@ -170,6 +170,8 @@ class _Walk:
                     checks.check_spread(facts, stmt.value.value, self.unpacked[stmt], stmt)
                 if stmt in self.unpacks:
                     checks.check_unpack(facts, stmt.value.value, self.unpacks[stmt], stmt)
+                if stmt in self.normalized.outputs:
+                    checks.check_output(facts, *stmt.value.args, stmt)
                 self.ops[stmt] = self.statement(stmt)
             elif kind.loop:
                 if isinstance(stmt, gast.For):  # the loop's index

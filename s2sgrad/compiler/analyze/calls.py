@@ -59,11 +59,17 @@ class Calls:
     def call(self, node: gast.Call, target: str | None) -> Op:
         func = node.func
         for keyword in node.keywords:
+            if keyword.arg == "out" and any(k.arg == "where" for k in node.keywords):
+                raise self.parsed.error(
+                    "'out=' with 'where=': the out array keeps its values where the "
+                    "condition is false, which is not followed", keyword.value,
+                    "Write the selection out: `y = np.where(c, np.multiply(a, b), y)`.")
             if keyword.arg == "out":
                 raise self.parsed.error(
-                    "'out=' writes the result into an existing array, which the gradient "
-                    "cannot follow", keyword.value, "Assign the result instead: "
-                    "`y = np.clip(x, lo, hi)`.")
+                    "'out=' is followed where it names a local array variable of a NumPy "
+                    "or SciPy function's call, not here", keyword.value,
+                    "Assign the result instead (`y = np.clip(x, lo, hi)`), or write it into "
+                    "a local array: `np.clip(x, lo, hi, out=y)`.")
         args = list(node.args)
         keywords = {k.arg: k.value for k in node.keywords}
         spread = [a for a in args if isinstance(a, gast.Starred)]

@@ -22,6 +22,8 @@ A name used before it is assigned, or not defined at all, is refused here.
 
 from __future__ import annotations
 
+from typing import Any
+
 import gast
 
 from ... import syntax
@@ -55,6 +57,7 @@ class Expressions:
         self.functions = Functions(walk, self)  # nested functions, lambdas and partials
         self.forms = Forms(walk, self)  # calls that stand for other expressions
         self.objects = Objects(walk, self)
+        self.outputs: Any = None  # calls that write into an array (outputs.py), set after
 
     def atom(self, node: gast.expr) -> gast.expr:
         """An atom holding the value of ``node``, emitting statements as needed."""
@@ -133,6 +136,9 @@ class Expressions:
                 (k, syntax.clone(v)) for k, v in keywords if k not in given] + [
                 (k.arg, k.value) for k in node.keywords])
             return self.operation(syntax.located(call, node), target, temp)
+        elif isinstance(node, gast.Call) and self.outputs.output_of(node) is not None:
+            written = self.outputs.write_output(node, *self.outputs.output_of(node))
+            return self.operation(written, target, temp)  # np.add(a, b, out=c) is c
         elif isinstance(node, gast.Call) and self.forms.builtin_form(node) is not None:
             return self.operation(self.forms.builtin_form(node), target, temp)
         elif isinstance(node, gast.Call) and self.objects.calls(node):

@@ -51,6 +51,7 @@ class Loops:
         self.is_static = expressions.is_static
         self.default_variables = expressions.functions.default_variables
         self.objects = expressions.objects
+        self.expressions = expressions
         self.iterables = Iterables(walk, expressions)  # the range and items of a for loop
 
     def for_loop(self, stmt: gast.For) -> None:
@@ -214,6 +215,7 @@ class Loops:
             written |= {n.target.value.id for n in gast.walk(stmt)
                         if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Subscript)
                         and isinstance(n.target.value, gast.Name)}
+        written |= self.expressions.outputs.written(body)  # out=y, np.add.at(y, ...)
         written |= self.objects.variables(body)  # attributes set there, or by a method
         written |= self.default_variables(body)  # defaults of the defs there
         written.discard(loop_var)

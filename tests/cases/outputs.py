@@ -1,0 +1,266 @@
+"""Functions for tests/compiler/test_soundness_outputs.py: the NumPy calls that write into an
+array they are given (``out=``, a ufunc's output by position, ``np.add.at``) and calls whose
+value is dropped, as users write them. A function the compiler must refuse marks the
+offending line with `# <- refused`; the test names the token the caret must sit under."""
+
+import numpy as np
+
+import s2sgrad
+
+IDX = np.array([0, 2, 0, 1, 0])
+
+
+# --- np.add.at / np.subtract.at ------------------------------------------------------------
+
+
+def add_at_zeros(x):
+    # x (5,): every repeated position adds
+    idx = np.array([0, 2, 0, 1, 0])
+    y = np.zeros(3)
+    np.add.at(y, idx, x)
+    return np.sum(y ** 2)
+
+
+def add_at_list_index(x):
+    y = np.zeros(2)
+    np.add.at(y, [0, 1, 0, 0, 1], x * x)
+    return np.sum(np.sin(y))
+
+
+def add_at_into_computed(x):
+    # the array added into is itself differentiated
+    idx = np.array([0, 2, 0, 1, 0])
+    y = x[:3] * 2.0
+    np.add.at(y, idx, np.cos(x))
+    return np.sum(y * y)
+
+
+def add_at_scalar(x):
+    # one value broadcast to every position
+    idx = np.array([0, 2, 0, 1, 0])
+    y = x[:3] ** 2
+    np.add.at(y, idx, x[4])
+    return np.sum(y ** 3)
+
+
+def add_at_rows(x):
+    # x (5,): rows of a matrix, a tuple index of two arrays
+    m = np.outer(x[:3], x[1:4])
+    y = np.zeros((2, 3))
+    np.add.at(y, ([0, 1, 1, 0], [2, 2, 0, 2]), x[:4] * np.sum(m))
+    return np.sum(y ** 2)
+
+
+def add_at_slice_rows(x):
+    # a slice and an array in the index: whole columns added at repeated positions
+    m = np.reshape(x[:4], (2, 2))
+    y = np.ones((2, 3))
+    np.add.at(y, (slice(None), [0, 2, 0]), np.concatenate([m, m[:, :1]], axis=1))
+    return np.sum(y * y * y)
+
+
+def subtract_at(x):
+    idx = np.array([0, 2, 0, 1, 0])
+    y = x[:3] * 1.0
+    np.subtract.at(y, idx, x * x[1])
+    return np.sum(y ** 2)
+
+
+def add_at_in_loop(x):
+    idx = np.array([0, 2, 0, 1, 0])
+    y = np.zeros(3)
+    for k in range(3):
+        np.add.at(y, idx[k:k + 3], x[k:k + 3] * (k + 1))
+    return np.sum(y ** 2)
+
+
+def add_at_in_branch(x):
+    idx = np.array([0, 2, 0, 1, 0])
+    y = x[:3] * 1.0
+    if np.sum(x) > 0:
+        np.add.at(y, idx, x)
+    else:
+        np.subtract.at(y, idx, x ** 2)
+    return np.sum(y ** 2)
+
+
+def add_at_through_helper(x):
+    return _histogram(x * 2.0, IDX) + np.sum(x)
+
+
+def _histogram(v, idx):
+    h = np.zeros(3)
+    np.add.at(h, idx, v)
+    return np.sum(h ** 2)
+
+
+def add_at_into_container(x):
+    # the dict holds the array too: it would show the additions
+    idx = np.array([0, 2, 0, 1, 0])
+    d = {"acc": np.zeros(3)}
+    acc = d["acc"]
+    np.add.at(acc, idx, x)  # <- refused
+    return np.sum(acc ** 2)
+
+
+def add_at_read_through_alias(x):
+    # k is the same array: it shows the additions
+    idx = np.array([0, 2, 0, 1, 0])
+    y = np.zeros(3)
+    k = y
+    np.add.at(y, idx, x)
+    return np.sum(k * y)  # <- refused
+
+
+def add_at_on_argument(x):
+    np.add.at(x, [0, 0], 1.0)  # <- refused
+    return np.sum(x ** 2)
+
+
+def add_at_of_view(x):
+    y = np.zeros((2, 3))
+    row = y[0]
+    np.add.at(row, IDX, x)
+    return np.sum(y ** 2)  # <- refused
+
+
+def maximum_at(x):
+    y = np.zeros(3)
+    np.maximum.at(y, IDX, x)  # <- refused
+    return np.sum(y ** 2)
+
+
+def add_at_on_list(x):
+    y = [0.0, 0.0, 0.0]
+    np.add.at(y, IDX, x)  # <- refused
+    return y[0]
+
+
+# --- out= and a ufunc's output by position ---------------------------------------------------
+
+
+def out_keyword(x):
+    y = np.empty_like(x)
+    np.multiply(x, x, out=y)
+    return np.sum(y)
+
+
+def out_is_the_value(x):
+    y = np.zeros_like(x)
+    z = np.exp(x, out=y)
+    return np.sum(z * y)
+
+
+def out_into_operand(x):
+    a = x * 2.0
+    np.add(a, x, out=a)
+    np.sin(a, out=a)
+    return np.sum(a ** 2)
+
+
+def out_by_position(x):
+    y = x * 2.0
+    z = np.floor(y, y)
+    return np.sum(y * x) + np.sum(z)
+
+
+def out_tuple(x):
+    y = np.empty(4)
+    np.tanh(x, out=(y,))
+    return np.sum(y * x)
+
+
+def out_of_reduction(x):
+    # x (5,): a reduction's out= of another shape than its operand
+    m = np.reshape(x[:4], (2, 2))
+    s = np.zeros(2)
+    np.sum(m ** 2, axis=0, out=s)
+    return np.sum(s * s)
+
+
+def out_broadcast(x):
+    # the result broadcast into a larger out, as NumPy does for a ufunc
+    y = np.zeros((2, 5))
+    np.multiply(x, 3.0, out=y)
+    return np.sum(y ** 2)
+
+
+def out_in_loop(x):
+    acc = np.zeros_like(x)
+    for k in range(3):
+        np.add(acc, x ** (k + 1), out=acc)
+    return np.sum(acc ** 2)
+
+
+def out_through_alias(x):
+    y = np.zeros_like(x)
+    view = y
+    np.multiply(x, 2.0, out=y)
+    return np.sum(view * x)  # <- refused
+
+
+def out_into_argument(x):
+    np.multiply(x, 2.0, out=x)  # <- refused
+    return np.sum(x)
+
+
+def out_into_int_array(x):
+    y = np.zeros(5, dtype=int)
+    np.multiply(x, 2.0, out=y)  # <- refused
+    return np.sum(y * x)
+
+
+def out_with_where(x):
+    y = np.zeros_like(x)
+    np.multiply(x, 2.0, out=y, where=x > 0)  # <- refused
+    return np.sum(y * x)
+
+
+# --- calls whose value is dropped ------------------------------------------------------------
+
+
+def dropped_sum(x):
+    y = x * 2
+    np.sum(y)
+    return np.sum(y ** 2)
+
+
+def dropped_calls(x):
+    y = x * 2
+    np.dot(y, y)
+    np.linalg.norm(y)
+    np.exp(y)
+    return np.sum(np.tanh(y))
+
+
+def dropped_call_of_nested_value(x):
+    # the argument is still computed: its own calls may matter
+    out = []
+
+    def appended(v):
+        out.append(v * 3.0)
+        return v
+
+    np.sum(appended(x))
+    return np.sum(out[0] ** 2)
+
+
+def dropped_sort_method(x):
+    y = x * 2
+    y.sort()  # <- refused
+    return np.sum(y * x)
+
+
+def dropped_fill_diagonal(x):
+    k = np.outer(x, x)
+    np.fill_diagonal(k, 0.0)  # <- refused
+    return np.sum(k)
+
+
+@s2sgrad.grad
+def decorated_add_at(x):
+    y = np.zeros(3)
+    np.add.at(y, IDX, x)
+    z = np.empty(3)
+    np.square(y, out=z)
+    return np.sum(z)
