@@ -123,6 +123,28 @@ def outer(g, ans, a, b, out=None):
     return np.reshape(g @ np.ravel(b), np.shape(a)), np.reshape(np.ravel(a) @ g, np.shape(b))
 
 
+@vjp_rule(np.add.outer, shape="outer")
+def add_outer(g, ans, a, b):
+    # ans[i..., j...] = a[i...] + b[j...]: each operand gets g summed over the other's axes
+    g_rows = np.reshape(g, (np.size(a), np.size(b)))
+    return (np.reshape(np.sum(g_rows, axis=1), np.shape(a)),
+            np.reshape(np.sum(g_rows, axis=0), np.shape(b)))
+
+
+@vjp_rule(np.subtract.outer, shape="outer")
+def subtract_outer(g, ans, a, b):
+    g_rows = np.reshape(g, (np.size(a), np.size(b)))
+    return (np.reshape(np.sum(g_rows, axis=1), np.shape(a)),
+            -np.reshape(np.sum(g_rows, axis=0), np.shape(b)))
+
+
+@vjp_rule(np.multiply.outer, shape="outer")
+def multiply_outer(g, ans, a, b):
+    g_rows = np.reshape(g, (np.size(a), np.size(b)))
+    return (np.reshape(g_rows @ np.ravel(b), np.shape(a)),
+            np.reshape(np.ravel(a) @ g_rows, np.shape(b)))
+
+
 @vjp_rule(np.trace, np.ndarray.trace, shape=None)
 def trace(g, ans, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     # The cotangent lands on the traced diagonal; for a stack, axis1 and axis2 of each entry.
@@ -279,6 +301,14 @@ def tensordot_jvp(g, ans, a, b, axes=2):
 @jvp_rule(np.outer)
 def outer_jvp(g, ans, a, b, out=None):
     return np.outer(g, b), np.outer(a, g)
+
+
+linear(np.add.outer, np.subtract.outer)
+
+
+@jvp_rule(np.multiply.outer)
+def multiply_outer_jvp(g, ans, a, b):
+    return np.multiply.outer(g, b), np.multiply.outer(a, g)
 
 
 @jvp_rule(np.linalg.inv)

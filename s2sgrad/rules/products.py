@@ -31,7 +31,7 @@ from collections import Counter
 import numpy as np
 
 from ..runtime.unbroadcast import unbroadcast
-from .registry import jvp_rule, nondifferentiable, vjp_rule
+from .registry import jvp_rule, nondifferentiable, same_as, vjp_rule
 
 
 @vjp_rule(np.inner, shape=None)
@@ -149,6 +149,10 @@ def cumprod(g, ans, a, axis=None, dtype=None, out=None):
     if axis is None:
         g_x = np.reshape(g_x, np.shape(a))
     return g_x
+
+
+# np.multiply.accumulate is np.cumprod along axis 0 (see reductions.py)
+same_as(np.multiply.accumulate, np.cumprod, ("array", "axis", "dtype", "out"), axis=0)
 
 
 @vjp_rule(np.fmax, shape="elementwise")

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from .registry import jvp_rule, linear, vjp_rule
+from .registry import jvp_rule, linear, same_as, vjp_rule
 
 
 @vjp_rule(np.sum, np.ndarray.sum, shape="reduce")
@@ -106,6 +106,18 @@ def cumsum(g, ans, a, axis=None, dtype=None, out=None):
     else:
         g_a = np.flip(np.cumsum(np.flip(g, axis), axis), axis)
     return g_a
+
+
+# --- the methods of ufuncs that are these reductions: their rules, with the methods' axis=0 --
+
+# the positional parameters of ufunc.reduce and ufunc.accumulate
+REDUCE = ("array", "axis", "dtype", "out", "keepdims", "initial", "where")
+ACCUMULATE = ("array", "axis", "dtype", "out")
+same_as(np.add.reduce, np.sum, REDUCE, axis=0)
+same_as(np.multiply.reduce, np.prod, REDUCE, axis=0)
+same_as(np.maximum.reduce, np.max, REDUCE, axis=0)
+same_as(np.minimum.reduce, np.min, REDUCE, axis=0)
+same_as(np.add.accumulate, np.cumsum, ACCUMULATE, axis=0)
 
 
 # --- forward mode: g is the tangent of a; each rule gives the tangent of the reduction ------

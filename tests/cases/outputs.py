@@ -264,3 +264,39 @@ def decorated_add_at(x):
     z = np.empty(3)
     np.square(y, out=z)
     return np.sum(z)
+
+
+# --- methods of ufuncs -------------------------------------------------------------------
+
+
+def ufunc_reductions(x):
+    # x (5,)
+    m = np.reshape(x[:4], (2, 2)) * x[4]
+    return (np.add.reduce(x ** 2) + np.multiply.reduce(x[:3])
+            + np.sum(np.maximum.reduce(m) * np.minimum.reduce(m, axis=1, keepdims=True)))
+
+
+def ufunc_accumulations(x):
+    m = np.outer(x[:2], x[2:])
+    return np.sum(np.multiply.accumulate(x) ** 2) + np.sum(np.add.accumulate(m, 1) * m)
+
+
+def ufunc_outers(x):
+    d = np.subtract.outer(x, x)
+    return np.sum(d ** 2) + np.sum(np.multiply.outer(x[:2], d) ** 2) + np.sum(
+        np.add.outer(x[0], x) ** 3)
+
+
+def ufunc_method_out(x):
+    s = np.zeros(())
+    np.add.reduce(x ** 2, out=s)
+    c = np.empty(5)
+    np.add.accumulate(x, out=c)
+    return s * np.sum(c ** 2)
+
+
+def ufunc_method_in_loop(x):
+    total = 0.0
+    for k in range(1, 4):
+        total = total + np.add.reduce(np.multiply.outer(x[:k], x) ** 2, axis=None)
+    return total

@@ -1,5 +1,5 @@
-"""Soundness: NumPy calls that write into an array they are given, and calls whose value is
-dropped.
+"""Soundness: NumPy calls that write into an array they are given, calls whose value is
+dropped, and the methods of ufuncs.
 
 ``np.add.at(y, idx, v)`` (and ``np.subtract.at``) changes y in place, each occurrence of a
 repeated position adding its part; ``out=`` (and a ufunc's output passed by position) writes
@@ -25,7 +25,11 @@ X = rng.standard_normal(5)
 
 # indexes the batched tangent cannot take (a global array, known only at run time): their
 # directions are taken one at a time
-UNBATCHED = {"add_at_through_helper", "decorated_add_at"}
+UNBATCHED = {"add_at_through_helper", "decorated_add_at",
+             # a ufunc's outer of a moving second operand: its rows are not the batch's
+             "ufunc_outers", "ufunc_method_in_loop",
+             # np.cumprod's tangent is taken row by row, which has no second derivative
+             "ufunc_accumulations"}
 
 
 def check(fn, *args):
@@ -140,3 +144,12 @@ def test_dropped_call_is_not_in_the_generated_code():
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_dropped_calls_that_may_change_arrays_are_refused(fn, token, words):
     refused(fn, token, words)
+
+
+UFUNC_METHODS = [cases.ufunc_reductions, cases.ufunc_accumulations, cases.ufunc_outers,
+                 cases.ufunc_method_out, cases.ufunc_method_in_loop]
+
+
+@pytest.mark.parametrize("fn", UFUNC_METHODS, ids=lambda f: f.__name__)
+def test_ufunc_methods(fn):
+    check(fn, X)

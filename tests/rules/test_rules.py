@@ -355,6 +355,10 @@ CASES: dict = {
                    case(normal(3, 2, 4), normal(2, 3), axes=([-2, 0], [0, -1]))],
     np.outer: [case(normal(3), normal(4)), case(normal(2, 2), normal(3)),
                case(num(normal()), normal(3))],
+    **{u.outer: [case(normal(3), normal(4)), case(normal(2, 2), normal(3)),
+                 case(num(normal()), normal(2, 3)), case(normal(2, 3), normal(2, 1, 2)),
+                 case(normal(3), num(normal()))]
+       for u in (np.add, np.subtract, np.multiply)},
     np.trace: [case(normal(3, 3)), case(normal(3, 5), 1), case(normal(4, 3), offset=-1),
                case(normal(2, 3, 3), 0, 1, 2), case(normal(3, 2, 3), axis1=2, axis2=0),
                case(normal(3, 4), axis1=1, axis2=0)],
@@ -1237,3 +1241,34 @@ def test_docs_table_is_up_to_date():
     path = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
     text = path.read_text()
     assert doc.update(text) == text, "docs/rules.md is stale: run python -m s2sgrad.rules.doc"
+
+
+# --- methods of ufuncs that take the rules of a function (registry.same_as) ----------------
+
+
+SAME_CASES = {
+    np.add.reduce: [case(normal(4)), case(normal(3, 4), 1), case(normal(3, 4), axis=None),
+                    case(normal(2, 3), 0, None, None, True), case(normal(3), initial=2.0)],
+    np.multiply.reduce: [case(normal(4)), case(normal(3, 4), axis=-1, keepdims=True)],
+    np.maximum.reduce: [case(normal(4)), case(normal(3, 4), 1), case(normal(3, 4), axis=None)],
+    np.minimum.reduce: [case(normal(3, 4)), case(normal(2, 3), axis=(0, 1))],
+    np.add.accumulate: [case(normal(4)), case(normal(3, 4), 1), case(normal(3, 4), axis=0)],
+    np.multiply.accumulate: [case(normal(4)), case(normal(2, 3), 1)],
+}
+
+
+@pytest.mark.parametrize("method", list(SAME_CASES), ids=registry.primitive_name)
+def test_ufunc_methods_compute_their_function(method):
+    # The method's call, given to its function as same_call binds it, computes the same
+    # values: the function's rules (checked above) are then the method's.
+    names = {name for name, _, _ in registry.same_methods()}
+    assert registry.primitive_name(method) in names
+    for c in SAME_CASES[method]:
+        primitive, args, keywords, defaults = registry.same_call(method, list(c.args), c.kwargs)
+        np.testing.assert_array_equal(primitive(*args, **keywords, **defaults),
+                                      method(*c.args, **c.kwargs))
+
+
+def test_every_ufunc_method_has_cases():
+    assert {name for name, _, _ in registry.same_methods()} == {
+        registry.primitive_name(m) for m in SAME_CASES}

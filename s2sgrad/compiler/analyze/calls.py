@@ -178,6 +178,11 @@ class Calls:
         if resolved is sum and len(args) == 1 and not keywords and \
                 self.value(args[0]).kind == "array":  # sum(x) of an array: over its first axis
             return self.callees.primitive(np.sum, args, {"axis": syntax.const(0)}, target, node)
+        same = registry.same_call(resolved, args, keywords)
+        if same is not None:  # np.add.reduce(x): np.sum(x, axis=0)'s rule
+            primitive, args, keywords, defaults = same
+            keywords.update({k: syntax.const(v) for k, v in defaults.items()})
+            return self.callees.primitive(primitive, args, keywords, target, node)
         if registry.lookup(resolved) is not None or registry.is_nondifferentiable(resolved):
             return self.callees.primitive(resolved, args, keywords, target, node)
         if installed_package(unwrap(resolved)) or installed_package(

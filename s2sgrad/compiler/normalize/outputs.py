@@ -51,8 +51,9 @@ class Outputs:
             return None
         found = self.parsed.resolve(call.func)
         module = getattr(found, "__module__", None) or ""
-        if isinstance(found, np.ufunc) or module.split(".")[0] in ("numpy", "scipy"):
-            return found
+        if isinstance(found, np.ufunc) or isinstance(getattr(found, "__self__", None), np.ufunc) \
+                or module.split(".")[0] in ("numpy", "scipy"):
+            return found  # (a ufunc's method: np.add.reduce)
         return None
 
     # --- out= ------------------------------------------------------------------------------
@@ -135,7 +136,10 @@ class Outputs:
         with a derivative rule, given no output array (draws and other functions without a
         rule are kept, and refused where they receive a differentiated array)."""
         found = self.library_function(call)
-        if found is None or registry.lookup(found) is None:
+        if found is None or (registry.lookup(found) is None
+                             and registry.same_primitive(found) is None):
+            return False
+        if getattr(found, "__name__", None) == "at":  # np.add.at changes its first argument
             return False
         if isinstance(found, np.ufunc):
             return len(call.args) <= found.nin and "out" not in {k.arg for k in call.keywords}
