@@ -32,7 +32,7 @@ CASES = [
     ("uses_starred", "*(x, args)", "a starred argument"),
     ("no_rule", "np.ediff1d(x)", "no derivative rule for numpy.ediff1d"),
     ("no_rule_method", "np.unwrap(x)", "no derivative rule for numpy.unwrap"),
-    ("unknown_keyword", "np.sum(x, initial=1.0)", "keyword argument 'initial'"),
+    ("unknown_keyword", "np.cumsum(x, initial=1.0)", "keyword argument 'initial'"),
     ("uses_undefined", "undefined_name", "'undefined_name' is not defined"),
     ("inplace_on_alias", "h += y", "memory that the argument 'x' shares"),
     ("inplace_on_argument", "x *= y", "in-place update of the argument 'x'"),

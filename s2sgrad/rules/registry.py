@@ -194,6 +194,9 @@ class JvpRule:
     primitive: Any
     template: Callable | None
     linear: bool = False
+    # of a linear primitive: the parameters that add a constant to its result (np.sum's
+    # initial=), which its tangent's call gives as 0
+    constant: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -333,16 +336,17 @@ def _check_each(template: Callable, sig: inspect.Signature, each: str) -> None:
             f"keyword-only parameter {each} after it, e.g. (g, ans, *arrays, {each}=0)")
 
 
-def linear(*primitives: Any) -> None:
+def linear(*primitives: Any, constant: tuple[str, ...] = ()) -> None:
     """Declare primitives linear in their differentiable parameters (those their vjp rule
     gives a contribution to), jointly: ``np.sum``, ``x[i]``, ``np.stack``. Forward mode
-    applies the primitive itself to the tangents."""
+    applies the primitive itself to the tangents, with 0 for the parameters named in
+    ``constant``, which add a constant to the result (``np.sum(x, initial=c)``)."""
     if _watched:
         _load_imported()
     for primitive in primitives:
         if _key(primitive) not in _RULES:
             raise TypeError(f"linear({primitive_name(primitive)}): register its vjp_rule first")
-        _JVP[_key(primitive)] = JvpRule(primitive, None, linear=True)
+        _JVP[_key(primitive)] = JvpRule(primitive, None, linear=True, constant=tuple(constant))
     _changed()
 
 

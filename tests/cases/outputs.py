@@ -300,3 +300,28 @@ def ufunc_method_in_loop(x):
     for k in range(1, 4):
         total = total + np.add.reduce(np.multiply.outer(x[:k], x) ** 2, axis=None)
     return total
+
+
+# --- reductions with where= and initial= ----------------------------------------------------
+
+
+def masked_reductions(x):
+    # x (5,): a mask computed from the values (no gradient through it)
+    return np.sum(x, where=x > 0.1) + np.max(x, initial=0.0) + np.min(x ** 2, initial=0.5)
+
+
+def masked_matrix_reductions(x):
+    m = np.outer(x[:2], x[2:])
+    keep = np.reshape(np.arange(6) % 4 != 1, (2, 3))
+    return (np.sum(np.sum(m ** 2, axis=1, where=keep, initial=1.5) ** 2)
+            + np.sum(np.mean(m, axis=0, where=keep) ** 3) + np.mean(m ** 2, where=keep)
+            + np.sum(np.max(m, axis=1, initial=-5.0, where=keep, keepdims=True) ** 2)
+            + np.sum(np.prod(m, axis=1, where=keep, initial=2.0) ** 2)
+            + m.sum(axis=1, initial=2.0, where=keep).sum() ** 2)
+
+
+def masked_in_loop(x):
+    total = 0.0
+    for k in range(3):
+        total = total + np.max(x * (k + 1), where=x < k * 0.5, initial=-1.0) ** 2
+    return total

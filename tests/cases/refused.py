@@ -101,7 +101,7 @@ def no_rule_method(x):
 
 
 def unknown_keyword(x):
-    return np.sum(x, initial=1.0)  # <- refused
+    return np.cumsum(x, initial=1.0)  # <- refused
 
 
 def uses_undefined(x):

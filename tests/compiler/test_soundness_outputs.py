@@ -1,5 +1,5 @@
 """Soundness: NumPy calls that write into an array they are given, calls whose value is
-dropped, and the methods of ufuncs.
+dropped, the methods of ufuncs, and reductions with where= and initial=.
 
 ``np.add.at(y, idx, v)`` (and ``np.subtract.at``) changes y in place, each occurrence of a
 repeated position adding its part; ``out=`` (and a ufunc's output passed by position) writes
@@ -29,7 +29,9 @@ UNBATCHED = {"add_at_through_helper", "decorated_add_at",
              # a ufunc's outer of a moving second operand: its rows are not the batch's
              "ufunc_outers", "ufunc_method_in_loop",
              # np.cumprod's tangent is taken row by row, which has no second derivative
-             "ufunc_accumulations"}
+             "ufunc_accumulations",
+             # a reduction's where= or initial= has no form for a batch of tangents
+             "masked_reductions", "masked_matrix_reductions", "masked_in_loop"}
 
 
 def check(fn, *args):
@@ -153,3 +155,10 @@ UFUNC_METHODS = [cases.ufunc_reductions, cases.ufunc_accumulations, cases.ufunc_
 @pytest.mark.parametrize("fn", UFUNC_METHODS, ids=lambda f: f.__name__)
 def test_ufunc_methods(fn):
     check(fn, X)
+
+
+@pytest.mark.parametrize("fn", [cases.masked_reductions, cases.masked_matrix_reductions,
+                                cases.masked_in_loop], ids=lambda f: f.__name__)
+def test_reductions_with_where_and_initial(fn):
+    check(fn, X)
+    check(fn, X[::-1] * 1.3)

@@ -163,6 +163,19 @@ def reductions(draw=normal, extra=None, scalars=(float, np.ndarray)):
     return cases
 
 
+def _kept():
+    """A mask over (3, 4, 5) that keeps an entry of every slice along any axes."""
+    w = normal(3, 4, 5) > 0.0
+    w[0], w[:, 0], w[:, :, 0] = True, True, True
+    return w
+
+
+def masked(draw=normal, **extra):
+    """Reductions with where= (and ``extra``, e.g. initial=) over every axis pattern. An
+    initial value is an int: a setting, which the rules do not differentiate."""
+    return [case(draw(3, 4, 5), where=_kept(), **extra, **kw) for kw in REDUCE_AXES]
+
+
 def method_reductions(draw=normal):
     return reductions(draw, scalars=(np.ndarray,))
 
@@ -270,15 +283,19 @@ CASES: dict = {
     math.degrees: math_cases(), math.radians: math_cases(),
     float: [case(np.float64(normal())), case(normal()), case(num(normal()))],
     # reductions
-    np.sum: reductions(), np.ndarray.sum: method_reductions(),
-    np.mean: reductions(), np.ndarray.mean: method_reductions(),
-    np.max: reductions(), np.amax: reductions(), np.ndarray.max: method_reductions(),
-    np.min: reductions(), np.amin: reductions(), np.ndarray.min: method_reductions(),
-    np.prod: reductions(nonzero) + [
+    np.sum: reductions() + masked() + [case(normal(3, 4), axis=1, initial=2)],
+    np.ndarray.sum: method_reductions() + masked(initial=-1)[:2],
+    np.mean: reductions() + masked(), np.ndarray.mean: method_reductions() + masked()[:2],
+    np.max: reductions() + masked(initial=-4) + [case(uniform(-1, 1, 8), initial=0)],
+    np.amax: reductions(), np.ndarray.max: method_reductions() + masked(initial=-4)[:2],
+    np.min: reductions() + masked(initial=4) + [case(uniform(-1, 1, 3, 4), 1, initial=0)],
+    np.amin: reductions(), np.ndarray.min: method_reductions() + masked(initial=4)[:2],
+    np.prod: reductions(nonzero) + masked(nonzero) + masked(nonzero, initial=2)[:3] + [
         case(np.array([[0.0, 1.5, -0.7], [0.0, 0.0, 1.2], [0.8, -1.1, 1.3]]), axis=1),
         case(np.array([0.9, 0.0, 1.3, -1.2])),
+        case(np.array([0.9, 0.0, 1.3, 0.0]), where=np.array([True, False, True, True])),
     ],
-    np.ndarray.prod: method_reductions(nonzero),
+    np.ndarray.prod: method_reductions(nonzero) + masked(nonzero)[:2],
     np.var: reductions() + reductions(extra={"ddof": 1}),
     np.ndarray.var: method_reductions() + reductions(extra={"ddof": 1}),
     np.std: reductions(scalars=()) + reductions(extra={"ddof": 1}),

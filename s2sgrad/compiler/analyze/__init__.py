@@ -63,6 +63,7 @@ import gast
 from ... import syntax
 from .. import statements
 from ..normalize import Normalized
+from ..parse import MISSING
 from . import checks
 from .activity import active
 from .callees import Callees
@@ -104,10 +105,15 @@ class Analysis:
         return None if value is None else value.ndim
 
     def is_none(self, name: str) -> bool | None:
-        """Whether ``name`` holds None: True or False where certain; None leaves an ``is
-        None`` test to run time (a value of unknown kind, read from an object or returned
-        by a call)."""
+        """Whether ``name`` holds None: True or False where certain (a global: what it
+        holds now); None leaves an ``is None`` test to run time (a value of unknown kind,
+        read from an object or returned by a call)."""
         value = self.values.get(name)
+        if value is None and name not in self.normalized.parsed.local_names:
+            # a global or a closure's variable: what it holds now, which a rebinding to
+            # another type compiles again (validity.identity)
+            found = self.normalized.parsed.lookup(name)
+            return None if found is MISSING else found is None
         if value is None or value.none:
             return None
         if value.kind == "none":
