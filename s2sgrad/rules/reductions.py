@@ -1,5 +1,5 @@
-"""Rules for reductions: ``sum``, ``mean``, ``max``/``min``, ``prod``, ``var``, ``std`` and
-``cumsum``, as functions and as array methods.
+"""Rules for reductions: ``sum``, ``mean``, ``max``/``min``, ``prod``, ``var``, ``std``,
+``cumsum`` and ``bincount``, as functions and as array methods.
 
 A reduction's cotangent has the output's shape. Unless ``keepdims`` kept them, the reduced axes
 are put back with ``np.expand_dims`` (which takes the same int, negative or tuple ``axis``), and
@@ -134,6 +134,13 @@ def cumsum(g, ans, a, axis=None, dtype=None, out=None):
     return g_a
 
 
+@vjp_rule(np.bincount, shape=None)
+def bincount(g, ans, x, weights=None, minlength=0):
+    # Bin k sums the weights at the positions where x holds k: each weight gets its bin's
+    # cotangent (the counts, without weights, have none).
+    return None, g[x]
+
+
 # --- the methods of ufuncs that are these reductions: their rules, with the methods' axis=0 --
 
 # the positional parameters of ufunc.reduce and ufunc.accumulate
@@ -150,7 +157,7 @@ same_as(np.add.accumulate, np.cumsum, ACCUMULATE, axis=0)
 
 # (initial= adds a constant to a sum: its tangent is the sum with initial=0)
 linear(np.sum, np.ndarray.sum, constant=("initial",))
-linear(np.mean, np.ndarray.mean, np.cumsum, np.ndarray.cumsum)
+linear(np.mean, np.ndarray.mean, np.cumsum, np.ndarray.cumsum, np.bincount)
 
 
 @jvp_rule(np.max, np.amax, np.ndarray.max, np.min, np.amin, np.ndarray.min)

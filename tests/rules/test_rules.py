@@ -296,6 +296,13 @@ CASES: dict = {
         case(np.array([0.9, 0.0, 1.3, 0.0]), where=np.array([True, False, True, True])),
     ],
     np.ndarray.prod: method_reductions(nonzero) + masked(nonzero)[:2],
+    np.bincount: [case(np.array([0, 2, 0, 1, 2, 0]), normal(6)),
+                  case([1, 1, 3], weights=normal(3)), case(np.array([2, 0]), normal(2), 5),
+                  case(np.array([0, 0, 0]), normal(3), minlength=2)],
+    np.lib.stride_tricks.sliding_window_view: [
+        case(normal(6), 3), case(normal(4, 5), (2, 3)), case(normal(4, 5), 2, axis=1),
+        case(normal(3, 4, 5), (2, 2), axis=(0, 2)), case(normal(5), 5),
+        case(normal(4, 4), (2, 2), (1, 0))],
     np.var: reductions() + reductions(extra={"ddof": 1}),
     np.ndarray.var: method_reductions() + reductions(extra={"ddof": 1}),
     np.std: reductions(scalars=()) + reductions(extra={"ddof": 1}),
@@ -415,7 +422,10 @@ CASES: dict = {
     np.tile: [case(normal(3), 2), case(normal(3), (2, 2)), case(normal(2, 3), (2, 1)),
               case(normal(2, 3), 3), case(normal(2, 1, 3), (2, 1, 2)),
               case(normal(2, 3), (2, 1, 1, 2)), case(num(normal()), (2, 3))],
-    np.pad: [case(normal(3), 1), case(normal(3, 4), ((1, 2), (0, 1))), case(normal(3, 4), (1, 2)),
+    np.pad: [case(normal(4), 2, "reflect"), case(normal(3, 4), ((1, 2), (3, 0)), mode="symmetric"),
+             case(normal(3), 5, "reflect"), case(normal(2, 3), 2, "edge"),
+             case(normal(2, 3), ((1, 4), (2, 2)), "wrap"), case(normal(4), (0, 3), "symmetric"),
+             case(normal(3), 1), case(normal(3, 4), ((1, 2), (0, 1))), case(normal(3, 4), (1, 2)),
              case(normal(2, 3), 1, constant_values=num(normal())),
              case(normal(2, 3), ((1, 0), (2, 1)), "constant", constant_values=normal()),
              case(normal(2, 3), 1, constant_values=normal(2, 2)),
@@ -640,7 +650,11 @@ if _special is not None:
         _special.i0e: unary(hi=3.0, away=0.2), _special.i1e: unary(hi=3.0, away=0.2),
         _special.gammainc: _orders(lambda *s: uniform(0.3, 4.0, *s), (1, 2, 3)),
         _special.gammaincc: _orders(lambda *s: uniform(0.3, 4.0, *s), (1, 2, 3)),
-        _special.logsumexp: reductions(),
+        _special.logsumexp: reductions() + [
+            case(normal(3, 4), axis=1, b=uniform(0.5, 2.0, 3, 4)), case(normal(4), b=uniform(
+                0.5, 2.0, 4)), case(normal(3, 4), 0, uniform(0.5, 2.0, 4)),
+            case(normal(2, 3), axis=None, b=uniform(0.5, 2.0, 3), keepdims=True),
+            case(normal(2, 3), axis=1, b=uniform(0.5, 2.0, 2, 1))],
         _special.softmax: _softmaxes(), _special.log_softmax: _softmaxes(),
     })
 
