@@ -22,7 +22,8 @@ product): the contribution then spreads ``g`` over the diagonal, or along that a
 one more operand, a constant mask (identity tensors, vectors of ones). ``...`` is spelled
 out with indices of its own, and where operand k was broadcast (a length-1 axis, fewer
 axes under ``...``) its contribution is summed back to its shape. The subscripts are read
-when the rule runs: the interleaved form ``einsum(a, [0, 1], b, [1, 2])`` is refused.
+when the rule runs: the interleaved form ``einsum(a, [0, 1], b, [1, 2])`` is written as a
+string where its sublists are literals (normalize/forms.py), and refused otherwise.
 """
 
 import string
@@ -299,7 +300,8 @@ def _subscripts_string(static, ndim):
     subscripts = static.get("subscripts")
     if not isinstance(subscripts, str) and ndim("subscripts") is not None:
         return ("np.einsum in the interleaved form (operand, sublist, ..., [sublistout]) is "
-                "not differentiated: write the subscripts as a string, "
+                "differentiated where its sublists are written as literal lists of ints, not "
+                "here: write them so, or the subscripts as a string, "
                 "np.einsum('ij,jk->ik', a, b)")
     return None
 

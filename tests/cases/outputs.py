@@ -325,3 +325,15 @@ def masked_in_loop(x):
     for k in range(3):
         total = total + np.max(x * (k + 1), where=x < k * 0.5, initial=-1.0) ** 2
     return total
+
+
+# --- np.einsum's interleaved form --------------------------------------------------------------
+
+
+def einsum_interleaved(x):
+    a = np.outer(x[:3], x[2:])
+    b = np.reshape(np.arange(12.0), (3, 4)) * x[0]
+    return (np.einsum(a, [0, 1], a, [1, 2]).sum() + np.einsum(a, [1, 0], b, [0, 2], [2, 1]).sum()
+            + np.einsum(x, [0], x, [0]) + np.sum(np.einsum(a, [..., 0], x[:3], [0], [...]) ** 2)
+            + np.einsum(a, (3, 3)) + np.sum(np.einsum(a, [5, 7], b, [5, 9], optimize=True) ** 2)
+            + np.sum(np.einsum(a, [Ellipsis, 2], [Ellipsis]) ** 2))

@@ -1,5 +1,6 @@
 """Soundness: NumPy calls that write into an array they are given, calls whose value is
-dropped, the methods of ufuncs, and reductions with where= and initial=.
+dropped, the methods of ufuncs, reductions with where= and initial=, and np.einsum's
+interleaved form.
 
 ``np.add.at(y, idx, v)`` (and ``np.subtract.at``) changes y in place, each occurrence of a
 repeated position adding its part; ``out=`` (and a ufunc's output passed by position) writes
@@ -162,3 +163,7 @@ def test_ufunc_methods(fn):
 def test_reductions_with_where_and_initial(fn):
     check(fn, X)
     check(fn, X[::-1] * 1.3)
+
+
+def test_einsum_interleaved():
+    check(cases.einsum_interleaved, X[:5])
