@@ -182,17 +182,20 @@ def _norm_kind(static, ndim):
 
 
 def _no_singular_values(static, ndim):
-    """The matrix norms of the singular values (ord=2, -2, 'nuc') have no rule: they would
-    need np.linalg.svd, which has none. Every other order has."""
+    """The matrix norms of the singular values (ord=2, -2, 'nuc') have no rule of their own:
+    normalize writes them with np.linalg.svd, which has one, where the call says that they
+    are (forms.py: 'nuc', or a literal pair of axes). Every other order has."""
     order = static.get("ord")
+    instead = ("np.sum(np.linalg.svd(a, compute_uv=False), axis=-1) for 'nuc', np.max (np.min) "
+               "of the same for 2 (-2)")
     if order is not None and not isinstance(order, (str, int, float)):  # known at run time
         if _norm_kind(static, ndim) == "vector":
             return None  # every vector order is chosen at run time
         return ("np.linalg.norm(..., ord=...) of a matrix, or of an array of unknown rank, "
-                "with an order known only at run time: the orders 2, -2 and 'nuc' would "
-                "need the singular values, which are not differentiated. Write the order in "
-                "the call (ord='fro', ord=1, ord=np.inf), or give an int axis= for a vector "
-                "norm")
+                "with an order known only at run time: the orders 2, -2 and 'nuc' are "
+                "functions of the singular values, differentiated where the order is written "
+                "in the call. Write the order in the call (ord='fro', ord=1, ord=np.inf, "
+                "ord='nuc'), or give an int axis= for a vector norm")
     if isinstance(order, str) and order == "nuc":
         kind = "matrix"
     elif not isinstance(order, str) and order in (2, -2):
@@ -207,11 +210,8 @@ def _no_singular_values(static, ndim):
                 "matrix's singular values, and which one is not known when compiling. Give x "
                 "a known rank, or an int axis= for a vector norm")
     return (f"np.linalg.norm(..., ord={order!r}) of a matrix is a function of its singular "
-            "values, which are not differentiated (np.linalg.svd has no derivative rule). "
-            "Write it with functions that have rules: np.trace(scipy.linalg.sqrtm(a.T @ a)) is "
-            "the nuclear norm of an a of full column rank, and the largest singular value is "
-            "np.linalg.norm(a @ v) for the unit vector v that a loop of v = a.T @ (a @ v); "
-            "v = v / np.linalg.norm(v) converges to")
+            "values, differentiated where the call names the matrix's axes (axis=(0, 1)) "
+            f"and keeps no dims. Write the axes in the call, or the norm itself: {instead}")
 
 
 @vjp_rule(np.linalg.norm, shape="reduce", requires=_no_singular_values)
@@ -245,8 +245,9 @@ def norm(g, ans, x, ord=None, axis=None, keepdims=False):
         # A matrix norm over the axes (rows, columns): 'fro' as the 2-norm; ord = 1 (-1) is
         # the largest (smallest) column sum of |x|, ord = inf (-inf) the largest (smallest)
         # row sum, and the columns (rows) that attain it share the weight sign(x). The
-        # singular-value norms (2, -2, 'nuc'), and a matrix order known only at run time,
-        # are refused at transform time.
+        # singular-value norms (2, -2, 'nuc') are written with np.linalg.svd where the call
+        # says they are (normalize/forms.py); elsewhere they, and a matrix order known
+        # only at run time, are refused at transform time.
         if axis is None:
             rows = -2
             columns = -1
