@@ -337,3 +337,9 @@ def einsum_interleaved(x):
             + np.einsum(x, [0], x, [0]) + np.sum(np.einsum(a, [..., 0], x[:3], [0], [...]) ** 2)
             + np.einsum(a, (3, 3)) + np.sum(np.einsum(a, [5, 7], b, [5, 9], optimize=True) ** 2)
             + np.sum(np.einsum(a, [Ellipsis, 2], [Ellipsis]) ** 2))
+
+
+def dropped_call_that_writes_into_its_input(x):
+    y = x * np.array([1.0, np.inf, 1.0, 1.0, 1.0])
+    np.nan_to_num(y, copy=False)  # <- refused
+    return np.sum(y * x)

@@ -144,6 +144,7 @@ def test_dropped_call_is_not_in_the_generated_code():
 @pytest.mark.parametrize("fn,token,words", [
     (cases.dropped_sort_method, "y.sort()", "not used"),
     (cases.dropped_fill_diagonal, "np.fill_diagonal", "not used"),
+    (cases.dropped_call_that_writes_into_its_input, "np.nan_to_num", "not used"),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_dropped_calls_that_may_change_arrays_are_refused(fn, token, words):
     refused(fn, token, words)

@@ -133,8 +133,9 @@ class Outputs:
 
     def is_idle(self, call: gast.expr) -> bool:
         """A call whose value is dropped and which changes nothing: a NumPy or SciPy function
-        with a derivative rule, given no output array (draws and other functions without a
-        rule are kept, and refused where they receive a differentiated array)."""
+        with a derivative rule, given no output array and not told to write into its input
+        (``copy=False``, ``overwrite_a=True``); draws and other functions without a rule are
+        kept, and refused where they receive a differentiated array."""
         found = self.library_function(call)
         if found is None or (registry.lookup(found) is None
                              and registry.same_primitive(found) is None):
@@ -148,7 +149,11 @@ class Outputs:
                 *call.args, **{k.arg: k.value for k in call.keywords})
         except (TypeError, ValueError):  # no signature, or not a call NumPy takes
             return False
-        return "out" not in bound.arguments
+        # np.nan_to_num(x, copy=False) and scipy's overwrite_a=True write into an argument
+        writes = [name for name in bound.arguments if name == "out" or name == "copy" or
+                  name.startswith("overwrite")]
+        return all(name != "out" and syntax.is_const(bound.arguments[name]) and
+                   bound.arguments[name].value is (name == "copy") for name in writes)
 
     def idle(self, call: gast.Call) -> None:
         """Its arguments evaluated, in order (they may call functions); the call dropped."""
