@@ -29,7 +29,9 @@ from .compiler.batching import NotBatchable
 from .compiler.compiled import state_of
 from .compiler.derivatives import Derivative, set_maker
 from .compiler.function import BoundFunction, Function, specialiser
+from .compiler.higher import stand_in_of
 from .errors import TransformError, note_generated
+from .rules import registry
 from .runtime.odeint import register as register_odeint
 
 Wrt = int | Sequence[int]
@@ -47,6 +49,10 @@ def _bound(fn: Callable) -> tuple[Callable, tuple]:
     if not inspect.isroutine(fn) and not isinstance(fn, (type, Function)) and isinstance(
             call, types.FunctionType):  # an object with __call__ (a class-based decorator)
         return call, (fn,)
+    if isinstance(fn, functools.partial) or not inspect.isfunction(fn) and not isinstance(
+            fn, (type, Function)) and registry.lookup(fn) is not None:
+        # np.linalg.det, np.sin, partial(f, k=2.0): a function with source that calls it
+        return stand_in_of(fn), ()
     return fn, ()
 
 
@@ -145,10 +151,12 @@ def _derivative(fn: Callable, wrt: Wrt, with_value: bool) -> Derivative:
 def _make_derivative(fn: Callable, wrt: Wrt, with_value: bool) -> Derivative:
     target = fn
     fn, prefix = _bound(fn)
+    if not prefix:  # (a stand-in for a function without source)
+        target = fn
     spec = specialiser(fn)
     positions, single = _normalize_wrt(wrt)
     positions = tuple(i + len(prefix) if i >= 0 else i for i in positions)
-    fname = spec.fn.__name__
+    fname = spec.name
 
     plain: dict[int, tuple] = {}  # per specialisation: are all differentiated args floats?
 
@@ -223,7 +231,7 @@ def _vjp(fn: Callable, args: tuple, kwargs: dict, only: tuple[int, ...] | None =
     def pullback(seed: Any) -> tuple:
         if not isinstance(out, (tuple, list, dict)) and np.shape(seed) != out_shape:
             raise ValueError(f"Mismatch in shape: the seed has a shape of {np.shape(seed)} and "
-                             f"the output of {spec.fn.__name__}() has a shape of {out_shape}")
+                             f"the output of {spec.name}() has a shape of {out_shape}")
         try:
             grads = compiled.backward(saved, seed)
         except BaseException as exc:
@@ -236,7 +244,7 @@ def _vjp(fn: Callable, args: tuple, kwargs: dict, only: tuple[int, ...] | None =
                       for i in range(len(args)))
         return every[len(prefix):]
 
-    pullback._s2sgrad_transform = f"the pullback of vjp({spec.fn.__name__})"
+    pullback._s2sgrad_transform = f"the pullback of vjp({spec.name})"
     if not kwargs:
         user = args[len(prefix):]
 
@@ -244,7 +252,7 @@ def _vjp(fn: Callable, args: tuple, kwargs: dict, only: tuple[int, ...] | None =
             """The pullback's own pullback: J w, for w one entry per argument (None for
             one that does not move), by the tangent function of f."""
             if not isinstance(cotangents, (tuple, list)) or len(cotangents) != len(user):
-                raise ValueError(f"the pullback of the pullback of vjp({spec.fn.__name__}) "
+                raise ValueError(f"the pullback of the pullback of vjp({spec.name}) "
                                  f"takes one cotangent per argument ({len(user)}), as a tuple")
             tangents = [w if w is not None and i + len(prefix) in positions else None
                         for i, w in enumerate(cotangents)]
@@ -297,7 +305,7 @@ def _jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], mode: st
     spec = specialiser(fn)
     primals, tangents = tuple(primals), tuple(tangents)
     if len(primals) != len(tangents):
-        raise ValueError(f"jvp of {spec.fn.__name__}(): {len(primals)} primals but "
+        raise ValueError(f"jvp of {spec.name}(): {len(primals)} primals but "
                          f"{len(tangents)} tangents; give one tangent per primal (None for "
                          "one that does not move)")
     args = prefix + primals
@@ -306,7 +314,7 @@ def _jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any], mode: st
         out = spec.fn(*args)
         return (out, _zeros_like(out)) if mode == "jvp" else _zeros_like(out)
     for i in positions:
-        _check_tangent(spec.fn.__name__, args[i], tangents[i - len(prefix)])
+        _check_tangent(spec.name, args[i], tangents[i - len(prefix)])
     compiled = spec.compiled(positions, args, {}, mode=mode)
     dots = {}
     for i in positions:
@@ -549,7 +557,7 @@ def batched_jvp(fn: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -
     for i in moving:
         rows = tangents[i - len(prefix)]
         if np.shape(rows) != (batch,) + np.shape(args[i]):
-            raise ValueError(f"batched_jvp of {spec.fn.__name__}(): rows of tangents of shape "
+            raise ValueError(f"batched_jvp of {spec.name}(): rows of tangents of shape "
                              f"{np.shape(rows)} for a primal of shape {np.shape(args[i])}; "
                              f"expected {(batch,) + np.shape(args[i])}")
     compiled = spec.compiled(moving, args, {}, mode="batched")
@@ -592,7 +600,7 @@ def batched_vjp(fn: Callable, primals: Sequence[Any], cotangents: Any,
     if not moving:
         raise ValueError("batched_vjp: no floating-point argument to differentiate")
     if any(i >= len(spec.params) for i in moving):
-        raise NotBatchable(f"batched_vjp of {spec.fn.__name__}(): a value passed through "
+        raise NotBatchable(f"batched_vjp of {spec.name}(): a value passed through "
                            "*args is pulled back one row at a time")
     batch = int(np.shape(cotangents)[0]) if np.ndim(cotangents) else 0
     compiled = spec.compiled(moving, args, {}, mode="batched")
@@ -608,10 +616,10 @@ def batched_vjp(fn: Callable, primals: Sequence[Any], cotangents: Any,
         found.refused = exc.reason
         raise NotBatchable(exc.reason) from None
     if not isinstance(rows, np.ndarray):
-        raise NotBatchable(f"batched_vjp of {spec.fn.__name__}(): the output is a "
+        raise NotBatchable(f"batched_vjp of {spec.name}(): the output is a "
                            f"{type(rows).__name__}, not an array")
     if np.shape(cotangents) != rows.shape:
-        raise ValueError(f"batched_vjp of {spec.fn.__name__}(): cotangents of shape "
+        raise ValueError(f"batched_vjp of {spec.name}(): cotangents of shape "
                          f"{np.shape(cotangents)} for an output of shape {rows.shape[1:]}; "
                          f"expected {(batch,) + rows.shape[1:]}")
     pulled = pullback(np.asarray(cotangents, dtype=float))

@@ -367,8 +367,9 @@ def test_refusals_at_transform_time():
     def r_only(a):
         return np.sum(np.linalg.qr(a, mode="r") ** 2)
 
-    def interleaved(a):
-        return np.sum(np.einsum(a, [0, 1], a, [1, 2]))
+    def interleaved(a):  # sublists computed: not literals the compiler can read
+        rows = [0, 1]
+        return np.sum(np.einsum(a, rows, a, [1, 2]))
 
     def hermitian(a):
         return np.sum(np.linalg.svd(a @ a.T, hermitian=True)[1])

@@ -195,6 +195,7 @@ class Aliasing:
         self.values = analysis.values
         self.parsed = analysis.normalized.parsed
         self.augmented = analysis.normalized.augmented
+        self.outputs = analysis.normalized.outputs  # the element writes of out=
         # `_t3 = _t2 + v` of `c[k] += v` -> (c's version, the item _t2 read from it)
         self.item_updates = dict(analysis.normalized.item_updates)
         self.origin = origins(analysis.normalized)
@@ -248,9 +249,14 @@ class Aliasing:
                 f"({value!r})", stmt, "Lists and dicts of values are not supported yet; "
                 "build the values with np.zeros(...) and assign into the array.")
         if origin == "param":
+            write = f"assignment to an element of '{name}'"
+            if stmt in self.outputs:
+                write = f"out={name} writes into '{name}'"
+            elif len(stmt.value.args) == 3:  # np.add.at(y, idx, v)
+                write = f"np.{stmt.value.args[2].value}.at adds into '{name}'"
             raise self.parsed.error(
-                f"assignment to an element of '{name}', the caller's array: NumPy would change "
-                "both", stmt, f"Copy it first: `{name} = {name}.copy()`.")
+                f"{write}, the caller's array: NumPy would change both", stmt,
+                f"Copy it first: `{name} = {name}.copy()`.")
 
     def _check_view_write(self, stmt: gast.Assign, text: str, inner: int) -> None:
         """``y.T[i] = v`` and ``b[i][j] = v``, written as one element write into ``y`` or

@@ -175,7 +175,7 @@ def _check_defaults(site: Site, *params: str) -> None:
 
 def _reduction(fname: str) -> Callable[[Site], gast.expr]:
     def batched(site: Site) -> gast.expr:
-        _check_defaults(site, "out")
+        _check_defaults(site, "out", "initial", "where")
         a = site.arg("a")
         axis = site.axis()
         keepdims = site.constant("keepdims")

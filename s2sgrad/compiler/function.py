@@ -29,6 +29,7 @@ from . import parse as parse_module
 from .analyze import UNKNOWN_ARRAY, abstract_of
 from .compiled import state_of, store_on
 from .derivatives import Derivative
+from .higher import stand_in_of
 from .parse import parse, unwrap
 from .pipeline import Compiled, compile_jvp, compile_vjp
 from .sourcefile import forwarding
@@ -80,9 +81,11 @@ class _Specialiser:
 
     def __init__(self, fn: Callable):
         self.fn = unwrap(fn)
-        if not inspect.isfunction(self.fn) and not isinstance(self.fn, Derivative):
-            parse(self.fn)  # raises the TransformError that explains why
-        self.signature = inspect.signature(self.fn, follow_wrapped=False)
+        # a function without source: a library function with a rule, or a partial, is
+        # compiled as its stand-in; anything else is refused
+        self.stand_in = None if inspect.isfunction(self.fn) or isinstance(
+            self.fn, Derivative) else stand_in_of(self.fn)
+        self.signature = self.signature_now()
         self.params = [p.name for p in self.signature.parameters.values()
                        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         self.star = next((p.name for p in self.signature.parameters.values()
@@ -93,10 +96,24 @@ class _Specialiser:
         self.owners: weakref.WeakSet = weakref.WeakSet()  # the @grad Functions of fn
         self._forwarded: tuple[Any, Callable] | None = None
 
+    @property
+    def name(self) -> str:
+        """The function's name (a partial's: its function's)."""
+        fn = self.fn.func if isinstance(self.fn, functools.partial) else self.fn
+        return getattr(fn, "__name__", "function")
+
+    def signature_now(self) -> inspect.Signature:
+        """The signature of the function (its defaults may have been rebound), or of its
+        stand-in."""
+        return inspect.signature(self.stand_in or self.fn, follow_wrapped=False)
+
     def target(self) -> Callable:
         """What the compiler reads: the function itself, or, when a derivative rule is
         registered for it (or for a ``@grad`` Function of it), a function whose one
-        operation is a call of it, which the compiler differentiates with that rule."""
+        operation is a call of it, which the compiler differentiates with that rule; for
+        a function without source, its stand-in."""
+        if self.stand_in is not None:
+            return self.stand_in
         rule = registry.lookup(self.fn)
         for owner in () if rule is not None else list(self.owners):
             rule = registry.lookup(owner)
@@ -230,7 +247,7 @@ class _Specialiser:
         extra = {k: kwargs[k] for k in lifted.values() if k in kwargs}
         kwargs = {k: v for k, v in kwargs.items() if k not in extra}
         try:  # the signature now: the defaults may have been rebound since
-            bound = inspect.signature(self.fn, follow_wrapped=False).bind(*args, **kwargs)
+            bound = self.signature_now().bind(*args, **kwargs)
         except TypeError as exc:
             raise TypeError(f"{name}(): {exc}") from None
         bound.apply_defaults()

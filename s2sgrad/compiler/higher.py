@@ -37,6 +37,8 @@ a batch of cotangents (``transposed``): a Jacobian's rows in one call.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -47,7 +49,7 @@ from .analyze import Abstract
 from .batching import NotBatchable
 from .compiled import Compiled, CompiledJvp, state_of
 from .derivatives import Derivative, make, signature_of
-from .parse import source_lines, unwrap
+from .parse import parse, source_lines, unwrap
 from .validity import own_state
 
 
@@ -61,7 +63,7 @@ def target_of(d: Derivative) -> Any:
         raise TransformError(
             f"{d.transform} is of a method bound to an object; its derivatives are computed "
             "for functions. Differentiate a function that takes the object as an argument.")
-    return plain
+    return plain if inspect.isfunction(plain) else stand_in_of(plain)
 
 
 def root_of(d: Any) -> Callable:
@@ -69,6 +71,17 @@ def root_of(d: Any) -> Callable:
     while isinstance(d, Derivative):
         d = target_of(d)
     return d
+
+
+def stand_in_of(fn: Any) -> Callable:
+    """What the compiler reads for a function without source: the stand-in of a library
+    function with a rule (``gradient(np.linalg.det)``) or of a ``functools.partial``
+    (sourcefile.stand_in); anything else is refused."""
+    rule = registry.lookup(fn)
+    if rule is None and not isinstance(fn, functools.partial):
+        parse(fn)  # raises the TransformError that explains why
+    return sourcefile.stand_in(fn, () if rule is None else tuple(
+        p for p in rule.params if p not in rule.defaults))
 
 
 def names_of(d: Derivative) -> tuple[str, ...]:

@@ -49,6 +49,22 @@ class JvpRules:
         self.owning = any(op.kind in UPDATES and op.target in self.analysis.active
                           for op in self.analysis.ops.values())
 
+    def without_constants(self, call: gast.expr, jvp: Any, op: Op,
+                          stmt: gast.stmt) -> gast.expr:
+        """A linear primitive's call on the tangents with 0 for the parameters that add a
+        constant (``np.sum(x_dot, initial=0)``), given by name."""
+        given = [p for p in jvp.constant if p in op.bindings and not (
+            syntax.is_const(op.bindings[p]) and op.bindings[p].value is None)]
+        if not given or not isinstance(call, gast.Call):
+            return call
+        named = {k.arg for k in call.keywords}
+        if any(p not in named for p in given):
+            raise self.parsed.error(
+                f"{op.what}() is given {given[0]!r} by position: its forward-mode derivative "
+                "gives it 0, by name", stmt, f"Pass it by name: `{given[0]}=...`.")
+        return syntax.call(call.func, call.args, [
+            (k.arg, syntax.const(0) if k.arg in given else k.value) for k in call.keywords])
+
     def rule(self, stmt: gast.stmt, op: Op) -> list[gast.stmt]:
         jvp = registry.jvp_lookup(op.rule.primitive)
         if jvp is None:
@@ -58,7 +74,8 @@ class JvpRules:
                 "known", stmt, "Register one beside its vjp rule with @s2sgrad.jvp_rule.")
         diff = [op.bindings[p] for p in op.diff_params if p in op.bindings]
         if jvp.linear:
-            value = self.dots.on_tangents(stmt.value, diff)
+            value = self.without_constants(self.dots.on_tangents(stmt.value, diff), jvp, op,
+                                           stmt)
             if self.batch:
                 value = self.batched_rule(batching.LINEAR, op) or value
             return [stmt, self.dots.assign_dot(op.target, self.owned(op, value))]

@@ -114,7 +114,7 @@ def compile_vjp(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
     that replace them (see parse), so that ``wrt`` can name them."""
     fn = unwrap(fn)
     if not inspect.isfunction(fn) and not isinstance(fn, Derivative):
-        parse(fn)  # raises the TransformError that explains why
+        fn = higher.stand_in_of(fn)
     lifted = dict(lifted or {})
     key = (tuple(wrt), tuple(sorted(signature.items())), tuple(sorted(lifted.items())))
 
@@ -222,7 +222,7 @@ def compile_jvp(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
     ``NotBatchable`` where that cannot be done."""
     fn = unwrap(fn)
     if not inspect.isfunction(fn) and not isinstance(fn, Derivative):
-        parse(fn)  # raises the TransformError that explains why
+        fn = higher.stand_in_of(fn)
     key = (tuple(wrt), tuple(sorted(signature.items())), returns) + (
         ("batched",) if batched else ())
 

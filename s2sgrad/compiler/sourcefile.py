@@ -11,6 +11,7 @@ Part of the compiler layer; imports nothing of s2sgrad.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import keyword
 import linecache
@@ -113,3 +114,70 @@ def forwarding(primitive: Any, signature: inspect.Signature) -> Callable:
     params, call = parameters(signature, bindings)
     name = identifier(getattr(primitive, "__name__", None), "function")
     return define(name, params, f"{callee}({', '.join(call)})", (), bindings)
+
+
+def partial_forwarding(partial: functools.partial) -> Callable:
+    """For ``functools.partial(func, <held>, k=2.0)``, a function that calls ``func`` as the
+    partial does, the arguments it holds read as constants: of a Python function, with the
+    parameters left (``def f(x, *, k=<2.0>): return <func>(<held>, x, k=k)``); of a library
+    function, with those left without a default by position and any others by name
+    (``def f(x, **kwargs): return <func>(<held>, x, k=<2.0>, **kwargs)``)."""
+    if FILENAME not in linecache.cache:
+        register()
+    own = list(inspect.signature(partial).parameters.values())
+    named: list[str] = []
+    callee = "func_"
+    while callee in {p.name for p in own}:
+        callee += "_"
+    bindings: dict[str, Any] = {callee: partial.func}
+    if inspect.isfunction(partial.func):
+        kept = own  # (the keywords it holds are defaults there)
+    else:
+        kept = [p for p in own if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                and p.default is p.empty]
+        if len(kept) < len(own):
+            kept.append(inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD))
+        for key, value in partial.keywords.items():
+            named.append(f"{key}=held{len(bindings)}_")
+            bindings[f"held{len(bindings)}_"] = value
+    params, call = parameters(inspect.Signature(kept), bindings)
+    held = []
+    for value in partial.args:
+        held.append(f"held{len(bindings)}_")
+        bindings[held[-1]] = value
+    spread = [c for c in call if c.startswith("**")]  # after the keywords it holds
+    call = held + [c for c in call if not c.startswith("**")] + named + spread
+    name = identifier(getattr(partial.func, "__name__", None), "function")
+    return define(name, params, f"{callee}({', '.join(call)})", (), bindings)
+
+
+def stand_in(fn: Any, required: tuple[str, ...]) -> Callable:
+    """A function with source that computes what ``fn`` computes, for a function without
+    source: a partial's (``partial_forwarding``), or a library function's that has a rule,
+    ``def det(a): return <det>(a)``, its parameters without a default (``required``, where
+    ``fn`` has no signature) by position and any others by name (``**kwargs``). Made once
+    for each object."""
+    found = _stand_ins.get(id(fn))
+    if found is not None and found[0] is fn:
+        return found[1]
+    if isinstance(fn, functools.partial):
+        made = partial_forwarding(fn)
+    else:
+        try:
+            own = list(inspect.signature(fn).parameters.values())
+        except (TypeError, ValueError):  # a builtin without one: the rule's parameters
+            own = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                   for name in required]
+        kept = [p for p in own if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                and p.default is p.empty]
+        if len(kept) < len(own):  # the rest by name, as the call gives them
+            kept.append(inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD))
+        made = forwarding(fn, inspect.Signature(kept))
+    if len(_stand_ins) > 256:
+        _stand_ins.clear()
+    _stand_ins[id(fn)] = (fn, made)
+    return made
+
+
+# id of a function without source -> (the function, its stand-in): kept with the object
+_stand_ins: dict[int, tuple[Any, Callable]] = {}

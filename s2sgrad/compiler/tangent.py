@@ -13,6 +13,7 @@ After:  ``Tangents``: the body of ``f_jvp``, which runs every primal statement a
                                      y_dot = np.sum(x_dot, axis=0)
     call      y = f(x)               y, y_dot = f_jvp(x, x_dot=x_dot)
     setitem   y_1 = __setitem__(y[i], v)   y_1_dot = y_dot; y_1_dot[i] = v_dot
+              (of np.add.at)                np.add.at(y_1_dot, i, v_dot)
     pack      t = (a, b)             t_dot = (a_dot, b_dot)
     item      a = t[k]               a_dot = t_dot[k]
     put       d_1 = __setitem__(d[k], v)   d_1_dot = d_dot; d_1_dot[k] = v_dot (a list or dict)
@@ -255,19 +256,33 @@ class _Tangent:
         return [new]
 
     def setitem(self, stmt: gast.stmt, op: Op) -> list[gast.stmt]:
-        """y[i] = v; y_1 = y, and the same on the tangents."""
+        """y[i] = v; y_1 = y, and the same on the tangents (np.add.at(y, i, v) for the
+        element write of np.add.at: its tangent adds v's at the same positions)."""
         region = stmt.value.args[0]
+        ufunc = op.bindings["ufunc"].value if "ufunc" in op.bindings else None
 
         def write(base: gast.expr, value: gast.expr) -> gast.stmt:
+            if ufunc is not None:
+                return self.scatter(ufunc, base, syntax.clone(region.slice), value)
             return syntax.assign(syntax.subscript(base, syntax.clone(region.slice), store=True),
                                  value)
 
         def write_rows(base: gast.expr, value: gast.expr) -> gast.stmt:
-            return batching.write_rows(self.dots.site(op), base, region.slice, value,
+            rows = batching.write_rows(self.dots.site(op), base, region.slice, value,
                                        stmt.value.args[1])
+            if ufunc is None:
+                return rows
+            target = rows.targets[0]  # y_dot[:, i] = v_dot: added at each position
+            index = syntax.index_value(target.slice, self.ctx.bindings.claim("slice", slice))
+            return self.scatter(ufunc, target.value, index, rows.value)
 
         return self.in_place(op, region.value, stmt.value.args[1], write,
                              write_rows if self.batch else write)
+
+    def scatter(self, ufunc: str, base: gast.expr, index: gast.expr,
+                value: gast.expr) -> gast.stmt:
+        """np.add.at(base, index, value)"""
+        return syntax.expr_stmt(syntax.call(f"{self.ctx.np}.{ufunc}.at", [base, index, value]))
 
     def append(self, stmt: gast.stmt, op: Op) -> list[gast.stmt]:
         """xs.append(v); xs_1 = xs, and the same on the tangents."""

@@ -152,31 +152,46 @@ def tile(g, ans, A, reps):
 # --- padding -------------------------------------------------------------------------------------
 
 
-def _constant_mode(static, ndim):
+# the modes that copy entries of the array into the padding
+COPYING = ("reflect", "symmetric", "edge", "wrap")
+
+
+def _copying_mode(static, ndim):
     mode = static.get("mode", "constant")
-    if mode == "constant":
+    if mode == "constant" or mode in COPYING and static.get("reflect_type", "even") == "even":
         return None
     shown = repr(mode) if isinstance(mode, str) else "that is not a literal string"
-    return (f"np.pad(..., mode={shown}) is not differentiated: only mode='constant' (the "
-            "default) has a rule. Build other paddings from slices of the array and "
+    return (f"np.pad(..., mode={shown}) is not differentiated: the modes with a rule are "
+            f"'constant' (the default) and those that copy entries ({', '.join(COPYING)}; "
+            "reflect_type='even'). Build other paddings from slices of the array and "
             "np.concatenate, which are differentiated")
 
 
-@vjp_rule(np.pad, shape="permute", requires=_constant_mode)
-def pad(g, ans, array, pad_width, mode="constant", constant_values=0):
-    # array's entries sit inside the padding in their own order: the same padding of a mask
-    # of ones picks their cotangents out of g.
-    inside = np.pad(np.ones(np.shape(array), np.bool_), pad_width)
-    g_array = np.reshape(g[inside], np.shape(array))
-    # The padding value: one, or one per axis and side, broadcast to (before, after) pairs as
-    # np.pad does. The axes are padded in order, so where two pads cross, the later axis's
-    # value is kept: padding zeros with the pairs' numbers 1, 2, ... says which value each
-    # entry holds, and bincount adds up the cotangent of each (number 0 is array's).
-    count = 2 * np.ndim(array) + 1
-    pairs = np.reshape(np.arange(1, count), (np.ndim(array), 2))
-    holder = np.pad(np.zeros(np.shape(array), np.intp), pad_width, constant_values=pairs)
-    sums = np.asarray(np.bincount(np.ravel(holder), np.ravel(g), count), np.result_type(g))
-    g_values = unbroadcast(np.reshape(sums[1:], (np.ndim(array), 2)), np.shape(constant_values))
+@vjp_rule(np.pad, shape="permute", requires=_copying_mode)
+def pad(g, ans, array, pad_width, mode="constant", constant_values=0, reflect_type="even"):
+    if mode == "constant":
+        # array's entries sit inside the padding in their own order: the same padding of a
+        # mask of ones picks their cotangents out of g.
+        inside = np.pad(np.ones(np.shape(array), np.bool_), pad_width)
+        g_array = np.reshape(g[inside], np.shape(array))
+        # The padding value: one, or one per axis and side, broadcast to (before, after)
+        # pairs as np.pad does. The axes are padded in order, so where two pads cross, the
+        # later axis's value is kept: padding zeros with the pairs' numbers 1, 2, ... says
+        # which value each entry holds, and bincount adds up the cotangent of each (number 0
+        # is array's).
+        count = 2 * np.ndim(array) + 1
+        pairs = np.reshape(np.arange(1, count), (np.ndim(array), 2))
+        holder = np.pad(np.zeros(np.shape(array), np.intp), pad_width, constant_values=pairs)
+        sums = np.asarray(np.bincount(np.ravel(holder), np.ravel(g), count), np.result_type(g))
+        g_values = unbroadcast(np.reshape(sums[1:], (np.ndim(array), 2)),
+                               np.shape(constant_values))
+    else:
+        # A copying mode: the positions of array's entries, padded the same way, say which
+        # entry each output entry copies; bincount adds up the cotangents of its copies.
+        source = np.pad(np.reshape(np.arange(np.size(array)), np.shape(array)), pad_width, mode)
+        g_array = np.reshape(np.asarray(np.bincount(np.ravel(source), np.ravel(g), np.size(
+            array)), np.result_type(g)), np.shape(array))
+        g_values = None
     return g_array, None, None, g_values
 
 

@@ -148,7 +148,13 @@ def tables() -> str:
                 shape += f", one contribution per *{group[0].star}"
             out.append(f"| {names} | `{_signature(template)}` | {shape} |")
         out.append("")
-    out += ["### Non-differentiable", ""]
+    out += ["### Methods of ufuncs", "",
+            ("Each takes the rules of the function it computes, given the method's arguments "
+             "by name:"), ""]
+    for method, primitive, defaults in registry.same_methods():
+        given = ", ".join(f"{k}={v!r}" for k, v in defaults.items())
+        out.append(f"- `{method}`: `{name(primitive)}`" + (f" with `{given}`" if given else ""))
+    out += ["", "### Non-differentiable", ""]
     for why, primitives in nondiff.GROUPS:
         out.append(f"- {why[0].upper() + why[1:]}: " + ", ".join(f"`{name(p)}`" for p in primitives))
     return "\n".join(out)

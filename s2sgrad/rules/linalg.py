@@ -123,6 +123,28 @@ def outer(g, ans, a, b, out=None):
     return np.reshape(g @ np.ravel(b), np.shape(a)), np.reshape(np.ravel(a) @ g, np.shape(b))
 
 
+@vjp_rule(np.add.outer, shape="outer")
+def add_outer(g, ans, a, b):
+    # ans[i..., j...] = a[i...] + b[j...]: each operand gets g summed over the other's axes
+    g_rows = np.reshape(g, (np.size(a), np.size(b)))
+    return (np.reshape(np.sum(g_rows, axis=1), np.shape(a)),
+            np.reshape(np.sum(g_rows, axis=0), np.shape(b)))
+
+
+@vjp_rule(np.subtract.outer, shape="outer")
+def subtract_outer(g, ans, a, b):
+    g_rows = np.reshape(g, (np.size(a), np.size(b)))
+    return (np.reshape(np.sum(g_rows, axis=1), np.shape(a)),
+            -np.reshape(np.sum(g_rows, axis=0), np.shape(b)))
+
+
+@vjp_rule(np.multiply.outer, shape="outer")
+def multiply_outer(g, ans, a, b):
+    g_rows = np.reshape(g, (np.size(a), np.size(b)))
+    return (np.reshape(g_rows @ np.ravel(b), np.shape(a)),
+            np.reshape(np.ravel(a) @ g_rows, np.shape(b)))
+
+
 @vjp_rule(np.trace, np.ndarray.trace, shape=None)
 def trace(g, ans, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     # The cotangent lands on the traced diagonal; for a stack, axis1 and axis2 of each entry.
@@ -160,17 +182,20 @@ def _norm_kind(static, ndim):
 
 
 def _no_singular_values(static, ndim):
-    """The matrix norms of the singular values (ord=2, -2, 'nuc') have no rule: they would
-    need np.linalg.svd, which has none. Every other order has."""
+    """The matrix norms of the singular values (ord=2, -2, 'nuc') have no rule of their own:
+    normalize writes them with np.linalg.svd, which has one, where the call says that they
+    are (forms.py: 'nuc', or a literal pair of axes). Every other order has."""
     order = static.get("ord")
+    instead = ("np.sum(np.linalg.svd(a, compute_uv=False), axis=-1) for 'nuc', np.max (np.min) "
+               "of the same for 2 (-2)")
     if order is not None and not isinstance(order, (str, int, float)):  # known at run time
         if _norm_kind(static, ndim) == "vector":
             return None  # every vector order is chosen at run time
         return ("np.linalg.norm(..., ord=...) of a matrix, or of an array of unknown rank, "
-                "with an order known only at run time: the orders 2, -2 and 'nuc' would "
-                "need the singular values, which are not differentiated. Write the order in "
-                "the call (ord='fro', ord=1, ord=np.inf), or give an int axis= for a vector "
-                "norm")
+                "with an order known only at run time: the orders 2, -2 and 'nuc' are "
+                "functions of the singular values, differentiated where the order is written "
+                "in the call. Write the order in the call (ord='fro', ord=1, ord=np.inf, "
+                "ord='nuc'), or give an int axis= for a vector norm")
     if isinstance(order, str) and order == "nuc":
         kind = "matrix"
     elif not isinstance(order, str) and order in (2, -2):
@@ -185,11 +210,8 @@ def _no_singular_values(static, ndim):
                 "matrix's singular values, and which one is not known when compiling. Give x "
                 "a known rank, or an int axis= for a vector norm")
     return (f"np.linalg.norm(..., ord={order!r}) of a matrix is a function of its singular "
-            "values, which are not differentiated (np.linalg.svd has no derivative rule). "
-            "Write it with functions that have rules: np.trace(scipy.linalg.sqrtm(a.T @ a)) is "
-            "the nuclear norm of an a of full column rank, and the largest singular value is "
-            "np.linalg.norm(a @ v) for the unit vector v that a loop of v = a.T @ (a @ v); "
-            "v = v / np.linalg.norm(v) converges to")
+            "values, differentiated where the call names the matrix's axes (axis=(0, 1)) "
+            f"and keeps no dims. Write the axes in the call, or the norm itself: {instead}")
 
 
 @vjp_rule(np.linalg.norm, shape="reduce", requires=_no_singular_values)
@@ -223,8 +245,9 @@ def norm(g, ans, x, ord=None, axis=None, keepdims=False):
         # A matrix norm over the axes (rows, columns): 'fro' as the 2-norm; ord = 1 (-1) is
         # the largest (smallest) column sum of |x|, ord = inf (-inf) the largest (smallest)
         # row sum, and the columns (rows) that attain it share the weight sign(x). The
-        # singular-value norms (2, -2, 'nuc'), and a matrix order known only at run time,
-        # are refused at transform time.
+        # singular-value norms (2, -2, 'nuc') are written with np.linalg.svd where the call
+        # says they are (normalize/forms.py); elsewhere they, and a matrix order known
+        # only at run time, are refused at transform time.
         if axis is None:
             rows = -2
             columns = -1
@@ -279,6 +302,14 @@ def tensordot_jvp(g, ans, a, b, axes=2):
 @jvp_rule(np.outer)
 def outer_jvp(g, ans, a, b, out=None):
     return np.outer(g, b), np.outer(a, g)
+
+
+linear(np.add.outer, np.subtract.outer)
+
+
+@jvp_rule(np.multiply.outer)
+def multiply_outer_jvp(g, ans, a, b):
+    return np.multiply.outer(g, b), np.multiply.outer(a, g)
 
 
 @jvp_rule(np.linalg.inv)

@@ -22,7 +22,8 @@ product): the contribution then spreads ``g`` over the diagonal, or along that a
 one more operand, a constant mask (identity tensors, vectors of ones). ``...`` is spelled
 out with indices of its own, and where operand k was broadcast (a length-1 axis, fewer
 axes under ``...``) its contribution is summed back to its shape. The subscripts are read
-when the rule runs: the interleaved form ``einsum(a, [0, 1], b, [1, 2])`` is refused.
+when the rule runs: the interleaved form ``einsum(a, [0, 1], b, [1, 2])`` is written as a
+string where its sublists are literals (normalize/forms.py), and refused otherwise.
 """
 
 import string
@@ -31,7 +32,7 @@ from collections import Counter
 import numpy as np
 
 from ..runtime.unbroadcast import unbroadcast
-from .registry import jvp_rule, nondifferentiable, vjp_rule
+from .registry import jvp_rule, nondifferentiable, same_as, vjp_rule
 
 
 @vjp_rule(np.inner, shape=None)
@@ -149,6 +150,10 @@ def cumprod(g, ans, a, axis=None, dtype=None, out=None):
     if axis is None:
         g_x = np.reshape(g_x, np.shape(a))
     return g_x
+
+
+# np.multiply.accumulate is np.cumprod along axis 0 (see reductions.py)
+same_as(np.multiply.accumulate, np.cumprod, ("array", "axis", "dtype", "out"), axis=0)
 
 
 @vjp_rule(np.fmax, shape="elementwise")
@@ -295,7 +300,8 @@ def _subscripts_string(static, ndim):
     subscripts = static.get("subscripts")
     if not isinstance(subscripts, str) and ndim("subscripts") is not None:
         return ("np.einsum in the interleaved form (operand, sublist, ..., [sublistout]) is "
-                "not differentiated: write the subscripts as a string, "
+                "differentiated where its sublists are written as literal lists of ints, not "
+                "here: write them so, or the subscripts as a string, "
                 "np.einsum('ij,jk->ik', a, b)")
     return None
 

@@ -25,7 +25,8 @@ Conventions a rule follows:
   unbroadcast by hand. Other rules return contributions shaped like their input.
 
 ``shape`` also tells the analysis the rank of the result: ``"elementwise"`` (broadcast of the
-inputs), ``"reduce"`` (uses ``axis``/``keepdims``), ``"matmul"``, ``"dot"``, ``"outer"``,
+inputs), ``"reduce"`` (uses ``axis``/``keepdims``), ``"matmul"``, ``"dot"``, ``"outer"`` (of
+``np.outer``: two axes; of a ufunc's ``outer``: the axes of both operands),
 ``"transpose"`` (axes reversed, or permuted by a static ``axes``), ``"permute"`` (the axes of
 the first argument in another order: its rank, nothing more), ``"same"`` (exactly the first
 argument's shape), ``"scalar"`` (rank 0), ``"item"`` (an item of the first argument, a
@@ -193,6 +194,9 @@ class JvpRule:
     primitive: Any
     template: Callable | None
     linear: bool = False
+    # of a linear primitive: the parameters that add a constant to its result (np.sum's
+    # initial=), which its tangent's call gives as 0
+    constant: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -332,16 +336,17 @@ def _check_each(template: Callable, sig: inspect.Signature, each: str) -> None:
             f"keyword-only parameter {each} after it, e.g. (g, ans, *arrays, {each}=0)")
 
 
-def linear(*primitives: Any) -> None:
+def linear(*primitives: Any, constant: tuple[str, ...] = ()) -> None:
     """Declare primitives linear in their differentiable parameters (those their vjp rule
     gives a contribution to), jointly: ``np.sum``, ``x[i]``, ``np.stack``. Forward mode
-    applies the primitive itself to the tangents."""
+    applies the primitive itself to the tangents, with 0 for the parameters named in
+    ``constant``, which add a constant to the result (``np.sum(x, initial=c)``)."""
     if _watched:
         _load_imported()
     for primitive in primitives:
         if _key(primitive) not in _RULES:
             raise TypeError(f"linear({primitive_name(primitive)}): register its vjp_rule first")
-        _JVP[_key(primitive)] = JvpRule(primitive, None, linear=True)
+        _JVP[_key(primitive)] = JvpRule(primitive, None, linear=True, constant=tuple(constant))
     _changed()
 
 
@@ -625,9 +630,61 @@ def library_rules() -> tuple[Rule, ...]:
     return tuple(found)
 
 
+# Methods of ufuncs that compute what a function with a rule computes, keyed by (the ufunc,
+# the method's name): the method's positional parameters, the function, and the defaults
+# the method gives where the function's differ (``np.add.reduce`` is ``np.sum`` with
+# ``axis=0``). A call of one is differentiated as that function's call (see ``same_as``).
+_SAME: dict[tuple[Any, str], tuple[tuple[str, ...], Any, dict[str, Any]]] = {}
+
+
+def same_as(method: Any, primitive: Any, params: tuple[str, ...], **defaults: Any) -> None:
+    """Declare that a ufunc's method (``np.add.reduce``), whose positional parameters are
+    ``params``, computes what ``primitive`` (``np.sum``) computes when given the method's
+    arguments by name, with ``defaults`` where the method's defaults differ: its calls take
+    that primitive's rules, of both modes."""
+    _SAME[(method.__self__, method.__name__)] = (tuple(params), primitive, dict(defaults))
+
+
+def _same(fn: Any) -> tuple[tuple[str, ...], Any, dict[str, Any]] | None:
+    owner = getattr(fn, "__self__", None)
+    if not isinstance(owner, np.ufunc):
+        return None
+    return _SAME.get((owner, getattr(fn, "__name__", None)))
+
+
+def same_primitive(fn: Any) -> Any:
+    """The primitive a method declared with ``same_as`` computes, or None."""
+    found = _same(fn)
+    return None if found is None else found[1]
+
+
+def same_methods() -> list[tuple[str, Any, dict[str, Any]]]:
+    """Every method declared with ``same_as``: its name, its primitive, its defaults."""
+    return [(f"numpy.{ufunc.__name__}.{method}", primitive, defaults)
+            for (ufunc, method), (_, primitive, defaults) in _SAME.items()]
+
+
+def same_call(fn: Any, args: list, keywords: dict
+              ) -> tuple[Any, list, dict, dict] | None:
+    """For a method declared with ``same_as``: the primitive, and the call's arguments as
+    it takes them (the first positional, the others by name) with the method's defaults
+    for those not given (plain values); None for anything else."""
+    found = _same(fn)
+    if found is None or not args or len(args) > len(found[0]):
+        return None
+    params, primitive, defaults = found
+    named = dict(zip(params[1:], args[1:]))
+    if set(named) & set(keywords):
+        return None  # given twice: NumPy raises, and the primitive's rule would too
+    named.update(keywords)
+    return primitive, args[:1], named, {k: v for k, v in defaults.items() if k not in named}
+
+
 def primitive_name(primitive: Any) -> str:
     """A readable dotted name for a primitive: ``numpy.tanh``, ``operator.add``, ``ndarray.sum``."""
     owner = getattr(primitive, "__self__", None)
+    if isinstance(owner, np.ufunc):  # np.add.reduce: the ufunc's method
+        return f"numpy.{owner.__name__}.{primitive.__name__}"
     if inspect.ismethod(primitive) and isinstance(getattr(owner, "name", None), str) and \
             not isinstance(owner, type):  # scipy.stats.norm.logpdf: the instance's name
         module = ".".join(p for p in type(owner).__module__.split(".") if not p.startswith("_"))

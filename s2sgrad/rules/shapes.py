@@ -184,6 +184,16 @@ def unbroadcast_vjp(g, ans, a, shape):
     return (g_a,)
 
 
+@vjp_rule(np.lib.stride_tricks.sliding_window_view, shape=None)
+def sliding_window_view(g, ans, x, window_shape, axis=None, subok=False, writeable=False):
+    # Each window is a view of x: the same windows of x's flat positions say which entry
+    # each output entry is, and bincount adds up the cotangents of its copies.
+    source = np.lib.stride_tricks.sliding_window_view(
+        np.reshape(np.arange(np.size(x)), np.shape(x)), window_shape, axis)
+    g_flat = np.bincount(np.ravel(source), np.ravel(g), np.size(x))
+    return np.reshape(np.asarray(g_flat, dtype=np.result_type(g)), np.shape(x))
+
+
 # Forward mode: each of these moves or copies entries, so its tangent is the same move of the
 # tangent (``x_dot[i]``, ``x_dot.T``, ``np.reshape(x_dot, s)``).
 linear(operator.getitem, item_rows, np.transpose, np.ndarray.transpose, np.ndarray.T, np.ndarray.real,
@@ -191,4 +201,5 @@ linear(operator.getitem, item_rows, np.transpose, np.ndarray.transpose, np.ndarr
        np.ndarray.swapaxes, np.moveaxis, np.flip, np.reshape, np.ndarray.reshape, np.ravel,
        np.ndarray.ravel, np.ndarray.flatten, np.squeeze, np.ndarray.squeeze, np.expand_dims,
        np.copy, np.ndarray.copy, np.ndarray.astype, *matrix_transposes, np.asarray,
-       np.asanyarray, np.ascontiguousarray, np.array, np.roll, np.broadcast_to, unbroadcast)
+       np.asanyarray, np.ascontiguousarray, np.array, np.roll, np.broadcast_to, unbroadcast,
+       np.lib.stride_tricks.sliding_window_view)

@@ -7,14 +7,15 @@ functions again (``gammaln' = digamma``, ``digamma' = polygamma(1, .)``, ``j0' =
 with a rule of its own, so second derivatives follow. A Bessel function's order (``v``, ``n``),
 ``polygamma``'s ``n``, ``multigammaln``'s dimension ``d`` and the incomplete gamma functions'
 shape parameter ``a`` get no gradient: the rules differentiate in ``x`` only, and a call
-where one of them depends on a differentiated input is refused (``held``). ``logsumexp`` takes no
-weights ``b`` and no ``return_sign``; such calls are refused.
+where one of them depends on a differentiated input is refused (``held``). ``logsumexp`` takes weights
+``b`` (differentiated too), and no ``return_sign``: such calls are refused.
 """
 
 import math
 
 import numpy as np
 
+from ..runtime.unbroadcast import unbroadcast
 from .registry import jvp_rule, vjp_rule
 
 try:
@@ -238,29 +239,35 @@ def gammaincc(g, ans, a, x):
 # --- logsumexp, softmax, log_softmax --------------------------------------------------------
 
 
-def _unweighted(static, ndim):
-    """The logsumexp rule is that of the plain sum of exponentials, with its value alone."""
-    if static.get("b") is not None:
-        return ("scipy.special.logsumexp(..., b=...) is not differentiated: the rule covers "
-                "no weights b; for positive weights write logsumexp(a + np.log(b))")
+def _signless(static, ndim):
+    """The logsumexp rule gives its value alone, with weights b or without."""
     if static.get("return_sign", False) is not False:
         return ("scipy.special.logsumexp(..., return_sign=True) is not differentiated: it "
-                "returns the sign too; without weights b the sum is positive, so drop "
-                "return_sign")
+                "returns the sign too; where the weighted sum is positive (weights b >= 0), "
+                "drop return_sign")
     return None
 
 
-@scipy_rule("logsumexp", shape="reduce", requires=_unweighted)
+@scipy_rule("logsumexp", shape="reduce", requires=_signless)
 def logsumexp(g, ans, a, axis=None, b=None, keepdims=False, return_sign=False):
     # d lse(a) = sum softmax(a) da: the weights exp(a - lse) over the reduced axes, which are
-    # put back (unless keepdims kept them) so that the weights broadcast over them.
+    # put back (unless keepdims kept them) so that the weights broadcast over them. With
+    # weights b, lse = log sum b exp(a): a gets b exp(a - lse), and b gets exp(a - lse),
+    # each summed back to its own shape where a and b broadcast.
     if axis is None or keepdims:
         g_kept = g
         ans_kept = ans
     else:
         g_kept = np.expand_dims(g, axis)
         ans_kept = np.expand_dims(ans, axis)
-    return g_kept * np.exp(a - ans_kept)
+    if b is None:
+        g_a = g_kept * np.exp(a - ans_kept)
+        g_b = None
+    else:
+        share = g_kept * np.exp(a - ans_kept)
+        g_a = unbroadcast(share * b, np.shape(a))
+        g_b = unbroadcast(share, np.shape(b))
+    return g_a, None, g_b
 
 
 @scipy_rule("softmax", shape="same")
@@ -281,11 +288,17 @@ def log_softmax(g, ans, x, axis=None):
 
 @scipy_jvp("logsumexp")
 def logsumexp_jvp(g, ans, a, axis=None, b=None, keepdims=False, return_sign=False):
+    # a's tangent weighted by b exp(a - lse), b's by exp(a - lse)
     if axis is None or keepdims:
         ans_kept = ans
     else:
         ans_kept = np.expand_dims(ans, axis)
-    return np.sum(g * np.exp(a - ans_kept), axis=axis, keepdims=keepdims)
+    if b is None:
+        scale = g
+    else:
+        scale = g * b
+    return (np.sum(scale * np.exp(a - ans_kept), axis=axis, keepdims=keepdims), None,
+            np.sum(g * np.exp(a - ans_kept), axis=axis, keepdims=keepdims))
 
 
 @scipy_jvp("softmax")

@@ -101,7 +101,7 @@ def no_rule_method(x):
 
 
 def unknown_keyword(x):
-    return np.sum(x, initial=1.0)  # <- refused
+    return np.cumsum(x, initial=1.0)  # <- refused
 
 
 def uses_undefined(x):
@@ -139,10 +139,10 @@ def return_in_loop(x):
 
 
 def norm_of_other_order(x):
-    return np.linalg.norm(np.outer(x, x), ord="nuc")  # <- refused
+    return np.linalg.norm(np.outer(x, x), ord=2)  # <- refused
 
 
-def scatter_add_at(x, idx):
+def scatter_maximum_at(x, idx):
     y = np.zeros(3)
-    np.add.at(y, idx, x)  # <- refused
+    np.maximum.at(y, idx, x)  # <- refused
     return np.sum(y ** 2)

@@ -586,7 +586,7 @@ def clips_into_itself(x):
 
 def floors_into_itself(x):
     y = x * 2.0
-    z = np.floor(y, y)  # <- refused
+    z = np.floor(y, y)
     return np.sum(y * x) + np.sum(z)
 
 

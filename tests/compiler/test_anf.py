@@ -48,9 +48,10 @@ def check_operation(node, locals_):
         assert atom(node.left) and all(atom(c) for c in node.comparators)
     elif isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and \
             node.func.id == "__setitem__":  # y_1 = __setitem__(y[index], v)
-        region, value = node.args
+        region, value, *ufunc = node.args  # (np.add.at: the ufunc's name, a constant)
         check_operation(region, locals_)
         assert atom(value)
+        assert all(isinstance(u, gast.Constant) and isinstance(u.value, str) for u in ufunc)
     elif isinstance(node, gast.Call):
         func = node.func
         assert atom(func) or (isinstance(func, gast.Attribute) and atom(func.value))

@@ -3,10 +3,12 @@
 hypothesis builds small programs: straight-line arithmetic on arrays of shape (3,) and
 floats, if/elif/else on data-dependent conditions, for loops over range(k) and over a
 run-time range(n), while loops with a counter and a data-dependent stop, break/continue,
-element writes, (``Features.values``) a decorated function, decorated helpers, functions
+element writes (``Features.ufunc_writes``: also np.add.at, np.subtract.at and out=),
+(``Features.values``) a decorated function, decorated helpers, functions
 passed as values or read from a dict, tuple and list + and *, np.s_/np.index_exp
 indices, lists and tuples where NumPy converts them to arrays (``np.var([s, t])``), and a
-list of pairs grown by appends whose items are read (``ps[-1][0]``), (``Features.callees``) arguments passed by keyword, in any order, to a helper
+list of pairs grown by appends whose items are read (``ps[-1][0]``), (``Features.callees``)
+arguments passed by keyword, in any order, to a helper
 and to nested functions and lambdas whose defaults read a variable the function then
 rebinds (the default keeps the value it had at the def) and whose bodies read another
 (a closure: its value at the call), (``Features.views``) views held under a name of
@@ -73,6 +75,8 @@ class Features:
     jumps: bool = True  # break / continue (data-dependent)
     writes: bool = True  # a[k] = scalar at the top level and in plain loops
     writes_in_branches: bool = False  # and inside an if, or in a loop with break/continue
+    # writes as NumPy's calls: np.add.at / np.subtract.at (repeated positions add) and out=
+    ufunc_writes: bool = False
     # decorated functions, functions passed as values, tuple/list + and *, index objects
     values: bool = False
     # a dict, a list and an object holding arrays that names hold too, and augmented
@@ -359,8 +363,16 @@ def statement(draw, features: Features, scope: Scope, depth: int, counter: list[
         s = draw(st.sampled_from(SCALARS))
         return _same(0, f"{s} = 0.5 * {s} + 0.3 * {draw(scalar_expr(scope))}")
     if kind == "write":
-        a = draw(st.sampled_from(ARRAYS))
-        return _same(0, f"{a}[{draw(st.integers(0, 2))}] = {draw(scalar_expr(scope))}")
+        a, b = draw(st.sampled_from(ARRAYS)), draw(st.sampled_from(ARRAYS))
+        k, j, c1 = draw(st.integers(0, 2)), draw(st.integers(0, 2)), draw(CONSTANTS)
+        forms = [f"{a}[{k}] = {draw(scalar_expr(scope))}"]
+        if features.ufunc_writes:
+            forms += [f"np.add.at({a}, [{k}, {j}, {k}], {draw(scalar_expr(scope))})",
+                      f"np.subtract.at({a}, [{j}, {k}], {c1} * {b}[1:])",
+                      f"np.tanh({draw(array_expr(scope))}, out={a})",
+                      f"np.multiply({b}, {c1}, out={a})",
+                      f"np.add({a}, {c1} * np.sin({b}), out={a})"]
+        return _same(0, draw(st.sampled_from(forms)))
     if kind == "nested":
         return draw(nested_call(features, scope, counter))
     if kind == "view":  # v0 made again, or d0 = np.diagonal(m0), a read-only view
@@ -676,8 +688,12 @@ def test_with_element_writes():
     _run(Features())()
 
 
+def test_with_element_writes_add_at_and_out():
+    _run(Features(ufunc_writes=True))()
+
+
 def test_writes_in_branches_and_jumping_loops():
-    _run(Features(writes_in_branches=True))()
+    _run(Features(writes_in_branches=True, ufunc_writes=True))()
 
 
 def test_views_with_writes_through_the_view_or_its_base():
@@ -719,7 +735,7 @@ def test_errstate_blocks_and_try_blocks():
 # forward mode (the tangent function) and second order (derivatives of the gradient, from
 # the tangent function's own derivatives) on the same random programs
 def test_forward_mode_on_loops_branches_and_writes():
-    _run(Features(writes_in_branches=True), modes=("fwd",))()
+    _run(Features(writes_in_branches=True, ufunc_writes=True), modes=("fwd",))()
 
 
 def test_forward_mode_with_decorators_function_values_and_containers():
@@ -736,7 +752,7 @@ def test_forward_mode_with_keyword_arguments_and_defaults_of_arrays():
 
 # batched forward mode (many directions in one pass, as a Jacobian's columns are built)
 def test_batched_forward_mode_on_loops_branches_and_writes():
-    _run(Features(writes_in_branches=True), modes=("batch",))()
+    _run(Features(writes_in_branches=True, ufunc_writes=True), modes=("batch",))()
 
 
 def test_batched_forward_mode_with_decorators_function_values_and_containers():

@@ -43,6 +43,21 @@ def padded_filter(signal, taps, edge):
     return np.sum(np.tanh(out) * np.linspace(-1.0, 1.0, np.shape(signal)[0]))
 
 
+def reflected_filter(signal, taps):
+    # a "same" convolution over a signal reflected (or wrapped, repeated) at its ends
+    out = 0.0
+    for padded in (np.pad(signal, (2, 3), mode="reflect"), np.pad(signal, 2, "symmetric"),
+                   np.pad(signal, (0, 2), mode="edge"), np.pad(signal, 7, mode="wrap")):
+        for k in range(3):
+            out = out + np.sum((taps[k] * padded[k:k + np.shape(signal)[0]]) ** 2)
+    return out
+
+
+def test_filter_over_a_reflected_signal():
+    check_grads(reflected_filter, rng.standard_normal(5), rng.standard_normal(3), order=2,
+                modes=("rev", "fwd"))
+
+
 def test_filter_over_a_padded_signal_in_a_loop():
     check_grads(padded_filter, rng.standard_normal(7), rng.standard_normal(3), 0.3, order=2,
                 modes=("rev", "fwd"))
@@ -201,8 +216,8 @@ def test_real_imag_and_conj_of_a_real_array():
 # --- what the rules refuse ----------------------------------------------------------------------
 
 
-def reflect_padded(x):
-    return np.sum(np.pad(x, 1, mode="reflect") ** 2)
+def mean_padded(x):
+    return np.sum(np.pad(x, 1, mode="mean") ** 2)
 
 
 def diff_with_prepend(x):
@@ -218,11 +233,11 @@ def tril_of_a_vector(x):
 
 
 @pytest.mark.parametrize("fn, shape, message", [
-    (reflect_padded, (4,), r"mode='reflect'\) is not differentiated: only mode='constant'"),
+    (mean_padded, (4,), r"mode='mean'\) is not differentiated: the modes with a rule are"),
     (diff_with_prepend, (4,), r"prepend=\.\.\.\) is not differentiated: concatenate"),
     (sort_flattened, (2, 3), r"axis=None\) .* flattens it.*np\.sort\(np\.ravel\(a\)\)"),
     (tril_of_a_vector, (3,), r"np\.tril of a 1-d array builds a matrix"),
-], ids=["pad-reflect", "diff-prepend", "sort-axis-None", "tril-1d"])
+], ids=["pad-mean", "diff-prepend", "sort-axis-None", "tril-1d"])
 def test_unsupported_variants_are_refused(fn, shape, message):
     with pytest.raises(s2sgrad.TransformError, match=message):
         s2sgrad.gradient(fn)(rng.standard_normal(shape))

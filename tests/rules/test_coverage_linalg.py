@@ -218,8 +218,22 @@ def spectral_norm(a):
     return np.linalg.norm(a, 2)
 
 
-def nuclear_norm(a):
-    return np.linalg.norm(a, ord="nuc")
+def nuclear_norm_kept(a):
+    return np.sum(np.linalg.norm(a, ord="nuc", keepdims=True))
+
+
+def singular_value_norms(a, b):
+    # the matrix norms of the singular values, as written: 'nuc', and 2 and -2 with the
+    # matrix's axes in the call (of one matrix, and of a stack of them)
+    stack = np.stack([a, a @ b, b.T])
+    return (np.linalg.norm(a, "nuc") + np.linalg.norm(a @ b, ord=2, axis=(0, 1)) ** 2
+            + np.linalg.norm(b, -2, (1, 0)) + np.sum(np.linalg.norm(stack, "nuc", axis=(1, 2)))
+            + np.sum(np.linalg.norm(stack, 2, axis=(2, 1)) ** 2))
+
+
+def test_matrix_norms_of_the_singular_values():
+    check_grads(singular_value_norms, well_conditioned(3), well_conditioned(3), order=2,
+                modes=("rev", "fwd"))
 
 
 def truncated_pinv(a):
@@ -232,8 +246,10 @@ def symmetric_pinv(a):
 
 @pytest.mark.parametrize("fn, words", [
     (spectral_norm, ["ord=2) of a matrix is a function of its singular values",
-                     "np.linalg.svd has no derivative rule", "v = a.T @ (a @ v)"]),
-    (nuclear_norm, ["ord='nuc') of a matrix", "np.trace(scipy.linalg.sqrtm(a.T @ a))"]),
+                     "names the matrix's axes (axis=(0, 1))",
+                     "np.max (np.min) of the same for 2"]),
+    (nuclear_norm_kept, ["ord='nuc') of a matrix",
+                         "np.sum(np.linalg.svd(a, compute_uv=False), axis=-1)"]),
     (truncated_pinv, ["rcond=...) drops the singular values", "Leave out rcond="]),
     (symmetric_pinv, ["hermitian=True) reads only one triangle", "np.linalg.pinv(a)"]),
 ])
@@ -343,7 +359,7 @@ def test_a_vector_norm_whose_order_is_an_argument(order):
 
 @pytest.mark.parametrize("order", ["nuc", 2, "fro", 1])
 def test_a_matrix_norm_whose_order_is_an_argument_is_refused(order):
-    """Never a nan or a wrong number: the singular-value orders have no rule, and which one
-    arrives is not known when compiling."""
+    """Never a nan or a wrong number: the singular-value orders are differentiated only
+    where the call writes them, and which one arrives is not known when compiling."""
     with pytest.raises(s2sgrad.TransformError, match="order known only at run time"):
         s2sgrad.gradient(norm_of_order)(rng.standard_normal((3, 3)), order)

@@ -102,8 +102,11 @@ def numeric_tangent(primitive, c: Case, where, x, key, u, w):
 
 
 def linear_tangent(primitive, c: Case, inputs, differentiable, i, dx):
-    """The primitive at the tangents: input i at dx, the other differentiable inputs at 0."""
+    """The primitive at the tangents: input i at dx, the other differentiable inputs at 0,
+    and 0 for the parameters that add a constant (np.sum's initial=)."""
     args, kwargs = c.args, c.kwargs
+    kwargs = {k: 0 if k in registry.jvp_lookup(primitive).constant else v
+              for k, v in kwargs.items()}
     for j, (_, value, where) in enumerate(inputs):
         if j != i and j in differentiable and (is_float(value) or float_container(value)):
             args, kwargs = with_input(args, kwargs, where, zeros_tree(value))
@@ -216,7 +219,7 @@ def library_rules_restored(primitive):
     finally:
         registry.vjp_rule(primitive, shape=rule.shape, requires=rule.requires)(rule.template)
         if jvp.linear:
-            registry.linear(primitive)
+            registry.linear(primitive, constant=jvp.constant)
         elif jvp.template is not rule.template:  # pointwise rules are their own jvp template
             registry.jvp_rule(primitive)(jvp.template)
         assert registry.lookup(primitive) == rule

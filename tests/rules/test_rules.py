@@ -163,6 +163,19 @@ def reductions(draw=normal, extra=None, scalars=(float, np.ndarray)):
     return cases
 
 
+def _kept():
+    """A mask over (3, 4, 5) that keeps an entry of every slice along any axes."""
+    w = normal(3, 4, 5) > 0.0
+    w[0], w[:, 0], w[:, :, 0] = True, True, True
+    return w
+
+
+def masked(draw=normal, **extra):
+    """Reductions with where= (and ``extra``, e.g. initial=) over every axis pattern. An
+    initial value is an int: a setting, which the rules do not differentiate."""
+    return [case(draw(3, 4, 5), where=_kept(), **extra, **kw) for kw in REDUCE_AXES]
+
+
 def method_reductions(draw=normal):
     return reductions(draw, scalars=(np.ndarray,))
 
@@ -270,15 +283,26 @@ CASES: dict = {
     math.degrees: math_cases(), math.radians: math_cases(),
     float: [case(np.float64(normal())), case(normal()), case(num(normal()))],
     # reductions
-    np.sum: reductions(), np.ndarray.sum: method_reductions(),
-    np.mean: reductions(), np.ndarray.mean: method_reductions(),
-    np.max: reductions(), np.amax: reductions(), np.ndarray.max: method_reductions(),
-    np.min: reductions(), np.amin: reductions(), np.ndarray.min: method_reductions(),
-    np.prod: reductions(nonzero) + [
+    np.sum: reductions() + masked() + [case(normal(3, 4), axis=1, initial=2)],
+    np.ndarray.sum: method_reductions() + masked(initial=-1)[:2],
+    np.mean: reductions() + masked(), np.ndarray.mean: method_reductions() + masked()[:2],
+    np.max: reductions() + masked(initial=-4) + [case(uniform(-1, 1, 8), initial=0)],
+    np.amax: reductions(), np.ndarray.max: method_reductions() + masked(initial=-4)[:2],
+    np.min: reductions() + masked(initial=4) + [case(uniform(-1, 1, 3, 4), 1, initial=0)],
+    np.amin: reductions(), np.ndarray.min: method_reductions() + masked(initial=4)[:2],
+    np.prod: reductions(nonzero) + masked(nonzero) + masked(nonzero, initial=2)[:3] + [
         case(np.array([[0.0, 1.5, -0.7], [0.0, 0.0, 1.2], [0.8, -1.1, 1.3]]), axis=1),
         case(np.array([0.9, 0.0, 1.3, -1.2])),
+        case(np.array([0.9, 0.0, 1.3, 0.0]), where=np.array([True, False, True, True])),
     ],
-    np.ndarray.prod: method_reductions(nonzero),
+    np.ndarray.prod: method_reductions(nonzero) + masked(nonzero)[:2],
+    np.bincount: [case(np.array([0, 2, 0, 1, 2, 0]), normal(6)),
+                  case([1, 1, 3], weights=normal(3)), case(np.array([2, 0]), normal(2), 5),
+                  case(np.array([0, 0, 0]), normal(3), minlength=2)],
+    np.lib.stride_tricks.sliding_window_view: [
+        case(normal(6), 3), case(normal(4, 5), (2, 3)), case(normal(4, 5), 2, axis=1),
+        case(normal(3, 4, 5), (2, 2), axis=(0, 2)), case(normal(5), 5),
+        case(normal(4, 4), (2, 2), (1, 0))],
     np.var: reductions() + reductions(extra={"ddof": 1}),
     np.ndarray.var: method_reductions() + reductions(extra={"ddof": 1}),
     np.std: reductions(scalars=()) + reductions(extra={"ddof": 1}),
@@ -355,6 +379,10 @@ CASES: dict = {
                    case(normal(3, 2, 4), normal(2, 3), axes=([-2, 0], [0, -1]))],
     np.outer: [case(normal(3), normal(4)), case(normal(2, 2), normal(3)),
                case(num(normal()), normal(3))],
+    **{u.outer: [case(normal(3), normal(4)), case(normal(2, 2), normal(3)),
+                 case(num(normal()), normal(2, 3)), case(normal(2, 3), normal(2, 1, 2)),
+                 case(normal(3), num(normal()))]
+       for u in (np.add, np.subtract, np.multiply)},
     np.trace: [case(normal(3, 3)), case(normal(3, 5), 1), case(normal(4, 3), offset=-1),
                case(normal(2, 3, 3), 0, 1, 2), case(normal(3, 2, 3), axis1=2, axis2=0),
                case(normal(3, 4), axis1=1, axis2=0)],
@@ -394,7 +422,10 @@ CASES: dict = {
     np.tile: [case(normal(3), 2), case(normal(3), (2, 2)), case(normal(2, 3), (2, 1)),
               case(normal(2, 3), 3), case(normal(2, 1, 3), (2, 1, 2)),
               case(normal(2, 3), (2, 1, 1, 2)), case(num(normal()), (2, 3))],
-    np.pad: [case(normal(3), 1), case(normal(3, 4), ((1, 2), (0, 1))), case(normal(3, 4), (1, 2)),
+    np.pad: [case(normal(4), 2, "reflect"), case(normal(3, 4), ((1, 2), (3, 0)), mode="symmetric"),
+             case(normal(3), 5, "reflect"), case(normal(2, 3), 2, "edge"),
+             case(normal(2, 3), ((1, 4), (2, 2)), "wrap"), case(normal(4), (0, 3), "symmetric"),
+             case(normal(3), 1), case(normal(3, 4), ((1, 2), (0, 1))), case(normal(3, 4), (1, 2)),
              case(normal(2, 3), 1, constant_values=num(normal())),
              case(normal(2, 3), ((1, 0), (2, 1)), "constant", constant_values=normal()),
              case(normal(2, 3), 1, constant_values=normal(2, 2)),
@@ -619,7 +650,11 @@ if _special is not None:
         _special.i0e: unary(hi=3.0, away=0.2), _special.i1e: unary(hi=3.0, away=0.2),
         _special.gammainc: _orders(lambda *s: uniform(0.3, 4.0, *s), (1, 2, 3)),
         _special.gammaincc: _orders(lambda *s: uniform(0.3, 4.0, *s), (1, 2, 3)),
-        _special.logsumexp: reductions(),
+        _special.logsumexp: reductions() + [
+            case(normal(3, 4), axis=1, b=uniform(0.5, 2.0, 3, 4)), case(normal(4), b=uniform(
+                0.5, 2.0, 4)), case(normal(3, 4), 0, uniform(0.5, 2.0, 4)),
+            case(normal(2, 3), axis=None, b=uniform(0.5, 2.0, 3), keepdims=True),
+            case(normal(2, 3), axis=1, b=uniform(0.5, 2.0, 2, 1))],
         _special.softmax: _softmaxes(), _special.log_softmax: _softmaxes(),
     })
 
@@ -1242,3 +1277,34 @@ def test_docs_table_is_up_to_date():
     path = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
     text = path.read_text()
     assert doc.update(text) == text, "docs/rules.md is stale: run python -m s2sgrad.rules.doc"
+
+
+# --- methods of ufuncs that take the rules of a function (registry.same_as) ----------------
+
+
+SAME_CASES = {
+    np.add.reduce: [case(normal(4)), case(normal(3, 4), 1), case(normal(3, 4), axis=None),
+                    case(normal(2, 3), 0, None, None, True), case(normal(3), initial=2.0)],
+    np.multiply.reduce: [case(normal(4)), case(normal(3, 4), axis=-1, keepdims=True)],
+    np.maximum.reduce: [case(normal(4)), case(normal(3, 4), 1), case(normal(3, 4), axis=None)],
+    np.minimum.reduce: [case(normal(3, 4)), case(normal(2, 3), axis=(0, 1))],
+    np.add.accumulate: [case(normal(4)), case(normal(3, 4), 1), case(normal(3, 4), axis=0)],
+    np.multiply.accumulate: [case(normal(4)), case(normal(2, 3), 1)],
+}
+
+
+@pytest.mark.parametrize("method", list(SAME_CASES), ids=registry.primitive_name)
+def test_ufunc_methods_compute_their_function(method):
+    # The method's call, given to its function as same_call binds it, computes the same
+    # values: the function's rules (checked above) are then the method's.
+    names = {name for name, _, _ in registry.same_methods()}
+    assert registry.primitive_name(method) in names
+    for c in SAME_CASES[method]:
+        primitive, args, keywords, defaults = registry.same_call(method, list(c.args), c.kwargs)
+        np.testing.assert_array_equal(primitive(*args, **keywords, **defaults),
+                                      method(*c.args, **c.kwargs))
+
+
+def test_every_ufunc_method_has_cases():
+    assert {name for name, _, _ in registry.same_methods()} == {
+        registry.primitive_name(m) for m in SAME_CASES}

@@ -64,6 +64,7 @@ import gast
 from ... import syntax
 from .. import statements
 from ..normalize import PLAIN, STOP, Normalized
+from ..parse import MISSING
 from . import checks, spreads
 from .activity import active
 from .callees import Callees
@@ -106,10 +107,15 @@ class Analysis:
         return None if value is None else value.ndim
 
     def is_none(self, name: str) -> bool | None:
-        """Whether ``name`` holds None: True or False where certain; None leaves an ``is
-        None`` test to run time (a value of unknown kind, read from an object or returned
-        by a call)."""
+        """Whether ``name`` holds None: True or False where certain (a global: what it
+        holds now); None leaves an ``is None`` test to run time (a value of unknown kind,
+        read from an object or returned by a call)."""
         value = self.values.get(name)
+        if value is None and name not in self.normalized.parsed.local_names:
+            # a global or a closure's variable: what it holds now, which a rebinding to
+            # another type compiles again (validity.identity)
+            found = self.normalized.parsed.lookup(name)
+            return None if found is MISSING else found is None
         if value is None or value.none:
             return None
         if value.kind == "none":
@@ -181,6 +187,8 @@ class _Walk:
                     spreads.site(facts, stmt, *self.spread_sites[stmt])
                 if stmt in self.spread_written:
                     spreads.written(facts, stmt, *self.spread_written[stmt])
+                if stmt in self.normalized.outputs:
+                    checks.check_output(facts, *stmt.value.args, stmt)
                 self.ops[stmt] = self.statement(stmt)
                 if self.stopped or self.guarded is not None:
                     self.in_block(stmt, self.ops[stmt])

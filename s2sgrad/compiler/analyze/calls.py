@@ -59,11 +59,17 @@ class Calls:
     def call(self, node: gast.Call, target: str | None) -> Op:
         func = node.func
         for keyword in node.keywords:
+            if keyword.arg == "out" and any(k.arg == "where" for k in node.keywords):
+                raise self.parsed.error(
+                    "'out=' with 'where=': the out array keeps its values where the "
+                    "condition is false, which is not followed", keyword.value,
+                    "Write the selection out: `y = np.where(c, np.multiply(a, b), y)`.")
             if keyword.arg == "out":
                 raise self.parsed.error(
-                    "'out=' writes the result into an existing array, which the gradient "
-                    "cannot follow", keyword.value, "Assign the result instead: "
-                    "`y = np.clip(x, lo, hi)`.")
+                    "'out=' is followed where it names a local array variable of a NumPy "
+                    "or SciPy function's call, not here", keyword.value,
+                    "Assign the result instead (`y = np.clip(x, lo, hi)`), or write it into "
+                    "a local array: `np.clip(x, lo, hi, out=y)`.")
         args = list(node.args)
         keywords = {k.arg: k.value for k in node.keywords}
         spread = [a for a in args if isinstance(a, gast.Starred)]
@@ -176,6 +182,11 @@ class Calls:
         if resolved is sum and len(args) == 1 and not keywords and \
                 self.value(args[0]).kind == "array":  # sum(x) of an array: over its first axis
             return self.callees.primitive(np.sum, args, {"axis": syntax.const(0)}, target, node)
+        same = registry.same_call(resolved, args, keywords)
+        if same is not None:  # np.add.reduce(x): np.sum(x, axis=0)'s rule
+            primitive, args, keywords, defaults = same
+            keywords.update({k: syntax.const(v) for k, v in defaults.items()})
+            return self.callees.primitive(primitive, args, keywords, target, node)
         if registry.lookup(resolved) is not None or registry.is_nondifferentiable(resolved):
             return self.callees.primitive(resolved, args, keywords, target, node)
         if installed_package(unwrap(resolved)) or installed_package(

@@ -4,6 +4,8 @@ Each check raises a TransformError at the user's file:line:col, saying what is n
 supported and what to write instead; each returns quietly otherwise.
 
     x.sort()                 check_effect: a call whose result is dropped, on an array
+    np.add.at(y, i, v)       check_scatter: y is a NumPy array
+    np.exp(x, out=y)         check_output: NumPy casts the result into y
     for k in d: ...          check_iterable: loops read items by position (not a dict's keys)
     for a, b in zip(*xs)     check_spread: xs holds as many sequences as the loop unpacks
     a, b = t                 check_unpack: t holds two values, where its length is known
@@ -43,7 +45,8 @@ def check_effect(facts: Facts, call: gast.expr) -> None:
     the gradient depends on without the gradient knowing."""
     if not isinstance(call, gast.Call):
         return
-    if facts.parsed.resolve(call.func) in (print,):
+    if facts.parsed.resolve(call.func) in (print,) or any(
+            k.arg == "out" for k in call.keywords):  # (out=: refused where the call is)
         return
     arrays = [a for a in call.args + [k.value for k in call.keywords]
               if facts.value(a).kind == "array"]
@@ -55,18 +58,46 @@ def check_effect(facts: Facts, call: gast.expr) -> None:
             isinstance(facts.parsed.resolve(call.func.value), np.ufunc):
         ufunc = facts.parsed.resolve(call.func.value).__name__
         raise facts.parsed.error(
-            f"np.{ufunc}.at(a, indices, b) changes a in place (every position as many times "
-            "as its index repeats), which the gradient cannot follow", call,
-            "For np.add.at, add every contribution with a loop (`for k in range(len(idx)): "
-            "y[idx[k]] += v[k]`) or a product with a one-hot matrix (`y = y + "
-            "np.eye(len(y))[idx].T @ v`); `y[idx] += v` follows NumPy, where a repeated "
-            "index is written once.")
+            f"np.{ufunc}.at(a, indices, b) changes a in place, and its derivative depends on "
+            "the values it combines: only np.add.at and np.subtract.at are differentiated",
+            call, f"Write the update with np.{ufunc} on the region and an element write "
+            f"(`y[idx] = np.{ufunc}(y[idx], v)`, where no position repeats), or a loop over "
+            "the positions.")
     if arrays:
         raise facts.parsed.error(
             "a call whose result is not used, on an array: it may change the array in "
             "place, which the gradient cannot follow", call,
             "Assign the result to a name (e.g. `x = np.sort(x)`), or move the call "
             "outside the differentiated function.")
+
+
+def check_scatter(facts: Facts, base: gast.Name, value: gast.expr, what: str,
+                  node: gast.AST) -> None:
+    """``np.add.at(y, idx, v)`` is followed on a NumPy array of floats (or integers, which
+    carry no gradient)."""
+    found = facts.value(base)
+    if found.kind != "array" or found.backend is not None:
+        raise facts.parsed.error(
+            f"{what}(a, ...) of {described(found)}: followed on NumPy arrays only", node,
+            "Make the array with NumPy first (`y = np.zeros(n)`).")
+    if found.complex or facts.value(value).complex:
+        raise facts.parsed.error(
+            f"{what}() of complex values: complex numbers are not differentiated", node,
+            "Work with the real and imaginary parts as separate real arrays.")
+
+
+def check_output(facts: Facts, region: gast.Subscript, value: gast.expr,
+                 stmt: gast.stmt) -> None:
+    """``np.multiply(a, b, out=y)`` is followed as ``y[...] = np.multiply(a, b)``: right where
+    NumPy casts the result into y as an element write does, so not for a result of floats
+    into an array of integers (a ufunc raises, a reduction truncates)."""
+    base = region.value
+    if facts.is_int_array(base.id) and facts.value(value).float:
+        raise facts.parsed.error(
+            "out= names an array of integers for a result of floats: NumPy refuses the "
+            "cast (a ufunc raises) or truncates the values, which carry no gradient", stmt,
+            "Make the out array of floats (`y = np.zeros(n)`), or assign the result to a "
+            "name: `y = np.multiply(a, b)`.")
 
 
 def check_iterable(facts: Facts, atom: gast.expr, stmt: gast.stmt) -> None:

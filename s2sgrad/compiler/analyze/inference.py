@@ -141,8 +141,10 @@ def infer(facts: Facts, rule: Rule, bindings: dict, target: str | None,
         dims = shapes.matmul(first.dims, values[1].dims)
     elif shape == "dot" and len(values) > 1:
         dims = shapes.dot(first.dims, values[1].dims)
-    elif shape == "outer":
+    elif shape == "outer" and rule.primitive is np.outer:  # of the flattened operands
         dims = (None, None)
+    elif shape == "outer" and first.dims is not None and values[1].dims is not None:
+        dims = first.dims + values[1].dims  # a ufunc's outer: the axes of both
     elif shape == "transpose":
         axes = static(bindings.get("axes"))
         if isinstance(axes, tuple) and len(axes) <= 1 and rule.params[-1:] == ("axes",) \

@@ -10,8 +10,8 @@
     (a, b)     a container of its items (``pack``)
     __setitem__, __append__, __insert__, __pop_item__
                the element writes, appends, inserts and pops normalize made explicit: of an
-               array, an element write; of a list or dict, the container with the item
-               replaced (``put``), added or taken out
+               array, an element write (``np.add.at``'s too); of a list or dict, the
+               container with the item replaced (``put``), added or taken out
 
 ``Operations.operation(node, target)`` returns the ``Op`` of one assigned value and records
 what the target holds; calls go to ``Calls``, and the functions found here (the rule of +,
@@ -363,22 +363,26 @@ class Operations:
                   diff_params=("xs", "v"), what="append")
 
     def setitem(self, node: gast.Call, target: str | None) -> Op:
-        """``y_1 = __setitem__(y[idx], v)``: y_1 is y with the region replaced by v."""
-        region, value = node.args
+        """``y_1 = __setitem__(y[idx], v)``: y_1 is y with the region replaced by v; with a
+        ufunc's name (``np.add.at(y, idx, v)``), y with v added at idx, each occurrence of
+        a repeated position adding its part."""
+        region, value, *ufunc = node.args
         base = region.value
-        if self.value(base).kind == "object" and self.value(base).type not in (None, object):
+        bindings = {"a": base, "index": region.slice, "v": value}
+        what = "element assignment"
+        if ufunc:
+            bindings["ufunc"], what = ufunc[0], f"np.{ufunc[0].value}.at"
+            checks.check_scatter(self.facts, base, value, what, node)
+        elif self.value(base).kind == "object" and self.value(base).type not in (None, object):
             return self.put(node, target)  # a list's or dict's item (or refused)
         checks.refuse_boolean_index(self.facts, region.slice, node)
         self.set_value(target, self.value(base), self.facts.shape_class.get(base.id))
         if self.facts.is_int_array(base.id):  # the value is truncated: piecewise constant
             self.facts.int_result = True
-            return Op("setitem", target, bindings={"a": base, "index": region.slice,
-                                                   "v": value},
-                      what="element assignment", diff_params=())
+            return Op("setitem", target, bindings=bindings, what=what, diff_params=())
         if (self.is_varied(base) or self.is_varied(value)) and target is not None:
             self.facts.varied.add(target)
-        return Op("setitem", target, bindings={"a": base, "index": region.slice, "v": value},
-                  what="element assignment", diff_params=("a", "v"))
+        return Op("setitem", target, bindings=bindings, what=what, diff_params=("a", "v"))
 
 
     def container(self, base: gast.Name, node: gast.AST, what: str,

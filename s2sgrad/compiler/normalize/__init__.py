@@ -50,6 +50,8 @@ The pass is a package, one module per job:
     objects.py      objects the function builds: attributes as variables, methods inlined
     assignments.py  names, unpacking, element writes, appends and inserts (SETITEM, APPEND,
                     INSERT), augmented assignments, del
+    outputs.py      calls that write into an array (out=, np.add.at) as element writes;
+                    calls of NumPy functions whose value is dropped, dropped
     loops.py        for and while loops: loops over functions unrolled, over dict views
                     by key; break/continue as flags
     iterables.py    what a for loop goes through (a range, sequences, enumerate, zip,
@@ -83,6 +85,7 @@ from .assignments import APPEND, INSERT, SETITEM, Assignments, is_append  # noqa
 from .blocks import GRAD, PLAIN, STOP, Blocks, register_context  # noqa: F401
 from .expressions import POP_ITEM, Expressions, numpy_name  # noqa: F401
 from .loops import Loops
+from .outputs import Outputs
 from .returns import lift_returns
 from .spreads import Respread  # noqa: F401
 from .versions import drop_dead_copies
@@ -132,6 +135,9 @@ class Normalized:
     # each try statement -> its flag: True where its body ran to the end, False where its
     # handler did
     flags: dict[gast.stmt, str] = dataclasses.field(default_factory=dict)
+    # `y_1 = __setitem__(y[...], _t1)` statements that write a call's result into its out=
+    # array: the analysis checks that NumPy would cast the result into it
+    outputs: frozenset[gast.stmt] = frozenset()
 
 
 def normalize(parsed: Parsed, fence: Callable[[Parsed], Any] = lambda parsed: parsed,
@@ -165,7 +171,8 @@ def normalize(parsed: Parsed, fence: Callable[[Parsed], Any] = lambda parsed: pa
                       tuple(assignments.item_updates.items()),
                       tuple(spreads.arguments.items()), tuple(spreads.statements.items()),
                       tuple(spreads.written.items()),
-                      dict(statements.blocks.modes), dict(statements.blocks.flags))
+                      dict(statements.blocks.modes), dict(statements.blocks.flags),
+                      frozenset(statements.outputs.writes))
 
 
 class _Statements:
@@ -202,6 +209,8 @@ class _Statements:
         self.assignments = Assignments(walk, self.expressions)
         self.loops = Loops(walk, self.expressions)
         self.blocks = Blocks(walk, self.expressions.objects)
+        self.outputs = self.expressions.outputs = Outputs(walk, self.expressions,
+                                                          self.assignments)
         walk.handlers.update({cls: getattr(self, name) for cls, name in self.TABLE.items()})
 
     def augmented_assign(self, stmt: gast.AugAssign) -> None:
@@ -235,6 +244,12 @@ class _Statements:
             self.assignments.insert(stmt.value.func.value, *stmt.value.args, stmt)
         elif self.expressions.is_pop(stmt.value):  # xs.pop(): its item unused
             self.expressions.pop(stmt.value)
+        elif self.outputs.output_of(stmt.value) is not None:  # np.exp(x, out=y)
+            self.outputs.write_output(stmt.value, *self.outputs.output_of(stmt.value))
+        elif self.outputs.scatter(stmt.value):  # np.add.at(y, idx, v): emitted
+            pass
+        elif self.outputs.is_idle(stmt.value):  # np.sum(y), its value dropped
+            self.outputs.idle(stmt.value)
         elif not syntax.is_const(stmt.value):  # a docstring or a bare constant does nothing
             walk.emit(syntax.expr_stmt(self.expressions.operation(stmt.value)), stmt)
 

@@ -12,6 +12,7 @@ Takes the targets and value of a user-level assignment; gives, through the walk,
                                                             ``item_updates``
     obj.w += v              obj_w_1 = obj_w + v             recorded in ``augmented``
     y.T[i] = v              y_1 = __setitem__(y[..., i], v)     recorded in ``views``
+    np.add.at(y, i, v)      y_1 = __setitem__(y[i], v, 'add')   (outputs.py)
     xs.append(v)            xs_1 = __append__(xs, v)
     xs.insert(i, v)         xs_1 = __insert__(xs, i, v)
     v = xs.pop(i)           _t4 = xs[i]; xs_1 = __pop_item__(xs, i, _t4); v = _t4
@@ -224,6 +225,21 @@ class Assignments:
         self.writes[self.walk.out[-1]] = (base.id, previous)
         if view is not None:
             self.views[self.walk.out[-1]] = view
+
+    def scatter(self, ufunc: str, base: gast.Name, index: gast.expr, value: gast.expr,
+                origin: gast.AST) -> None:
+        """``np.add.at(y, idx, v)`` -> ``y_1 = __setitem__(y[idx], v, 'add')``: an element
+        write in which each occurrence of a repeated position adds its part (y, idx and v
+        evaluated in this order, as Python evaluates the arguments)."""
+        previous = self.expressions.load(base).id
+        index = self.expressions.index(index) if isinstance(index, gast.Tuple) else \
+            self.expressions.atom(index)
+        atom = self.expressions.atom(value)
+        region = syntax.subscript(syntax.name(previous), index)
+        new = self.versions.define(base.id)
+        self.emit(syntax.assign(new, syntax.located(syntax.call(syntax.name(SETITEM), [
+            region, atom, syntax.const(ufunc)]), origin)), origin)
+        self.writes[self.walk.out[-1]] = (base.id, previous)
 
     def _update_of(self, mark: int, previous: str) -> gast.stmt | None:
         """The statement emitted since ``mark`` that computes ``previous op value`` (the

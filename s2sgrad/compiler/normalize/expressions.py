@@ -60,6 +60,7 @@ class Expressions:
         self.forms = Forms(walk, self)  # calls that stand for other expressions
         self.objects = Objects(walk, self)
         self.spreads = Spreads(walk, self, walk.lengths)  # g(*xs), first, *rest = xs
+        self.outputs: Any = None  # calls that write into an array (outputs.py), set after
 
     def atom(self, node: gast.expr) -> gast.expr:
         """An atom holding the value of ``node``, emitting statements as needed."""
@@ -139,6 +140,9 @@ class Expressions:
                 (k, syntax.clone(v)) for k, v in keywords if k not in given] + [
                 (k.arg, k.value) for k in node.keywords])
             return self.operation(syntax.located(call, node), target, temp)
+        elif isinstance(node, gast.Call) and self.outputs.output_of(node) is not None:
+            written = self.outputs.write_output(node, *self.outputs.output_of(node))
+            return self.operation(written, target, temp)  # np.add(a, b, out=c) is c
         elif isinstance(node, gast.Call) and self.forms.builtin_form(node) is not None:
             return self.operation(self.forms.builtin_form(node), target, temp)
         elif isinstance(node, gast.Call) and self.is_extremum(node):

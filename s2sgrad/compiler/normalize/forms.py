@@ -1,4 +1,5 @@
-"""Calls written as what they stand for: builtins that build containers, ``np.r_``, ``np.c_``.
+"""Calls written as what they stand for: builtins that build containers, ``np.r_``, ``np.c_``,
+``np.einsum`` in its interleaved form, the matrix norms of the singular values.
 
 Takes a call of user-level Python (or an index of ``np.r_``/``np.c_``); gives the
 expression it stands for, itself user-level, which ``Expressions.operation`` then
@@ -9,6 +10,8 @@ Nothing is emitted here:
     list(zip(xs, ys))    [(_a0, _a1) for _a0, _a1 in zip(xs, ys)]
     max([a, b, c])       max(max(a, b), c)
     np.r_[a, 0:3]        np.concatenate((np.atleast_1d(a), np.arange(0, 3, 1)))
+    np.einsum(a, [0, 1], b, [1, 2])       np.einsum('ab,bc->ac', a, b)
+    np.linalg.norm(a, 'nuc')              np.sum(np.linalg.svd(a, compute_uv=False), axis=-1)
 
 A directive (``np.r_['0,2', ...]``) or a complex step (``0:1:5j``) is refused.
 """
@@ -93,7 +96,11 @@ class Forms:
         kind = self.parsed.resolve(call.func)
         args, keywords = call.args, call.keywords
         new = None
-        if kind is dict and not args and keywords and all(k.arg for k in keywords):
+        if kind is np.einsum:
+            new = self.einsum(call)
+        elif kind is np.linalg.norm:
+            new = self.singular_norm(call)
+        elif kind is dict and not args and keywords and all(k.arg for k in keywords):
             new = syntax.dict_([syntax.const(k.arg) for k in keywords],
                                [k.value for k in keywords])
         elif _one_of(kind, tuple, list) and len(args) == 1 and not keywords:
@@ -122,6 +129,87 @@ class Forms:
                 new = syntax.located(syntax.call(syntax.clone(call.func), [new, item]), item)
         return None if new is None else syntax.located(new, call)
 
+    def einsum(self, call: gast.Call) -> gast.Call | None:
+        """``np.einsum(a, [0, 1], b, [1, 2], [0, 2])``, the interleaved form, with its
+        subscripts written as a string: ``np.einsum('ab,bc->ac', a, b)`` (letters in the
+        order of the integers; without an output sublist, the output is the labels found
+        once, in increasing order, after ``...`` if any). None for the string form, or
+        sublists that are not literals."""
+        args = call.args
+        if not args or syntax.is_const(args[0]) and isinstance(args[0].value, str):
+            return None
+        sublists = [self.sublist(a) for a in args[1::2]]
+        out = self.sublist(args[-1]) if len(args) % 2 else None
+        if len(args) < 2 or any(s is None for s in sublists) or (len(args) % 2 and out is None):
+            return None
+        if any(k is not Ellipsis and not 0 <= k < len(_LETTERS) for s in sublists for k in s):
+            return None
+        if out is None:
+            labels = [k for s in sublists for k in s if k is not Ellipsis]
+            once = sorted(k for k in set(labels) if labels.count(k) == 1)
+            out = ([Ellipsis] if any(Ellipsis in s for s in sublists) else []) + once
+        spelled = ",".join(_spelled(s) for s in sublists) + "->" + _spelled(out)
+        operands = args[0:len(sublists) * 2:2]
+        return syntax.located(syntax.call(syntax.clone(call.func), [
+            syntax.located(syntax.const(spelled), call), *operands], [
+            (k.arg, k.value) for k in call.keywords]), call)
+
+    def singular_norm(self, call: gast.Call) -> gast.Call | None:
+        """A matrix norm of the singular values, as NumPy computes it:
+
+            np.linalg.norm(a, 'nuc')               np.sum(np.linalg.svd(a, compute_uv=False),
+                                                          axis=-1)
+            np.linalg.norm(a, 2, axis=(0, 1))      np.max(np.linalg.svd(np.moveaxis(a, (0, 1),
+                                                   (-2, -1)), compute_uv=False), axis=-1)
+
+        (ord=-2: np.min). ord=2 and -2 only with a literal pair of axes, which makes the norm
+        a matrix's; None for any other call."""
+        named = {k.arg: k.value for k in call.keywords}
+        if any(k not in ("ord", "axis") for k in named) or len(call.args) > 3 or (
+                len(call.args) > 1 and "ord" in named) or (len(call.args) > 2 and "axis" in named):
+            return None
+        order = call.args[1] if len(call.args) > 1 else named.get("ord")
+        axis = call.args[2] if len(call.args) > 2 else named.get("axis")
+        if isinstance(order, gast.UnaryOp) and isinstance(order.op, gast.USub) and \
+                syntax.is_const(order.operand) and type(order.operand.value) is int:
+            order = syntax.const(-order.operand.value)  # ord=-2
+        if not call.args or order is None or not syntax.is_const(order):
+            return None
+        pair = syntax.const_value(axis) if axis is not None and syntax.is_static_tuple(
+            axis) else None
+        if axis is not None and not (isinstance(pair, tuple) and len(pair) == 2):
+            return None
+        reduce = {"nuc": "sum", 2: "max", -2: "min"}.get(order.value) if type(
+            order.value) in (str, int) else None
+        if reduce is None or reduce != "sum" and pair is None:
+            return None
+        module = syntax.dotted_name(call.func).rpartition(".")[0].rpartition(".")[0]
+        if not module or self.parsed.resolve(syntax.dotted_expr(module)) is not np:
+            return None  # (np.linalg.norm written another way: left as it is)
+        matrix = call.args[0]
+        if pair is not None:
+            matrix = syntax.call(f"{module}.moveaxis", [matrix, syntax.clone(axis),
+                                                        syntax.const((-2, -1))])
+        values = syntax.call(f"{module}.linalg.svd", [matrix],
+                             [("compute_uv", syntax.const(False))])
+        return syntax.located(syntax.call(f"{module}.{reduce}", [values],
+                                          [("axis", syntax.const(-1))]), call)
+
+    def sublist(self, node: gast.expr) -> list | None:
+        """The labels of an einsum sublist written as a literal list or tuple of ints and
+        ``...`` (or ``Ellipsis``); None for anything else."""
+        if not isinstance(node, (gast.List, gast.Tuple)):
+            return None
+        labels = []
+        for e in node.elts:
+            if syntax.is_const(e) and (e.value is Ellipsis or type(e.value) is int):
+                labels.append(e.value)
+            elif self.is_static(e) and self.parsed.resolve(e) is Ellipsis:
+                labels.append(Ellipsis)
+            else:
+                return None
+        return labels
+
     def mapped(self, call: gast.Call) -> gast.ListComp | gast.Call:
         """``map(f, xs, ...)`` or ``zip(xs, ...)`` as a list comprehension."""
         is_map = self.parsed.resolve(call.func) is map
@@ -143,3 +231,10 @@ def _one_of(value: object, *options: object) -> bool:
     """Is ``value`` one of ``options`` (by identity: ``==`` of an array with a function or
     with ``np.r_`` compares, or iterates, element by element)?"""
     return any(value is option for option in options)
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"  # NumPy's labels 0..51
+
+
+def _spelled(labels: list) -> str:
+    return "".join("..." if k is Ellipsis else _LETTERS[k] for k in labels)

@@ -60,6 +60,7 @@ class Loops:
         self.default_variables = expressions.functions.default_variables
         self.nonlocal_variables = expressions.functions.nonlocal_variables
         self.objects = expressions.objects
+        self.expressions = expressions
         self.iterables = Iterables(walk, expressions)  # the range and items of a for loop
         # the break flag of a loop split from its else (see split_else), by the loop
         self.break_flags: dict[gast.stmt, str] = {}
@@ -254,6 +255,7 @@ class Loops:
             written |= {n.target.value.id for n in gast.walk(stmt)
                         if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Subscript)
                         and isinstance(n.target.value, gast.Name)}
+        written |= self.expressions.outputs.written(body)  # out=y, np.add.at(y, ...)
         written |= self.objects.variables(body)  # attributes set there, or by a method
         written |= self.default_variables(body)  # defaults of the defs there
         written |= self.nonlocal_variables(body) & names  # what calls there rebind

@@ -18,6 +18,8 @@ Gives the forward body:
 
     y_1 = __setitem__(y[0], _t1)    ->  y_1 = y
                                         y_1[0] = _t1
+    y_1 = __setitem__(y[i], v, 'add')  ->  y_1 = y
+                                        np.add.at(y_1, i, v)
 
 Each statement class has one entry in ``lowering``, each operation kind one in ``by_op``; a
 missing one is an internal error.
@@ -135,11 +137,19 @@ class Forward:
                 syntax.located(update, stmt)]
 
     def element_write(self, stmt: gast.stmt, op: Op) -> list[gast.stmt]:
-        """y_1 = y; y_1[idx] = v: in place, as NumPy does it."""
+        """y_1 = y; y_1[idx] = v: in place, as NumPy does it (np.add.at(y_1, idx, v) for
+        the element write of np.add.at)."""
         region = stmt.value.args[0]
-        store = syntax.subscript(syntax.name(op.target), syntax.clone(region.slice), store=True)
+        value = syntax.clone(stmt.value.args[1])
+        if "ufunc" in op.bindings:
+            ufunc = op.bindings["ufunc"].value
+            write = syntax.expr_stmt(syntax.call(f"{self.ctx.np}.{ufunc}.at", [
+                syntax.name(op.target), syntax.clone(region.slice), value]))
+        else:
+            write = syntax.assign(syntax.subscript(syntax.name(op.target),
+                                                   syntax.clone(region.slice), store=True), value)
         return [syntax.located(syntax.assign(op.target, syntax.clone(region.value)), stmt),
-                syntax.located(syntax.assign(store, syntax.clone(stmt.value.args[1])), stmt)]
+                syntax.located(write, stmt)]
 
     def append(self, stmt: gast.stmt, op: Op) -> list[gast.stmt]:
         """xs_1 = xs; xs_1.append(v): in place, as Python does it."""

@@ -13,7 +13,8 @@ through it):
                                           contributions fitted to their operand's shape
     call     y = f(x)                     the callee's backward on what its forward saved
     setitem  y_1 = __setitem__(y[i], v)   v gets g's region, y gets g with the region zeroed
-                                          (``zeroed_at``)
+                                          (``zeroed_at``); of np.add.at (a third argument,
+                                          'add'), v gets g's region and y gets g
     pack     t = (a, b)                   a gets g[0], b gets g[1]
     item     a = t[k]                     t gets g added at k (``add_leaf``, ``add_item``)
     put      d_1 = __setitem__(d[k], v)   v gets g[k], d gets g with zeros at k shaped like
@@ -151,6 +152,9 @@ class Operations:
         y the cotangent with the region zeroed."""
         cot, active = self.cotangents, self.ctx.analysis.active
         base, index, value = op.bindings["a"], op.bindings["index"], op.bindings["v"]
+        if "ufunc" in op.bindings:
+            self.scatter(stmt, op, g)
+            return
         basic = self.is_basic(index)
         if isinstance(value, gast.Name) and value.id in active:
             region = syntax.subscript(syntax.clone(g), syntax.clone(index))
@@ -170,6 +174,20 @@ class Operations:
             helper = self.ctx.bindings.claim("zeroed_at", zeroed_at)
             cot.accumulate(base, syntax.call(syntax.name(helper), [
                 syntax.clone(g), self.index_value(index)]))
+
+    def scatter(self, stmt: gast.stmt, op: Op, g: gast.expr) -> None:
+        """``np.add.at(y, idx, v)``: v gets the region of the cotangent (each occurrence of a
+        position reads it), fitted to v's shape; y gets the cotangent as it is. For
+        ``np.subtract.at``, v gets the region negated."""
+        cot, active = self.cotangents, self.ctx.analysis.active
+        base, index, value = op.bindings["a"], op.bindings["index"], op.bindings["v"]
+        if isinstance(value, gast.Name) and value.id in active:
+            region = syntax.subscript(syntax.clone(g), syntax.clone(index))
+            if op.bindings["ufunc"].value == "subtract":
+                region = syntax.unaryop("USub", region)
+            cot.accumulate(value, self.broadcast.fit(stmt, region, value.id, None))
+        if isinstance(base, gast.Name) and base.id in active:
+            cot.accumulate(base, syntax.clone(g))
 
     def gather(self, stmt: gast.stmt, op: Op, g: gast.expr) -> None:
         """``y = a[index]``: a gets g added at index, into zeros shaped like a where this
