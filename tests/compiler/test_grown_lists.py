@@ -15,6 +15,7 @@ import pytest
 
 import s2sgrad
 from s2sgrad.testing import check_grads
+from tests.located import assert_points_at
 
 rng = np.random.default_rng(3)
 X = rng.uniform(-0.8, 0.8, 10)
@@ -159,3 +160,62 @@ def test_max_of_an_empty_sequence_raises_python_s_error():
     with pytest.raises(ValueError) as compiled:
         s2sgrad.gradient(largest_of_nothing)(X)
     assert str(compiled.value) == str(plain.value)
+
+
+# --- items of kinds that have no join (a list and numbers in one list) ----------------------
+
+
+def mixed_items_read_in_a_loop(x):
+    xs = [[x[0]], x[1], x[2]]
+    ys = []
+    for v in xs:
+        ys.append(v)  # noqa: PERF402 (a loop, as users write it)
+    return ys[1] * 3.0 + ys[2]
+
+
+def mixed_item_indexed(x):
+    xs = [[x[0]], x[1], x[2]]
+    ys = []
+    for v in xs:
+        ys.append(v)  # noqa: PERF402 (a loop, as users write it)
+    return ys[0][0] ** 2  # <- refused
+
+
+def test_indexing_an_item_of_no_known_kind_is_refused_at_the_user_s_line():
+    with pytest.raises(s2sgrad.TransformError) as info:
+        s2sgrad.gradient(mixed_item_indexed)(X)
+    assert "whose kind is not known here" in str(info.value)
+    assert "_t" not in str(info.value).splitlines()[0]
+    assert_points_at(info.value, mixed_item_indexed, "ys[0][0]", __file__)
+
+
+def slice_of_a_nested_list(x):
+    rows = [[x[0], x[1]], x[2], x[3] * 2.0]
+    rest = rows[1:]
+    return rest[0] * rest[1] + rows[0][1]
+
+
+def item_at_a_run_time_index(x):
+    parts = [[x[0] * 2.0], x[1] ** 2, np.sin(x[2])]
+    total = 0.0
+    for k in range(1, 3):
+        total = total + parts[k] * (k + 1.0)
+    return total + parts[0][0]
+
+
+MIXED = [mixed_items_read_in_a_loop, slice_of_a_nested_list, item_at_a_run_time_index]
+
+
+@pytest.mark.parametrize("fn", MIXED, ids=lambda f: f.__name__)
+def test_items_of_kinds_with_no_join_carry_their_gradient(fn):
+    value, _ = s2sgrad.value_and_grad(fn)(X)
+    assert value == fn(X), (value, fn(X))
+    check_grads(fn, X, modes=("rev", "fwd"))
+
+
+def test_a_slice_of_a_list_passed_in_keeps_its_items():
+    def first_of_rest(xs):
+        return xs[1:][0]
+
+    np.testing.assert_equal(s2sgrad.gradient(first_of_rest)([[1.0], 2.0, 1.5]),
+                            [[0.0], 1.0, 0.0])

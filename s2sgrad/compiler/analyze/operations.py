@@ -296,6 +296,13 @@ class Operations:
                 np.r_, np.c_) else "Write np.concatenate([...]) (with np.atleast_1d for " \
                 "numbers) instead: it is differentiated."
             name = syntax.dotted_name(node.value)
+            if base.type in (None, object):  # an item of a list whose items have no join
+                raise self.parsed.error(
+                    "indexing a value whose kind is not known here (an item of a list that "
+                    "holds values of different kinds, read at an index known only at run "
+                    "time): what it computes is not differentiated", node,
+                    "Keep values of one kind in a list (arrays, or numbers, or lists), or "
+                    "read the item at a constant index.")
             raise self.parsed.error(
                 f"'{name or what}[...]' is not indexing of an array (it is a {what}): what it "
                 "computes is not differentiated", node, hint)

@@ -128,8 +128,8 @@ def join(a: Abstract, b: Abstract) -> Abstract:
                             fields=a.fields if a.fields == b.fields else None,
                             named=a.named if a.named is b.named else None, element=element)
         kind = "object"
-    else:
-        return Abstract("object", None, False, object)
+    else:  # kinds with no join: nothing is known of it, but a gradient may flow through it
+        return Abstract("object", None, a.float or b.float, object)
     if a.dims is not None and b.dims is not None and len(a.dims) == len(b.dims):
         dims = tuple(x if x == y else None for x, y in zip(a.dims, b.dims, strict=True))
     else:
@@ -278,12 +278,13 @@ def is_container(value: Abstract | None) -> bool:
 
 def element_of(container: Abstract) -> Abstract | None:
     """What any item of a list or tuple may be: the join of its items where they are known,
-    else its ``element``; None where nothing is known of them (an empty list)."""
+    else its ``element``; None where nothing is known of them (an empty list, or items of
+    kinds that have no join: a list and a number)."""
     if container.items:
         value = container.items[0][1]
         for _, other in container.items[1:]:
             value = join(value, other)
-        return value
+        return _known(value)
     return container.element
 
 
@@ -291,7 +292,12 @@ def join_elements(a: Abstract | None, b: Abstract | None) -> Abstract | None:
     """The join of two ``element_of``s, either of which may be None (no items)."""
     if a is None or b is None:
         return b if a is None else a
-    return join(a, b)
+    return _known(join(a, b))
+
+
+def _known(value: Abstract) -> Abstract | None:
+    """None for the join of kinds that have none (it says nothing of an item)."""
+    return None if value.kind == "object" and value.type is object else value
 
 
 def item_of(container: Abstract, key: Any) -> Abstract:
