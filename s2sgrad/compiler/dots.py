@@ -30,8 +30,9 @@ import numpy as np
 from .. import syntax
 from ..runtime.containers import zeros_tree
 from . import batching
-from .analyze import Op, is_container
+from .analyze import Op, abstract_of, is_container
 from .context import Context
+from .parse import MISSING
 from .simplify import simplify
 
 
@@ -74,6 +75,9 @@ class Dots:
         if not isinstance(atom, gast.Name):
             return syntax.clone(atom)
         value = self.analysis.values.get(atom.id)
+        if value is None:  # a name from outside the function (a global array): what it holds
+            held = self.analysis.normalized.parsed.resolve(atom)
+            value = None if held is MISSING else abstract_of(held)
         if value is None or value.kind in ("none", "module", "callable"):
             return syntax.clone(atom)
         if self.batch and value.float and value.kind in ("scalar", "array"):

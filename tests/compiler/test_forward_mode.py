@@ -4,8 +4,10 @@ at one random point per (function, wrt set) of the catalogues' tables."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+import s2sgrad
 from s2sgrad.testing import check_grads
 from tests.compiler import test_catalogue, test_control_flow
 
@@ -23,3 +25,41 @@ def _params() -> list:
 def test_jvp_matches_finite_differences(case, wrt) -> None:
     args = case.draw(0)
     check_grads(case.fn, *args, wrt=list(wrt), modes=("fwd",), seed=0)
+
+
+# --- constants from outside the function among the operands ---------------------------------
+
+_CONST = np.array([10.0, 20.0])
+_TABLE = {"w": np.array([0.5, -1.5])}
+
+
+def _concat_with_global(x):
+    return np.sum(np.concatenate((x, _CONST)) ** 2)
+
+
+def _stack_global_first(x):
+    return np.sum(np.stack([_CONST, x]) ** 2)
+
+
+def _hstack_and_list(x):
+    return np.sum(np.hstack([x, _CONST, x * 2.0]) ** 3) + sum([x[0], _CONST[1]])
+
+
+def _global_in_a_dict(x):
+    d = {"a": x, "b": _TABLE["w"]}
+    return np.sum(np.concatenate([d["a"], d["b"]]) ** 2)
+
+
+@pytest.mark.parametrize("fn", [_concat_with_global, _stack_global_first, _hstack_and_list,
+                                _global_in_a_dict], ids=lambda f: f.__name__)
+def test_a_global_array_beside_a_moving_one_has_a_zero_tangent(fn):
+    x = np.array([0.3, -0.7])
+    check_grads(fn, x, modes=("fwd",), order=2)
+    if fn is not _hstack_and_list:  # (np.hstack has no form for a batch of tangents)
+        check_grads(fn, x, modes=("batch",))
+    _, t = s2sgrad.jvp(fn, (x,), (np.array([1.0, 0.0]),))
+    eps = 1e-6
+    fd = (fn(x + [eps, 0.0]) - fn(x - [eps, 0.0])) / (2 * eps)
+    np.testing.assert_allclose(t, fd, rtol=1e-6)
+    np.testing.assert_allclose(s2sgrad.hessian(fn)(x), s2sgrad.jacobian(s2sgrad.gradient(fn))(x),
+                               rtol=1e-9, atol=1e-9)
