@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 import gast
+import numpy as np
 
 from ... import syntax
 from ...errors import TransformError
@@ -63,6 +64,12 @@ class Callees:
         atoms = self.reaching(args, keywords)
         checks.refuse_out(self.facts, prim, args, keywords, node)
         if registry.is_nondifferentiable(prim):
+            if (registry.twin(prim) or prim) is np.sign and any(
+                    self.is_varied(a) and is_complex(self.value(a)) for a in atoms):
+                raise self.parsed.error(
+                    f"{what}() of a complex value is z / |z|, which is not constant: its "
+                    "derivative is not the zero of the sign of a real number", node,
+                    "Write z / np.abs(z).")
             # another library's function: what NumPy's of the same name gives, it gives
             inference.infer_nondiff(self.facts, registry.twin(prim) or prim, args, target,
                                     keywords)
