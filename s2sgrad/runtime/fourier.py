@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 
-def resized(x: Any, shape: tuple[int, ...]) -> Any:
+def resized(x: Any, shape: tuple[int, ...]) -> np.ndarray:
     """``x`` cut, or padded with zeros at the end, along each axis to ``shape``."""
     x = np.asarray(x)
     if x.shape == tuple(shape):
