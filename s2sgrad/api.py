@@ -79,6 +79,10 @@ def _seed(out: Any, fname: str) -> Any:
         raise TypeError(f"gradient of {fname}(): the function must return a scalar, but it "
                         f"returned an array of shape {shape}. Reduce it (e.g. np.sum) or use "
                         "s2sgrad.vjp with a seed of that shape.")
+    if np.iscomplexobj(out):
+        raise TypeError(f"gradient of {fname}(): the function must return a real scalar, but it "
+                        f"returned a complex value ({type(out).__name__}). Return np.real, "
+                        "np.imag or np.abs of it, or use s2sgrad.vjp with a complex seed.")
     raise TypeError(f"gradient of {fname}(): the function must return a floating-point scalar, "
                     f"but it returned {type(out).__name__}")
 
@@ -130,7 +134,12 @@ def gradient(fn: Callable, wrt: Wrt = 0) -> Derivative:
     """``gradient(f, wrt)(*args)``: the gradient of scalar ``f`` with respect to ``args[wrt]``
     (a tuple of them if ``wrt`` is a tuple). ``gradient(gradient(f))`` is the second
     derivative; a call of a gradient inside a differentiated function is differentiated
-    too (higher order)."""
+    too (higher order).
+
+    ``f`` returns a real number. For a complex argument ``z = x + iy`` the gradient is
+    ``df/dx - i df/dy``, as in JAX and HIPS autograd (its conjugate is the direction of
+    steepest ascent); a real argument's gradient is real, whatever complex values ``f``
+    computes on the way."""
     return _derivative(fn, wrt, False)
 
 

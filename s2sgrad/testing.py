@@ -16,7 +16,12 @@ a derivative rule, a Tensor's ``.grad``):
 - ``numeric_gradient(f, args, i)``: the whole gradient of a scalar ``f``, one difference per
   entry (for small arguments).
 
-The moved argument is computed in float64, a float32 input included: in float32 most of a
+Complex arguments and outputs are checked in the convention of ``s2sgrad.gradient`` (JAX's
+and HIPS autograd's): a direction ``v`` of a complex argument moves its real and imaginary
+parts at once, a weight ``u`` of a complex output makes the real loss ``Re <u, f>``, and a
+gradient ``grad`` agrees when ``Re sum(grad * v)`` is the difference of that loss.
+
+The moved argument is computed in float64 (complex128), a float32 input included: in float32 most of a
 step of ``EPS`` is lost to rounding. The step is ``EPS`` = 1e-6, and an analytic ``a`` and a
 numeric ``n`` agree when ``|a - n| <= ATOL + RTOL |n|``, with ``RTOL`` = 1e-5 and ``ATOL`` =
 1e-7.
@@ -51,9 +56,16 @@ def random_direction(value: Any, rng: np.random.Generator) -> Any:
         return _like(value, [random_direction(v, rng) for v in value])
     if not _is_float(value):
         return np.zeros(np.shape(value)) if isinstance(value, np.ndarray) else 0.0
+    if _is_complex(value):  # the real and the imaginary parts move
+        return rng.standard_normal(np.shape(value)) + 1j * rng.standard_normal(np.shape(value))
     if isinstance(value, np.ndarray):
         return rng.standard_normal(value.shape)
     return float(rng.standard_normal())
+
+
+def _is_complex(value: Any) -> bool:
+    return isinstance(value, complex) or (isinstance(value, (np.ndarray, np.generic))
+                                          and np.asarray(value).dtype.kind == "c")
 
 
 def _dot(a: Any, b: Any) -> float:
@@ -62,7 +74,8 @@ def _dot(a: Any, b: Any) -> float:
         return sum(_dot(a[k], b[k]) for k in a)
     if isinstance(a, (list, tuple)):
         return sum(_dot(x, y) for x, y in zip(a, b, strict=True))
-    return float(np.sum(np.asarray(a, dtype=float) * b))
+    return float(np.real(np.sum(np.asarray(a, dtype=complex if _is_complex(a) else float)
+                                * b)))
 
 
 def _moved(value: Any, step: Any) -> Any:
@@ -74,6 +87,9 @@ def _moved(value: Any, step: Any) -> Any:
         return _like(value, [_moved(v, d) for v, d in zip(value, step, strict=True)])
     if not _is_float(value):
         return value
+    if _is_complex(value):
+        return np.asarray(value, dtype=np.complex128) + step if isinstance(
+            value, np.ndarray) else complex(value) + step
     if isinstance(value, np.ndarray):
         return np.asarray(value.astype(np.float64) + step)
     if isinstance(value, np.generic):
@@ -82,8 +98,8 @@ def _moved(value: Any, step: Any) -> Any:
 
 
 def _weighted(out: Any, weight: Any) -> float:
-    if weight is not None:
-        return float(np.sum(weight * np.asarray(out)))
+    if weight is not None:  # Re <u, f> for a complex output
+        return float(np.real(np.sum(weight * np.asarray(out))))
     if np.ndim(out) != 0:
         raise ValueError(f"a central difference of an output of shape {np.shape(out)} needs a "
                          "weight= of that shape")
@@ -168,13 +184,17 @@ def _is_float(value: Any) -> bool:
         return any(_is_float(v) for v in value)
     if isinstance(value, bool):
         return False
-    if isinstance(value, float):
+    if isinstance(value, (float, complex)):
         return True
-    return isinstance(value, (np.ndarray, np.floating)) and np.asarray(value).dtype.kind == "f"
+    return isinstance(value, (np.ndarray, np.floating, np.complexfloating)) and np.asarray(
+        value).dtype.kind in "fc"
 
 
 def _weight_like(out: Any, rng: np.random.Generator) -> Any:
     """A random cotangent for ``out``, of its type and dtype (what its pullback takes)."""
+    if _is_complex(out):
+        u = rng.standard_normal(np.shape(out)) + 1j * rng.standard_normal(np.shape(out))
+        return u.astype(out.dtype) if isinstance(out, np.ndarray) else type(out)(u)
     if isinstance(out, np.ndarray):
         return rng.standard_normal(out.shape).astype(out.dtype)
     return type(out)(rng.standard_normal())
@@ -242,7 +262,7 @@ def check_grads(fn: Callable, *args: Any, wrt: int | Sequence[int] | None = None
                         f"the tangent of {_name(fn)} along argument {i} has shape "
                         f"{np.shape(out_dot)}, but its output has shape {np.shape(out)}")
                 u = _weight_like(out, rng)
-                analytic = float(np.sum(u * out_dot))
+                analytic = float(np.real(np.sum(u * out_dot)))
                 numeric = central_difference(fn, args, i, v, weight=u, eps=eps)
                 if not np.isclose(analytic, numeric, rtol=rtol, atol=atol):
                     raise AssertionError(
@@ -270,7 +290,7 @@ def _check_batched(fn: Callable, args: Sequence[Any], plain: Any, positions: lis
             f"{directions} rows of its output have shape {(directions,) + np.shape(plain)}")
     for j in range(directions):
         u = _weight_like(plain, rng)
-        analytic = float(np.sum(u * out_dot[j]))
+        analytic = float(np.real(np.sum(u * out_dot[j])))
         numeric = sum(central_difference(fn, args, i, rows[i][j] if isinstance(
             args[i], np.ndarray) else float(rows[i][j]), weight=u, eps=eps)
             for i in positions)
@@ -295,7 +315,7 @@ def _check_batched_rev(fn: Callable, args: Sequence[Any], plain: Any, positions:
                 f"{np.shape(rows[i])}, not {(directions,) + np.shape(args[i])}")
         for j in range(directions):
             v = random_direction(args[i], rng)
-            analytic = float(np.sum(rows[i][j] * v))
+            analytic = float(np.real(np.sum(rows[i][j] * v)))
             numeric = central_difference(fn, args, i, v, weight=weights[j], eps=eps)
             if not np.isclose(analytic, numeric, rtol=rtol, atol=atol):
                 raise AssertionError(

@@ -219,6 +219,7 @@ def call_function(function: Any, args: tuple, kwargs: dict, name: str | None = N
     lifted_grad = [t for t in lifted.values() if t.requires_grad]
     if (not wrt and not lifted_grad) or not enabled:
         return wrap_plain(function.fn(*raw, **kwargs), args)
+    _refuse_complex_leaves([args[i] for i in wrt] + lifted_grad, function)
     if lifted:
         compiled, extra = function.lifted_compiled(tuple(wrt), tuple(raw), kwargs, lifted)
         out, saved = compiled.forward(*raw, **kwargs, **extra)
@@ -243,6 +244,21 @@ def call_function(function: Any, args: tuple, kwargs: dict, name: str | None = N
 
 _RAW = frozenset([np.ndarray, float, int, bool, complex, str, type(None), np.float64,
                   np.float32, np.int64, slice])
+
+
+def _refuse_complex_leaves(tensors: list, function: Any) -> None:
+    """A complex Tensor that requires grad: PyTorch's gradient of it is the conjugate of
+    the one the compiler gives (JAX's convention), so it is refused rather than given in
+    the other convention. Real Tensors through complex values inside are differentiated."""
+    for t in tensors:
+        if t.dtype.is_complex:
+            name = getattr(function, "__name__", None) or getattr(function.fn, "__name__", "?")
+            raise RuntimeError(
+                f"{name}(): a complex Tensor that requires grad is not differentiated here: "
+                "PyTorch's gradient of a complex input is the conjugate of the one s2sgrad's "
+                "functional transforms give (JAX's convention). Pass the real and imaginary "
+                "parts as real Tensors (and build the complex value inside), or use "
+                "s2sgrad.gradient on arrays.")
 
 
 def _holds_tensors(value: Any, depth: int = 3) -> bool:

@@ -305,10 +305,7 @@ def _check_differentiable(fname: str, i: int, param: str, value: Any) -> None:
 def _check_leaf(fname: str, i: int, param: str, path: str, value: Any) -> None:
     where = f"argument {i} ('{param}')" + (f" holds at {path}" if path != param else " is")
     kind = abstract_of(value)
-    if kind.kind in ("scalar", "array") and kind.float:
-        if np.iscomplexobj(value):
-            raise TypeError(f"{fname}(): {where} a complex value; complex differentiation is "
-                            "not supported")
+    if kind.kind in ("scalar", "array") and kind.float:  # real or complex (rules/registry.py)
         return
     if kind.kind in ("scalar", "array"):
         dtype = np.asarray(value).dtype

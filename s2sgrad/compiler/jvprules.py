@@ -44,7 +44,8 @@ class JvpRules:
         self.parsed = ctx.analysis.normalized.parsed
         self.batch = dots.batch
         self.facts = Facts(ndim=self.analysis.ndim, is_none=self.analysis.is_none,
-                           is_numpy=lambda name: self.ctx.bindings.names.get(name) is np)
+                           is_numpy=lambda name: self.ctx.bindings.names.get(name) is np,
+                           is_complex=self.is_complex)
         # an element write into an active array: tangents must own memory as values do
         self.owning = any(op.kind in UPDATES and op.target in self.analysis.active
                           for op in self.analysis.ops.values())
@@ -64,6 +65,11 @@ class JvpRules:
                 "gives it 0, by name", stmt, f"Pass it by name: `{given[0]}=...`.")
         return syntax.call(call.func, call.args, [
             (k.arg, syntax.const(0) if k.arg in given else k.value) for k in call.keywords])
+
+    def is_complex(self, name: str) -> bool | None:
+        """Whether a primal name holds complex values; None where it is not known."""
+        value = self.analysis.values.get(name)
+        return None if value is None or value.kind not in ("array", "scalar") else value.complex
 
     def rule(self, stmt: gast.stmt, op: Op) -> list[gast.stmt]:
         jvp = registry.jvp_lookup(op.rule.primitive)

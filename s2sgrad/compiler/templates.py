@@ -2,7 +2,7 @@
 
 Inlining substitutes the rule's parameters by the atoms at the call site, gives the rule's own
 locals fresh names, and folds ``if`` tests on static facts (constants, ``x is None``,
-``np.ndim(x)`` of a known rank), so only the branch that applies reaches the generated code::
+``np.ndim(x)`` of a known rank, ``np.iscomplexobj(x)`` of a known dtype), so only the branch that applies reaches the generated code::
 
     @vjp_rule(np.sum, shape="reduce")         at  s = np.sum(h, axis=1)   with g = s_bar:
     def sum(g, ans, a, axis=None, ...):
@@ -144,6 +144,8 @@ class Facts:
     ndim: Callable[[str], int | None]
     is_none: Callable[[str], bool | None]
     is_numpy: Callable[[str], bool] = lambda name: False  # does this name refer to numpy?
+    # does this name hold complex values (np.iscomplexobj(x))? None where not known
+    is_complex: Callable[[str], bool | None] = lambda name: None
 
 
 def inline(template: Template, bindings: dict[str, gast.expr], facts: Facts, namer: Namer,
@@ -202,8 +204,9 @@ def _inline_block(body: list[gast.stmt], env: dict[str, gast.expr], facts: Facts
         _check_bound(stmt, env, template)
         if isinstance(stmt, gast.Return):
             values = stmt.value.elts if isinstance(stmt.value, gast.Tuple) else [stmt.value]
-            return [None if syntax.is_const(v) and v.value is None else
-                    _starless(_subst(v, env, facts), template, stmt) for v in values]
+            found = [_starless(_subst(v, env, facts), template, stmt) for v in values]
+            # None, or a local the branch taken set to None: no contribution
+            return [None if syntax.is_const(v) and v.value is None else v for v in found]
         if isinstance(stmt, gast.If):
             test = static_eval(_subst(stmt.test, env, facts), facts)
             if test is UNKNOWN:
@@ -459,6 +462,11 @@ def static_eval(node: gast.expr, facts: Facts) -> Any:
             if func == "len":
                 return len(value) if isinstance(value, tuple) else UNKNOWN
             return UNKNOWN if value is UNKNOWN else int(np.size(value))
+        if func.split(".")[-1] in ("iscomplexobj", "isrealobj") and isinstance(arg, gast.Name):
+            verdict = facts.is_complex(arg.id)
+            if verdict is None:
+                return UNKNOWN
+            return verdict if func.endswith("iscomplexobj") else not verdict
         if func == "isinstance":
             return UNKNOWN
     return UNKNOWN

@@ -23,7 +23,8 @@ from .parse import MISSING
 # Calls and attributes whose result may share memory with their first argument or owner.
 VIEWS = frozenset({"reshape", "transpose", "ravel", "squeeze", "swapaxes", "moveaxis", "view",
                    "expand_dims", "broadcast_to", "asarray", "asanyarray", "atleast_1d",
-                   "atleast_2d", "flip", "diagonal", "real", "imag", "T", "mT"})
+                   "atleast_2d", "flip", "diagonal", "real", "imag", "conj", "conjugate",
+                   "T", "mT"})
 
 
 
@@ -124,9 +125,10 @@ def _differences(static: dict[str, Any]) -> bool:
 # with the test of the call's known arguments (their names in the rule, the default where
 # not given; MISSING where not known when compiling) that tells.
 NEW_MEMORY: dict[Any, Callable[[dict[str, Any]], bool]] = {
-    # the result may be the argument itself (np.real of a real array, max(a, b) of 0-d
-    # arrays), or a view of it
-    **dict.fromkeys((np.real, np.imag, np.ndarray.real, np.ndarray.imag, np.asarray,
+    # the result may be the argument itself (np.real or x.conj() of a real array, max(a, b)
+    # of 0-d arrays), or a view of it
+    **dict.fromkeys((np.real, np.imag, np.ndarray.real, np.ndarray.imag, np.ndarray.conj,
+                     np.ndarray.conjugate, np.asarray,
                      np.asanyarray, np.ascontiguousarray, np.asfortranarray, np.require,
                      np.nan_to_num, np.real_if_close, max, min), _never),
     np.einsum: _einsum_computes,

@@ -13,6 +13,7 @@ from . import (  # noqa: F401
     creators,
     decompositions,
     elementwise,
+    fourier,
     linalg,
     nondiff,
     operators,

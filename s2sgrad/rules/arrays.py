@@ -343,27 +343,90 @@ def sort(g, ans, a, axis=-1, kind=None, order=None, *, stable=None):
     return np.take_along_axis(g, np.argsort(perm, axis=axis), axis)
 
 
-# --- real and imaginary parts of real arrays ---------------------------------------------------
-# (complex values are refused by the analysis: here the input is real)
+# --- real and imaginary parts, conjugates -----------------------------------------------------
+# Cotangents of complex values follow registry.py's convention (dL/dx - i dL/dy for
+# z = x + iy): the real part hands g to z as a complex cotangent, the imaginary part -1j * g,
+# the conjugate the conjugate of g. For a real array the real part and the conjugate are the
+# array itself, and the imaginary part is zeros whatever the array.
 
 
-@vjp_rule(np.real, shape="elementwise")
+@vjp_rule(np.real, shape="elementwise", complex="real")
 def real(g, ans, val):
-    return g
+    if np.iscomplexobj(val):
+        g_val = g + 0j
+    else:
+        g_val = g
+    return g_val
 
 
-@vjp_rule(np.imag, shape="elementwise")
+@vjp_rule(np.imag, shape="elementwise", complex="real")
 def imag(g, ans, val):
-    # the imaginary part of a real array is zero whatever the array
-    return None
+    if np.iscomplexobj(val):
+        g_val = -1j * g
+    else:
+        g_val = None
+    return g_val
 
 
-@vjp_rule(np.conjugate, shape="elementwise")  # np.conj is the same ufunc
+@vjp_rule(np.conjugate, np.ndarray.conj, np.ndarray.conjugate, shape="elementwise",
+          complex=True)  # np.conj is the same ufunc
 def conjugate(g, ans, x):
-    return g
+    if np.iscomplexobj(x):
+        g_x = np.conjugate(g)
+    else:
+        g_x = g
+    return g_x
+
+
+@vjp_rule(np.angle, shape="elementwise", complex="real")
+def angle(g, ans, z, deg=False):
+    # d angle = Im(conj(z) dz) / |z|^2; 0 at z = 0 (as np.abs's); constant on the reals
+    if deg:
+        scale = 180.0 / np.pi
+    else:
+        scale = 1.0
+    if np.iscomplexobj(z):
+        squared = np.real(z * np.conjugate(z))
+        g_z = -1j * g * scale * np.conjugate(z) / (squared + (squared == 0))
+    else:
+        g_z = None
+    return g_z
 
 
 # --- forward mode ------------------------------------------------------------------------------
+
+@jvp_rule(np.real)
+def real_jvp(g, ans, val):
+    return np.real(g)
+
+
+@jvp_rule(np.imag)
+def imag_jvp(g, ans, val):
+    if np.iscomplexobj(val):
+        t = np.imag(g)
+    else:
+        t = None
+    return t
+
+
+@jvp_rule(np.conjugate, np.ndarray.conj, np.ndarray.conjugate)
+def conjugate_jvp(g, ans, x):
+    return np.conjugate(g)
+
+
+@jvp_rule(np.angle)
+def angle_jvp(g, ans, z, deg=False):
+    if deg:
+        scale = 180.0 / np.pi
+    else:
+        scale = 1.0
+    if np.iscomplexobj(z):
+        squared = np.real(z * np.conjugate(z))
+        t = scale * np.imag(np.conjugate(z) * g) / (squared + (squared == 0))
+    else:
+        t = None
+    return t
+
 
 # Each of these is linear in its array arguments: the tangent is the same call on the tangents
 # (np.pad's padding value moves with its own tangent, and is zero when it is a constant).

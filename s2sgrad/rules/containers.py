@@ -22,13 +22,13 @@ from ..runtime.containers import (
 from .registry import linear, vjp_rule
 
 
-@vjp_rule(np.stack, shape=None)
+@vjp_rule(np.stack, shape=None, complex=True)
 def stack(g, ans, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     # One contribution, for the list: the pieces of g along the stacking axis.
     return (np.unstack(g, axis=axis),)
 
 
-@vjp_rule(np.concatenate, shape=None)
+@vjp_rule(np.concatenate, shape=None, complex=True)
 def concatenate(g, ans, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     if axis is None:  # the arrays were flattened first
         pieces = flat_pieces(g, arrays)
@@ -37,7 +37,7 @@ def concatenate(g, ans, arrays, axis=0, out=None, dtype=None, casting="same_kind
     return pieces
 
 
-@vjp_rule(sum, shape=None)
+@vjp_rule(sum, shape=None, complex=True)
 def builtin_sum(g, ans, iterable, start=0):
     # Each item was broadcast to the total's shape: reduce the cotangent to each item's.
     return unbroadcast_each(g, iterable), g

@@ -85,6 +85,11 @@ NOTES = (
     ("`math.*` rules compute with Python floats and raise like `math` does where the derivative "
     "is infinite or undefined (`math.sqrt` at 0 and `math.hypot` at the origin raise "
     "`ZeroDivisionError`); NumPy rules return `inf`/`nan` with NumPy's warnings."),
+    ("Complex values: the rules marked in the column Complex hold for complex operands, in "
+     "JAX's and HIPS autograd's convention (the cotangent of `z = x + iy` is `dL/dx - i "
+     "dL/dy`, and a real-valued function's gradient with respect to a complex input is that "
+     "cotangent); any other rule is refused where an operand or the result is complex. A real "
+     "operand of an operation on complex values gets the real part of its contribution."),
     ("Piecewise-constant functions (`floor`, `round`, `sign`, `//`, comparisons) and "
     "integer-valued ones (`argmax`, `len`, shapes) carry no gradient."),
 )
@@ -98,8 +103,10 @@ def conventions() -> str:
     out += [""] + [f"- {note}" for note in NOTES]
     return "\n".join(out)
 MODULES = ("operators", "elementwise", "scalars", "reductions", "shapes", "arrays", "products",
-           "linalg", "decompositions", "special", "stats", "signal", "integrate", "creators",
-           "containers")
+           "linalg", "fourier", "decompositions", "special", "stats", "signal", "integrate",
+           "creators", "containers")
+# what the table says of a rule's complex= (rules/registry.py)
+COMPLEX = {False: "", True: "yes", "real": "yes, real result", "complex": "yes, complex result"}
 DOC = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
 
 
@@ -140,13 +147,14 @@ def tables() -> str:
             continue
         summary = sys.modules[f"{__package__}.{module}"].__doc__.split("\n\n")[0]
         out += [f"### `{module}`", "", " ".join(summary.split()), "",
-                "| Primitives | Rule | Shape |", "|---|---|---|"]
+                "| Primitives | Rule | Shape | Complex |", "|---|---|---|---|"]
         for template, group in by_template.items():
             names = ", ".join(f"`{name(r.primitive)}`" for r in group)
             shape = group[0].shape or "unknown"
             if group[0].each is not None:  # inlined once per argument of *args
                 shape += f", one contribution per *{group[0].star}"
-            out.append(f"| {names} | `{_signature(template)}` | {shape} |")
+            complex_ = COMPLEX[group[0].complex]
+            out.append(f"| {names} | `{_signature(template)}` | {shape} | {complex_} |")
         out.append("")
     out += ["### Methods of ufuncs", "",
             ("Each takes the rules of the function it computes, given the method's arguments "

@@ -14,7 +14,7 @@ import numpy as np
 from .registry import jvp_rule, linear, vjp_rule
 
 
-@vjp_rule(np.dot, np.ndarray.dot, shape="dot")
+@vjp_rule(np.dot, np.ndarray.dot, shape="dot", complex=True)
 def dot(g, ans, a, b, out=None):
     # np.dot contracts the last axis of a with the second-to-last of b (the only one if b
     # is 1-d) and keeps every other axis, a's first.
@@ -46,7 +46,7 @@ def dot(g, ans, a, b, out=None):
     return g_a, g_b
 
 
-@vjp_rule(operator.matmul, np.matmul, shape="matmul")
+@vjp_rule(operator.matmul, np.matmul, shape="matmul", complex=True)
 def matmul(g, ans, a, b):
     # A 1-d operand is a row (a) or a column (b) whose added axis is dropped from the result;
     # stacks of matrices broadcast over their leading (batch) axes.
@@ -94,7 +94,15 @@ def matmul(g, ans, a, b):
     return g_a, g_b
 
 
-@vjp_rule(np.tensordot, shape=None)
+@vjp_rule(np.vdot, shape="scalar", complex=True)
+def vdot(g, ans, a, b):
+    # vdot conjugates a and flattens both: sum(conj(a) * b). In registry.py's convention a,
+    # which enters conjugated, gets the conjugate of its real rule's contribution.
+    return (np.reshape(np.conjugate(g * b), np.shape(a)),
+            np.reshape(g * np.conjugate(a), np.shape(b)))
+
+
+@vjp_rule(np.tensordot, shape=None, complex=True)
 def tensordot(g, ans, a, b, axes=2):
     # axes=N contracts a's last N axes with b's first N; else axes = (a's axes, b's axes),
     # paired in that order.
@@ -117,7 +125,7 @@ def tensordot(g, ans, a, b, axes=2):
             np.moveaxis(g_b, np.arange(k), axes_b))
 
 
-@vjp_rule(np.outer, shape="outer")
+@vjp_rule(np.outer, shape="outer", complex=True)
 def outer(g, ans, a, b, out=None):
     # np.outer flattens both operands first.
     return np.reshape(g @ np.ravel(b), np.shape(a)), np.reshape(np.ravel(a) @ g, np.shape(b))
@@ -145,7 +153,7 @@ def multiply_outer(g, ans, a, b):
             np.reshape(np.ravel(a) @ g_rows, np.shape(b)))
 
 
-@vjp_rule(np.trace, np.ndarray.trace, shape=None)
+@vjp_rule(np.trace, np.ndarray.trace, shape=None, complex=True)
 def trace(g, ans, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     # The cotangent lands on the traced diagonal; for a stack, axis1 and axis2 of each entry.
     diagonal = np.eye(np.shape(a)[axis1], np.shape(a)[axis2], offset, dtype=np.result_type(g))
@@ -363,3 +371,8 @@ def norm_jvp(g, ans, x, ord=None, axis=None, keepdims=False):
             weight = np.where(ord == "fro", frobenius, sums)
         tangent = np.sum(weight * g, axis=axis, keepdims=keepdims)
     return tangent
+
+
+@jvp_rule(np.vdot)
+def vdot_jvp(g, ans, a, b):
+    return np.vdot(g, b), np.vdot(a, g)

@@ -54,7 +54,7 @@ GROUPS = (
         "creators: the values do not depend on the arguments' values",
         (
             np.arange, np.zeros, np.ones, np.empty, np.eye, np.identity,
-            np.zeros_like, np.ones_like, np.empty_like,
+            np.zeros_like, np.ones_like, np.empty_like, np.fft.fftfreq, np.fft.rfftfreq,
         ),
     ),
     (

@@ -3,7 +3,8 @@
 ``a + b`` reaches the reverse pass as ``operator.add`` and ``np.add(a, b)`` as the ufunc; both
 share one template. These rules are elementwise: a contribution is shaped like the broadcast
 output and the engine sums it back to each operand's shape, so the same template serves
-floats, 0-d arrays and broadcasting arrays alike.
+floats, 0-d arrays and broadcasting arrays alike. Those of +, -, *, /, ** and negation hold
+for complex operands as they stand (``complex=True``: see registry.py's convention).
 """
 
 import operator
@@ -13,28 +14,28 @@ import numpy as np
 from .registry import vjp_rule
 
 
-@vjp_rule(operator.add, np.add, shape="elementwise")
+@vjp_rule(operator.add, np.add, shape="elementwise", complex=True)
 def add(g, ans, a, b):
     return g, g
 
 
-@vjp_rule(operator.sub, np.subtract, shape="elementwise")
+@vjp_rule(operator.sub, np.subtract, shape="elementwise", complex=True)
 def subtract(g, ans, a, b):
     return g, -g
 
 
-@vjp_rule(operator.mul, np.multiply, shape="elementwise")
+@vjp_rule(operator.mul, np.multiply, shape="elementwise", complex=True)
 def multiply(g, ans, a, b):
     return g * b, g * a
 
 
-@vjp_rule(operator.truediv, np.true_divide, shape="elementwise")
+@vjp_rule(operator.truediv, np.true_divide, shape="elementwise", complex=True)
 def divide(g, ans, a, b):
     # d(a/b)/db = -a/b**2 = -ans/b: reuses the output instead of squaring b.
     return g / b, -g * ans / b
 
 
-@vjp_rule(operator.pow, np.power, np.float_power, shape="elementwise")
+@vjp_rule(operator.pow, np.power, np.float_power, shape="elementwise", complex=True)
 def power(g, ans, a, b):
     # d a**b / da = b * a**(b - 1), which is 0 for b == 0 even at a == 0 (as in PyTorch):
     # there the exponent b - (b != 0) is 0 rather than -1, so 0 * 0**-1 = 0 * inf = nan never
@@ -53,12 +54,12 @@ def builtin_pow(g, ans, base, exp, mod=None):
             g * ans * np.log(np.where(base == 0, 1.0, base)))
 
 
-@vjp_rule(operator.neg, np.negative, shape="elementwise")
+@vjp_rule(operator.neg, np.negative, shape="elementwise", complex=True)
 def negative(g, ans, x):
     return -g
 
 
-@vjp_rule(operator.pos, np.positive, shape="elementwise")
+@vjp_rule(operator.pos, np.positive, shape="elementwise", complex=True)
 def positive(g, ans, x):
     return g
 

@@ -16,7 +16,7 @@ import numpy as np
 from .registry import jvp_rule, linear, same_as, vjp_rule
 
 
-@vjp_rule(np.sum, np.ndarray.sum, shape="reduce")
+@vjp_rule(np.sum, np.ndarray.sum, shape="reduce", complex=True)
 def sum(g, ans, a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     # (initial= only adds a constant; where= leaves out the entries it masks)
     if axis is None or keepdims:
@@ -28,7 +28,7 @@ def sum(g, ans, a, axis=None, dtype=None, out=None, keepdims=False, initial=None
     return np.broadcast_to(g_kept, np.shape(a))
 
 
-@vjp_rule(np.mean, np.ndarray.mean, shape="reduce")
+@vjp_rule(np.mean, np.ndarray.mean, shape="reduce", complex=True)
 def mean(g, ans, a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     # Each output averages np.size(a) / np.size(g) inputs. Over an empty axis it averages
     # none (NumPy gives nan) and a is empty, and so is its gradient: `or 1` only keeps the
@@ -124,7 +124,7 @@ def std(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
         a - np.sum(a, axis=axis, keepdims=True) / count)
 
 
-@vjp_rule(np.cumsum, np.ndarray.cumsum, shape=None)
+@vjp_rule(np.cumsum, np.ndarray.cumsum, shape=None, complex=True)
 def cumsum(g, ans, a, axis=None, dtype=None, out=None):
     # Input i feeds outputs i, i+1, ...: a cumulative sum from the end.
     if axis is None:

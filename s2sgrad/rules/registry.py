@@ -37,6 +37,20 @@ container: the one at the key given as the second, or the ``default``), or ``Non
 uses of its primitive (``np.linalg.norm``'s rule is the 2-norm's): it returns None, or the
 reason the call is refused at transform time.
 
+Complex values. A rule is written for real numbers unless it says otherwise with
+``complex=``: a call where an operand or the result is complex is refused at transform time
+for a rule without it, never differentiated with a formula that holds only for reals.
+Cotangents follow JAX's and HIPS autograd's convention: the cotangent of a complex value
+``z = x + iy`` is ``dL/dx - i dL/dy``, and the vjp is the transpose of the jvp without
+conjugation, so the rule of a holomorphic function is its real rule unchanged
+(``g * f'(z)``: ``multiply`` gives ``g * b`` to ``a``) and such a rule says ``complex=True``.
+A function that is not holomorphic spells its complex case out (``np.abs``: ``g *
+np.conj(x) / ans``), testing ``np.iscomplexobj(x)``, which is folded where the analysis
+knows the operand's dtype. What ``complex=`` says of the result's dtype: ``True``, complex
+where an operand is; ``"real"``, real (``np.abs``, ``np.real``, ``np.fft.irfft``);
+``"complex"``, complex whatever the operands (``np.fft.fft``). A real operand of a call
+that involves complex values gets the real part of its contribution (the engine takes it).
+
 ``None`` says the output does not depend on a parameter (``np.floor``'s input, an index).
 Where a rule does not give a derivative that exists (the order ``v`` of a Bessel function
 ``jv(v, x)``, the shape ``a`` of ``gammainc(a, x)``), the parameter is named in ``held=``
@@ -137,6 +151,8 @@ from .check import (  # noqa: F401  (RuleError is part of the contract)
 
 SHAPES = (None, "elementwise", "reduce", "matmul", "dot", "outer", "transpose", "permute", "same",
           "scalar", "item", "tuple", "list")
+# what a rule says of complex operands (Rule.complex)
+COMPLEX = (False, True, "real", "complex")
 # shapes of a result that is a container of arrays, and the container's type
 CONTAINERS = {"tuple": tuple, "list": list}
 
@@ -170,6 +186,9 @@ class Rule:
     each: str | None = None
     # For a named tuple result: the names of its fields, in order (res.Q is res[0])
     fields: tuple[str, ...] = ()
+    # Right for complex operands too (see above): False (real numbers only), True (the
+    # result is complex where an operand is), "real" or "complex" (the result's dtype)
+    complex: bool | str = False
 
     @property
     def name(self) -> str:
@@ -223,8 +242,8 @@ def _key(primitive: Any) -> Any:
 
 def vjp_rule(*primitives: Any, shape: str | None = None, requires: Callable | None = None,
              held: tuple[str, ...] = (), items: Callable | None = None,
-             each: str | None = None, fields: tuple[str, ...] = ()
-             ) -> Callable[[Callable], Callable]:
+             each: str | None = None, fields: tuple[str, ...] = (),
+             complex: bool | str = False) -> Callable[[Callable], Callable]:
     """Register ``fn`` as the vector-Jacobian product rule of each of ``primitives``.
 
     >>> @vjp_rule(np.sinh, shape="elementwise")
@@ -235,6 +254,8 @@ def vjp_rule(*primitives: Any, shape: str | None = None, requires: Callable | No
         raise TypeError("vjp_rule() needs at least one primitive, e.g. @vjp_rule(np.sinh)")
     if shape not in SHAPES:
         raise ValueError(f"vjp_rule(shape={shape!r}): shape must be one of {SHAPES}")
+    if complex not in COMPLEX:
+        raise ValueError(f"vjp_rule(complex={complex!r}): complex must be one of {COMPLEX}")
     for option, given in (("items", items is not None), ("fields", bool(fields))):
         if given and shape not in CONTAINERS:
             raise ValueError(f"vjp_rule({option}=...) describes the items of a tuple or list "
@@ -274,7 +295,7 @@ def vjp_rule(*primitives: Any, shape: str | None = None, requires: Callable | No
             _JVP.pop(_key(primitive), None)  # a new derivative: its tangent is not known
             _RULES[_key(primitive)] = Rule(primitive, template, params, defaults, shape,
                                            requires, tuple(held), items, each,
-                                           tuple(fields))
+                                           tuple(fields), complex)
         _changed()
         return template
 

@@ -395,7 +395,12 @@ def cast_to_unknown_dtype(x, holder):
 
 
 def complex_intermediate(x, y):
-    return abs(x + 1j * y)  # <- refused
+    return abs(x + 1j * y)
+
+
+def complex_maximum(x):
+    z = np.fft.fft(x)
+    return np.real(np.sum(np.maximum(z, 0.5)))  # <- refused
 
 
 def builtin_sum_of_array(x):

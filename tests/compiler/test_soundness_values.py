@@ -327,8 +327,16 @@ def test_cast_to_an_unknown_dtype_is_refused():
             "dtype that is not known")
 
 
-def test_complex_intermediates_are_refused():
-    refused(cases.complex_intermediate, (3.0, 4.0), "x + 1j * y", "complex")
+def test_complex_intermediates_of_real_inputs_have_real_gradients():
+    # |x + iy| = hypot(x, y)
+    grads = s2sgrad.gradient(cases.complex_intermediate, wrt=(0, 1))(3.0, 4.0)
+    assert all(type(g) is not complex and np.isrealobj(g) for g in grads)
+    np.testing.assert_allclose(grads, (0.6, 0.8))
+
+
+def test_a_rule_for_real_numbers_on_a_complex_value_is_refused():
+    # np.maximum orders complex numbers by their real parts first: its rule is for reals
+    refused(cases.complex_maximum, (X,), "np.maximum(z, 0.5)", "holds for real numbers only")
 
 
 @pytest.mark.parametrize("value", [np.matrix(np.eye(2)), np.ma.masked_array(np.ones(2))],

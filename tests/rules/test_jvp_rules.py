@@ -188,7 +188,7 @@ def check_jvp(primitive, c: Case):
                 assert isinstance(tangent, (tuple, list)) and len(tangent) == len(ans), label
                 assert [np.shape(t) for t in tangent] == [np.shape(a) for a in ans], label
             assert np.shape(flat(tangent)) == np.shape(flat(ans)), (label, np.shape(tangent))
-            analytic = np.sum(flat(w) * np.asarray(flat(tangent)))
+            analytic = np.real(np.sum(flat(w) * np.asarray(flat(tangent))))  # Re <w, t>
             numeric = numeric_tangent(primitive, c, where, x, key, u, w)
             assert np.isclose(analytic, numeric, rtol=RTOL, atol=ATOL), (label, analytic,
                                                                          numeric)
@@ -217,7 +217,8 @@ def library_rules_restored(primitive):
     try:
         yield
     finally:
-        registry.vjp_rule(primitive, shape=rule.shape, requires=rule.requires)(rule.template)
+        registry.vjp_rule(primitive, shape=rule.shape, requires=rule.requires,
+                          complex=rule.complex)(rule.template)
         if jvp.linear:
             registry.linear(primitive, constant=jvp.constant)
         elif jvp.template is not rule.template:  # pointwise rules are their own jvp template

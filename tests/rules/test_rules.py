@@ -26,6 +26,7 @@ import pytest
 from s2sgrad import rules
 from s2sgrad.rules import doc, registry
 from s2sgrad.runtime import containers
+from s2sgrad.runtime.fourier import resized as _fourier_resized
 from s2sgrad.runtime.indexing import item_rows, rows_with_item
 from s2sgrad.runtime.unbroadcast import unbroadcast
 from s2sgrad.testing import central_difference
@@ -812,6 +813,123 @@ CASES.update({
                      [normal(2, 3), normal(3), normal(2, 1)], default=normal(2, 3))],
 })
 
+# --- complex values (rules registered with complex=): the cotangent convention of
+# rules/registry.py, checked as Re <contribution, v> for complex directions v ---------------
+
+
+def cnormal(*shape):
+    """A complex draw: both parts standard normal."""
+    return normal(*shape) + 1j * normal(*shape)
+
+
+def cright(*shape):
+    """A complex draw right of the imaginary axis, away from the branch cut of log and sqrt
+    (the negative reals)."""
+    return uniform(0.5, 2.0, *shape) + 1j * normal(*shape)
+
+
+def cunary(draw=cnormal):
+    """A complex array, a Python complex, a 0-d complex array, and a complex array beside a
+    real one's shape (a real input is checked by the real cases)."""
+    return [case(draw(3, 4)), case(complex(draw())), case(draw())]
+
+
+def cbinary(a=cnormal, b=cnormal):
+    """Two complex operands broadcasting, and a complex one with a real one (the real one
+    gets the real part of its contribution)."""
+    real_b = normal if b is cnormal else (lambda *s: uniform(0.5, 2.0, *s))
+    return [case(a(3, 4), b(3, 4)), case(a(3, 1), b(4)), case(complex(a()), b(2, 3)),
+            case(a(2, 3), real_b(2, 3)), case(normal(3, 1), b(4)),
+            case(complex(a()), complex(b()))]
+
+
+def fourier(transform, real=False, half=False):
+    """Cases of a 1-d transform: lengths odd and even, n= padding and cutting, an axis,
+    each norm; ``real`` for a real input (rfft), ``half`` for a half spectrum (irfft)."""
+    draw = normal if real else cnormal
+    cases = [case(draw(6)), case(draw(7)), case(draw(5), 8), case(draw(8), 5),
+             case(draw(3, 4), axis=0), case(draw(2, 5), n=6, axis=-1),
+             case(draw(6), norm="ortho"), case(draw(5), norm="forward"),
+             case(draw(4), None, -1, "backward")]
+    if half:
+        cases += [case(draw(4), 7), case(draw(4), 3), case(draw(5), norm="forward", n=9)]
+    elif not real:
+        cases += [case(normal(6)), case(normal(5), 4, norm="ortho")]
+    return cases
+
+
+def fourier_n(transform, real=False, half=False, two=False):
+    """Cases of an n-dimensional transform: all axes, some axes, s= with and without axes."""
+    draw = normal if real else cnormal
+    if two:
+        return [case(draw(3, 4)), case(draw(2, 3, 4)), case(draw(3, 4), s=(4, 6)),
+                case(draw(3, 4, 2), axes=(0, 1)), case(draw(4, 4), norm="ortho"),
+                case(draw(3, 5), (2, 3), norm="forward")]
+    return [case(draw(3, 4)), case(draw(2, 3, 4), axes=(0, 2)), case(draw(3, 4), s=(4, 6)),
+            case(draw(2, 3, 4), s=(5, 2)), case(draw(4, 5), norm="ortho"),
+            case(draw(3, 4), (2, 6), (1, 0), "forward")]
+
+
+_COMPLEX_CASES = {
+    operator.add: cbinary(), np.add: cbinary(), operator.sub: cbinary(),
+    np.subtract: cbinary(), operator.mul: cbinary(), np.multiply: cbinary(),
+    operator.truediv: cbinary(cnormal, cright), np.true_divide: cbinary(cnormal, cright),
+    operator.pow: cbinary(cright, cnormal) + [case(cnormal(3, 4), 2), case(cnormal(3), 3.0)],
+    np.power: cbinary(cright, cnormal), np.float_power: cbinary(cright, cnormal),
+    operator.neg: cunary(), np.negative: cunary(), operator.pos: cunary(),
+    np.positive: cunary(),
+    np.exp: cunary(), np.exp2: cunary(), np.expm1: cunary(),
+    np.log: cunary(cright), np.log2: cunary(cright), np.log10: cunary(cright),
+    np.log1p: cunary(cright), np.sqrt: cunary(cright), np.square: cunary(),
+    np.reciprocal: cunary(cright), np.sin: cunary(), np.cos: cunary(),
+    np.tan: [case(0.5 * cnormal(3, 4)), case(complex(0.5 * cnormal()))],
+    np.sinh: cunary(), np.cosh: cunary(), np.tanh: [case(0.5 * cnormal(3, 4))],
+    np.absolute: cunary(), abs: [case(complex(cnormal())), case(cnormal(3))],
+    np.where: [case(normal(3, 4) > 0, cnormal(3, 4), cnormal(4)),
+               case(normal(3) > 0, cnormal(3), num(normal()))],
+    np.real: cunary(), np.imag: cunary(), np.conjugate: cunary(),
+    np.ndarray.real: [case(cnormal(3, 4))], np.ndarray.imag: [case(cnormal(3, 4))],
+    np.angle: cunary() + [case(cnormal(3), deg=True), case(cnormal(4), True)],
+    np.sum: [case(cnormal(3, 4)), case(cnormal(3, 4), axis=0), case(cnormal(2, 3), 1, None,
+                                                                     None, True)],
+    np.ndarray.sum: [case(cnormal(3, 4), axis=1)],
+    np.mean: [case(cnormal(3, 4)), case(cnormal(3, 4), axis=0)],
+    np.ndarray.mean: [case(cnormal(3, 4))],
+    np.cumsum: [case(cnormal(5)), case(cnormal(3, 4), axis=1)],
+    np.dot: [case(cnormal(3, 4), cnormal(4, 2)), case(cnormal(3), normal(3)),
+             case(normal(2, 3), cnormal(3))],
+    np.matmul: [case(cnormal(3, 4), cnormal(4, 2)), case(cnormal(2, 3, 4), normal(4))],
+    operator.matmul: [case(cnormal(3, 4), cnormal(4)), case(normal(3, 4), cnormal(4, 2))],
+    np.outer: [case(cnormal(3), cnormal(4)), case(normal(3), cnormal(2))],
+    np.trace: [case(cnormal(3, 3))],
+    np.tensordot: [case(cnormal(3, 4), cnormal(4, 2), 1)],
+    np.transpose: [case(cnormal(3, 4))], np.reshape: [case(cnormal(3, 4), (2, 6))],
+    np.concatenate: [case([cnormal(2, 3), normal(1, 3)])],
+    np.stack: [case([cnormal(3), cnormal(3)])],
+}
+for _primitive, _cases in _COMPLEX_CASES.items():
+    CASES[_primitive] = CASES.get(_primitive, []) + _cases
+CASES.update({
+    np.ndarray.conj: [case(cnormal(3, 4)), case(normal(3))],
+    np.ndarray.conjugate: [case(cnormal(3)), case(normal(2, 2))],
+    np.angle: CASES[np.angle] + unary(hi=2.0, away=0.5),
+    np.vdot: [case(cnormal(3), cnormal(3)), case(cnormal(2, 3), normal(6)),
+              case(normal(4), cnormal(2, 2)), case(normal(3), normal(3))],
+    np.fft.fft: fourier(np.fft.fft), np.fft.ifft: fourier(np.fft.ifft),
+    np.fft.rfft: fourier(np.fft.rfft, real=True),
+    np.fft.irfft: fourier(np.fft.irfft, half=True),
+    np.fft.fft2: fourier_n(np.fft.fft2, two=True), np.fft.ifft2: fourier_n(np.fft.ifft2, two=True),
+    np.fft.fftn: fourier_n(np.fft.fftn) + [case(normal(3, 4))],
+    np.fft.ifftn: fourier_n(np.fft.ifftn),
+    np.fft.rfftn: fourier_n(np.fft.rfftn, real=True) + [case(normal(2, 5), axes=(1,))],
+    np.fft.irfftn: fourier_n(np.fft.irfftn, half=True) + [case(cnormal(3, 4), axes=(0,))],
+    np.fft.fftshift: [case(normal(5)), case(cnormal(4, 5)), case(cnormal(4, 5), axes=0),
+                      case(normal(3, 4), (0, 1))],
+    np.fft.ifftshift: [case(normal(6)), case(cnormal(3, 5), axes=1), case(cnormal(4, 3))],
+    _fourier_resized: [case(normal(3, 4), (5, 2)), case(cnormal(4), (2,)),
+                       case(cnormal(2, 3), (2, 3))],
+})
+
 for _name in ("exp2", "cbrt"):  # Python 3.11+
     if hasattr(math, _name):
         CASES[getattr(math, _name)] = math_cases()
@@ -839,10 +957,16 @@ def library_rules():
 
 
 def is_float(x):
-    if isinstance(x, float):
+    """A float or complex input: one that gets a contribution."""
+    if isinstance(x, (float, complex)):
         return True
-    return isinstance(x, (np.ndarray, np.floating)) and np.issubdtype(np.asarray(x).dtype,
-                                                                      np.floating)
+    return isinstance(x, (np.ndarray, np.floating, np.complexfloating)) and np.asarray(
+        x).dtype.kind in "fc"
+
+
+def is_complex(x):
+    return isinstance(x, complex) or (isinstance(x, (np.ndarray, np.generic))
+                                      and np.asarray(x).dtype.kind == "c")
 
 
 def call(primitive, args, kwargs):
@@ -855,6 +979,9 @@ def draw_like(x):
     if isinstance(x, (tuple, list)):
         return [draw_like(item) for item in x]
     v = rng.standard_normal(np.shape(x))
+    if is_complex(x):  # a complex direction or cotangent moves both parts
+        v = v + 1j * rng.standard_normal(np.shape(x))
+        return complex(v) if np.ndim(x) == 0 and not isinstance(x, np.ndarray) else v
     return float(v) if np.ndim(x) == 0 and not isinstance(x, np.ndarray) else v
 
 
@@ -864,7 +991,8 @@ def flat(out):
     of cho_factor's (c, lower)) has no derivative: 0 here, whatever the tangent calls it."""
     if isinstance(out, (tuple, list)):
         return np.concatenate([np.zeros(1) if isinstance(item, (bool, np.bool_)) else
-                               np.ravel(np.asarray(item, float)) for item in out] or [[]])
+                               np.ravel(np.asarray(item, complex if is_complex(item) else
+                                                   float)) for item in out] or [[]])
     return out
 
 
@@ -964,7 +1092,7 @@ def check_rule(primitive, c: Case):
                 v = draw_like(item)
                 numeric = central_difference(varying(primitive, c, where, spread=type(x)),
                                              list(x), k, v, weight=weight)
-                analytic = np.sum(contribution[k] * v)
+                analytic = np.real(np.sum(contribution[k] * v))
                 assert np.isclose(analytic, numeric, rtol=RTOL, atol=ATOL), (name, k)
                 checked += 1
             continue
@@ -992,7 +1120,8 @@ def check_rule(primitive, c: Case):
         assert np.shape(contribution) == np.shape(x), f"contribution to {name}"
         v = draw_like(x)
         numeric = central_difference(varying(primitive, c, where), [x], 0, v, weight=weight)
-        analytic = np.sum(contribution * v)
+        # complex values: Re <contribution, v> (a real input takes the real part)
+        analytic = np.real(np.sum(contribution * v))
         assert np.isclose(analytic, numeric, rtol=RTOL, atol=ATOL), (name, analytic, numeric)
         checked += 1
     assert checked, "the case has no float input to check"
@@ -1127,6 +1256,7 @@ def test_prod_with_zeros(x, expected):
 from s2sgrad.rules import decompositions as _decompositions
 from s2sgrad.rules import products as _products
 from s2sgrad.runtime import containers as _containers
+from s2sgrad.runtime import fourier as _fourier
 from s2sgrad.runtime import odeint as _odeint
 
 ALLOWED_GLOBALS = {"np": np, "math": math, "pieces_along": _containers.pieces_along,
@@ -1147,6 +1277,9 @@ ALLOWED_GLOBALS.update({
     "svd_columns": _decompositions.svd_columns,
     "real_eigenvalues": _decompositions.real_eigenvalues,
     "len": len})  # len(arys) of a *args parameter: a constant where inlined
+# the Fourier transforms' helpers cut or pad an array (linear), and weigh a half spectrum
+ALLOWED_GLOBALS.update({"resized": _fourier.resized,
+                        "half_spectrum_weights": _fourier.half_spectrum_weights})
 # odeint's derivatives solve ODEs at run time (runtime/odeint.py), one call each
 ALLOWED_GLOBALS.update({"odeint_backward": _odeint.odeint_backward,
                         "odeint_tangent": _odeint.odeint_tangent})

@@ -9,7 +9,8 @@ becomes a function with source,
     def case(x0, x1):
         return np.sum(weight_ * primitive_(x0, x1, axis=(0, 2), keepdims=True))
 
-with the float inputs as parameters (a list or dict of floats, or a tuple holding floats, as
+(``np.real(np.sum(weight_ * ...))``, a complex weight, for a complex output), with the float
+or complex inputs as parameters (a list or dict of floats, or a tuple holding floats, as
 a literal of parameters, one per item, so that check_grads moves each), the static arguments
 as the literals a user writes (ints, tuples, strings, slices, None), and the rest (index
 arrays, masks, the primitive, the output's random weight) bound as globals.
@@ -100,6 +101,10 @@ def case_function(primitive, c: Case, rng):
         return sourcefile.define("case", params, " + ".join(terms) or "0.0",
                                  (f"out_ = {expression}",), bindings), floats
     bindings["weight_"] = rng.standard_normal(np.shape(out))
+    if np.iscomplexobj(out):  # a real loss of a complex output: Re <weight, out>
+        bindings["weight_"] = bindings["weight_"] + 1j * rng.standard_normal(np.shape(out))
+        return sourcefile.define("case", params, f"np.real(np.sum(weight_ * {expression}))",
+                                 (), bindings), floats
     return sourcefile.define("case", params, f"np.sum(weight_ * {expression})", (),
                              bindings), floats
 

@@ -80,6 +80,7 @@ from .values import (  # noqa: F401
     abstract_of,
     described,
     identified,
+    is_complex,
     is_container,
     join,
 )

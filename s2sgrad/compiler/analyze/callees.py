@@ -18,12 +18,14 @@ arguments, and what a starred argument or ``**`` spreads.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import operator
 from collections.abc import Callable
 from typing import Any
 
 import gast
+import numpy as np
 
 from ... import syntax
 from ...errors import TransformError
@@ -33,7 +35,7 @@ from ..parse import MISSING
 from ..templates import template_of
 from . import checks, inference
 from .facts import Facts, Op
-from .values import UNKNOWN_ARRAY, Abstract, abstract_of, identified
+from .values import UNKNOWN_ARRAY, Abstract, abstract_of, identified, is_complex
 
 
 class Callees:
@@ -62,6 +64,12 @@ class Callees:
         atoms = self.reaching(args, keywords)
         checks.refuse_out(self.facts, prim, args, keywords, node)
         if registry.is_nondifferentiable(prim):
+            if (registry.twin(prim) or prim) is np.sign and any(
+                    self.is_varied(a) and is_complex(self.value(a)) for a in atoms):
+                raise self.parsed.error(
+                    f"{what}() of a complex value is z / |z|, which is not constant: its "
+                    "derivative is not the zero of the sign of a real number", node,
+                    "Write z / np.abs(z).")
             # another library's function: what NumPy's of the same name gives, it gives
             inference.infer_nondiff(self.facts, registry.twin(prim) or prim, args, target,
                                     keywords)
@@ -108,7 +116,9 @@ class Callees:
                     f"Compute {p!r} from values that are not differentiated, or register a "
                     f"rule for {what} that differentiates it with @s2sgrad.vjp_rule.")
         checks.check_array_operands(self.facts, rule, bindings, diff_params, what, node)
+        before = self.facts.values.get(target) if target is not None else None
         inference.infer(self.facts, rule, bindings, target, self.static)
+        inference.complex_result(self.facts, rule, target, before)
         first = bindings.get(rule.params[0]) if rule.params else None
         if isinstance(first, gast.Name) and self.facts.is_int_array(first.id) and (
                 rule.shape in ("same", "transpose", "permute") or rule.primitive in (
@@ -124,6 +134,12 @@ class Callees:
                     "compiled, so whether the result is differentiable cannot be told", node,
                     "Name the dtype directly (np.float64, 'float32', int), or pass it in as "
                     "an argument.")
+            if cast is not None and target is not None and cast.kind in "fc":
+                value = self.facts.values[target]  # a cast to complex, or to real
+                joined = before is not None and before.complex and \
+                    target not in self.parsed.params
+                self.facts.values[target] = dataclasses.replace(
+                    value, complex=cast.kind == "c" or joined)
             if cast is not None and target is not None and cast.kind not in "fc":
                 # a cast to integers or booleans is piecewise constant: no gradient through it
                 self.facts.int_result = True
@@ -134,11 +150,13 @@ class Callees:
             operands = [self.value(a) for p in rule.params if p in bindings
                         for a in (bindings[p] if isinstance(bindings[p], tuple)
                                   else (bindings[p],)) if not isinstance(a, gast.Slice)]
-            if any(v.complex for v in operands) or (
-                    target in self.facts.values and self.facts.values[target].complex):
+            if not rule.complex and (any(is_complex(v) for v in operands) or (
+                    target in self.facts.values and self.facts.values[target].complex)):
                 raise self.parsed.error(
-                    f"{what}() on a complex value: complex numbers are not differentiated",
-                    node, "Work with the real and imaginary parts as separate real arrays.")
+                    f"{what}() on a complex value: its derivative rule holds for real numbers "
+                    "only", node, "Work with the real and imaginary parts as separate real "
+                    "arrays (np.real(z), np.imag(z)), or register a rule for complex values "
+                    f"with @s2sgrad.vjp_rule({checks.short_name(what)}, complex=True).")
             self.facts.varied.add(target)
         return Op("rule", target, rule=rule, bindings=bindings, what=what,
                   diff_params=diff_params, primitive=prim)

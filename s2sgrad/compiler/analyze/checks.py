@@ -299,11 +299,11 @@ def unsupported_call(what: str, prim: Any) -> tuple[str, str] | None:
         return None
     short = short_name(what)
     if what.startswith(("numpy.fft.", "scipy.fft.", "scipy.fftpack.")):
-        return ((f"{what} receives a differentiated value: Fourier transforms give "
-                 "complex values, and complex numbers are not differentiated"),
-                ("Write the transform as real arithmetic (a real DFT matrix: np.cos/np.sin "
-                 "of the frequencies, then @), or register a rule with "
-                 f"@s2sgrad.vjp_rule({short}) whose result is real."))
+        return ((f"no derivative rule for {what}, which receives a differentiated value: "
+                 "of the Fourier transforms, np.fft's fft, ifft, rfft, irfft, their 2-d and "
+                 "n-d forms and fftshift/ifftshift have one"),
+                ("Call one of those (np.fft.fft for scipy.fft.fft), or register a rule with "
+                 f"@s2sgrad.vjp_rule({short}, complex='complex')."))
     package = installed_package(unwrap(prim)) if prim is not None else None
     if package is not None:  # a package's function with source, not entered
         top = package.split(".")[0]

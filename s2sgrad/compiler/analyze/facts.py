@@ -111,7 +111,7 @@ class Facts:
             return Abstract("object", None, False, object)
         v = abstract_of(resolved)
         # A global array may be rebound to another shape later: do not specialise on it.
-        return v if v.kind != "array" else Abstract("array", None, v.float)
+        return v if v.kind != "array" else Abstract("array", None, v.float, complex=v.complex)
 
     def is_varied(self, atom: Any) -> bool:
         if isinstance(atom, tuple):  # the atoms a callee's *args receives

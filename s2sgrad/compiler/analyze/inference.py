@@ -35,7 +35,7 @@ from ...runtime.containers import zeros_tree
 from ..parse import MISSING
 from ..templates import template_of
 from .facts import Facts
-from .values import Abstract, ShapeTuple, abstract_of, item_of, join
+from .values import Abstract, ShapeTuple, abstract_of, is_complex, item_of, join
 
 
 def rule_view(facts: Facts, bindings: dict, static_of: Any = None,
@@ -97,7 +97,13 @@ def infer(facts: Facts, rule: Rule, bindings: dict, target: str | None,
     if target is None:
         return
     if rule.container is not None:
-        facts.set_value(target, container_result(facts, rule, bindings, static_of))
+        result = container_result(facts, rule, bindings, static_of)
+        if any(is_complex(value_of(facts, a)) for a in bindings.values()
+               if not isinstance(a, gast.Slice)):  # np.split of a complex array
+            result = dataclasses.replace(result, complex=True, items=None if (
+                result.items is None) else tuple((k, dataclasses.replace(v, complex=v.float))
+                                                  for k, v in result.items))
+        facts.set_value(target, result)
         return
     operands = [bindings[p] for p in rule.params[:max(1, len(template_of(rule).outputs))]]
     values = [value_of(facts, a) for a in operands]
@@ -123,14 +129,15 @@ def infer(facts: Facts, rule: Rule, bindings: dict, target: str | None,
                 facts.set_value(target, Abstract("object", None, False, object))
             return
         facts.set_value(target, Abstract("array", index_dims(facts, first.dims, bindings[
-            rule.params[1]]), first.float))
+            rule.params[1]]), first.float, complex=first.complex))
         return
     if rule.primitive in RESHAPES:
         new_shape = bindings.get("shape") or bindings.get("newshape")
         if rule.primitive is np.ndarray.reshape and isinstance(new_shape, gast.Tuple) \
                 and len(new_shape.elts) == 1:
             new_shape = new_shape.elts[0]  # x.reshape((3, 4)) rather than x.reshape(3, 4)
-        facts.set_value(target, Abstract("array", shape_dims(facts, new_shape), True))
+        facts.set_value(target, Abstract("array", shape_dims(facts, new_shape), True,
+                                         complex=first.complex))
         return
     if shape == "reduce":
         axis = static(bindings.get("axis"))
@@ -170,7 +177,21 @@ def infer(facts: Facts, rule: Rule, bindings: dict, target: str | None,
         shape == "scalar" and all(v.kind == "scalar" for v in values)) else "array"
     cls = facts.shape_class.get(operands[0].id) if shape == "same" and isinstance(
         operands[0], gast.Name) else None
-    facts.set_value(target, Abstract(kind, dims, True, complex=first.complex), cls)
+    facts.set_value(target, Abstract(kind, dims, True, complex=any(
+        is_complex(v) for v in values)), cls)
+
+def complex_result(facts: Facts, rule: Rule, target: str | None,
+                   before: Abstract | None) -> None:
+    """The result's dtype where the rule says what it is (``complex="real"``: ``np.abs``;
+    ``"complex"``: ``np.fft.fft``); elsewhere ``infer`` made it complex where an operand
+    is. ``before`` is what the name held before this assignment (joined with it)."""
+    if target is None or rule.complex not in ("real", "complex") or \
+            facts.values.get(target) is None or facts.values[target].kind not in (
+                "array", "scalar"):
+        return
+    joined = before is not None and before.complex and target not in facts.parsed.params
+    facts.values[target] = dataclasses.replace(
+        facts.values[target], complex=rule.complex == "complex" or joined)
 
 def _item(facts: Facts, rule: Rule, bindings: dict, container: Abstract) -> Abstract:
     """An item of ``container`` at the key bound to the rule's second parameter, or its
@@ -262,7 +283,7 @@ def elementwise(facts: Facts, operands: list, values: list[Abstract], target: st
     cls = classes.pop() if known and len(classes) == 1 and None not in classes else None
     is_float = any(v.float for v in values)
     facts.set_value(target, Abstract(kind, dims, is_float, complex=any(
-        v.complex for v in values)), cls)
+        is_complex(v) for v in values)), cls)
 
 def infer_nondiff(facts: Facts, prim: Any, args: list, target: str | None,
                   keywords: dict | None = None) -> None:
@@ -271,8 +292,9 @@ def infer_nondiff(facts: Facts, prim: Any, args: list, target: str | None,
     facts.int_result = makes_integers(facts, prim, args, keywords or {})
     if isinstance(prim, np.ufunc) or prim in COMPARISONS:
         elementwise(facts, args, [facts.value(a) for a in args], target)
-        facts.values[target] = Abstract(facts.values[target].kind, facts.values[target].dims,
-                                       False)
+        value = facts.values[target]  # np.sign and np.round of complex values are complex
+        facts.values[target] = Abstract(value.kind, value.dims, False, complex=value.complex
+                                        and not facts.int_result)
     elif prim is zeros_tree and args:  # zeros with the structure of a container (tangents)
         facts.set_value(target, dataclasses.replace(facts.value(args[0]), float=True))
     elif prim in (len, int, math.floor, math.ceil, np.ndarray.size, np.ndarray.ndim):
@@ -283,17 +305,33 @@ def infer_nondiff(facts: Facts, prim: Any, args: list, target: str | None,
                                         False, ShapeTuple))
     elif prim in _LIKE and args:
         cls = facts.shape_class.get(args[0].id) if isinstance(args[0], gast.Name) else None
-        facts.set_value(target, Abstract("array", facts.value(args[0]).dims, True), cls)
+        facts.set_value(target, Abstract("array", facts.value(args[0]).dims, True, complex=(
+            _complex_dtype(facts, prim, args, keywords, facts.value(args[0]).complex))), cls)
     elif prim in _FROM_SHAPE and args:
-        facts.set_value(target, Abstract("array", shape_dims(facts, args[0]), True))
+        facts.set_value(target, Abstract("array", shape_dims(facts, args[0]), True,
+                                         complex=_complex_dtype(facts, prim, args, keywords)))
     elif prim in (np.arange, np.linspace):
-        facts.set_value(target, Abstract("array", (None,), True))
+        facts.set_value(target, Abstract("array", (None,), True, complex=_complex_dtype(
+            facts, prim, args, keywords, any(facts.value(a).complex for a in args))))
     elif prim in (np.eye, np.identity):
-        facts.set_value(target, Abstract("array", (None, None), True))
+        facts.set_value(target, Abstract("array", (None, None), True,
+                                         complex=_complex_dtype(facts, prim, args, keywords)))
     elif (getattr(prim, "__module__", "") or "").startswith("numpy"):
         facts.set_value(target, Abstract("array", None, False))
     else:
         facts.set_value(target, Abstract("object", None, False, object))
+
+def _complex_dtype(facts: Facts, prim: Any, args: list, keywords: dict,
+                   otherwise: bool = False) -> bool:
+    """Whether a creator's ``dtype`` (by keyword, or np.zeros(n, complex)'s positional
+    one) is complex; ``otherwise`` where it names none."""
+    dtype = keywords.get("dtype")
+    if dtype is None and prim in _FROM_SHAPE + _LIKE and len(args) > 1:
+        dtype = args[1]
+    if dtype is None or (syntax.is_const(dtype) and dtype.value is None):
+        return otherwise
+    cast = dtype_named(facts, dtype)
+    return otherwise if cast is None else cast.kind == "c"
 
 def makes_integers(facts: Facts, prim: Any, args: list, keywords: dict) -> bool:
     """Does this call, without a gradient, certainly make integers or booleans?"""

@@ -307,8 +307,9 @@ def item_of(container: Abstract, key: Any) -> Abstract:
     for k, value in items:
         if k == key and type(k) is type(key):
             return value
-    if not items:
-        return container.element if container.element is not None else UNKNOWN_ARRAY
+    if not items:  # of a container of complex arrays (np.split(z, n)): complex
+        return container.element if container.element is not None else dataclasses.replace(
+            UNKNOWN_ARRAY, complex=container.complex)
     value = items[0][1]
     for _, other in items[1:]:
         value = join(value, other)
@@ -324,6 +325,11 @@ def described(value: Abstract) -> str:
         if value.kind == "object":
             name = "value of unknown kind"
     return ("an " if name[0] in "aeiou" else "a ") + name
+
+
+def is_complex(value: Abstract) -> bool:
+    """A complex number or array, or a container that holds one."""
+    return value.complex or any(is_complex(v) for _, v in value.items or ())
 
 
 def is_sequence(value: Abstract) -> bool:

@@ -35,6 +35,9 @@ class Cotangents:
         self.defined: set[str] = set()  # primal names whose cotangent has a value
         self.out: list[gast.stmt] = []
         self.current: gast.stmt | None = None
+        # the operation being reversed involves complex values: a real operand's
+        # contribution is the real part of what its rule gives (see rules/registry.py)
+        self.complex_op = False
         if isinstance(result, gast.Name) and result.id in ctx.analysis.active:
             self.bar_of[result.id] = seed  # the adjoint's parameter
             self.defined.add(result.id)
@@ -45,6 +48,15 @@ class Cotangents:
             if bar == name:
                 return self.ctx.analysis.ndim(primal)
         return self.ctx.analysis.ndim(name)
+
+    def is_complex(self, name: str) -> bool | None:
+        """Whether a primal name, or a cotangent (its primal's dtype), holds complex
+        values; None where it is not known."""
+        for primal, bar in self.bar_of.items():
+            if bar == name:
+                name = primal
+        value = self.ctx.analysis.values.get(name)
+        return None if value is None or value.kind not in ("array", "scalar") else value.complex
 
     def bar(self, name: str) -> str:
         if name not in self.bar_of:
@@ -58,6 +70,10 @@ class Cotangents:
         if not isinstance(atom, gast.Name) or atom.id not in self.ctx.analysis.active:
             return
         target = self.bar(atom.id)
+        value = self.ctx.analysis.values.get(atom.id)
+        if self.complex_op and value is not None and value.kind in ("array", "scalar") and \
+                not value.complex:
+            contribution = syntax.call(f"{self.ctx.np}.real", [contribution])
         if atom.id in self.defined and _structured(self.ctx.analysis.values.get(atom.id)):
             helper = self.ctx.bindings.claim("tree_add", tree_add)
             contribution = syntax.call(syntax.name(helper), [syntax.name(target), contribution])

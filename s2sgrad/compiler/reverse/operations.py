@@ -39,7 +39,7 @@ from ... import syntax
 from ...rules.shapes import getitem
 from ...runtime.containers import add_item, add_leaf, inserted_at, with_item_back, without_item
 from ...runtime.indexing import add_at, add_at_each, last_writes, zeroed_at
-from ..analyze import Op
+from ..analyze import Op, is_complex
 from ..context import Context
 from ..templates import Facts, call_arguments, inline, template_of
 from .broadcast import Broadcast
@@ -53,7 +53,8 @@ class Operations:
         self.ctx, self.forward, self.cotangents = ctx, forward, cotangents
         self.broadcast = broadcast
         self.facts = Facts(ndim=cotangents.ndim, is_none=ctx.analysis.is_none,
-                           is_numpy=lambda name: ctx.bindings.names.get(name) is np)
+                           is_numpy=lambda name: ctx.bindings.names.get(name) is np,
+                           is_complex=cotangents.is_complex)
         self.adjoints: dict[str, Callable[[gast.stmt, Op, gast.expr], None]] = {
             "copy": self.copy, "rule": self.rule, "call": self.call, "setitem": self.setitem,
             "pack": self.pack, "item": self.item, "append": self.append, "put": self.put,
@@ -69,7 +70,21 @@ class Operations:
         write = self.adjoints.get(op.kind)
         if write is None:
             raise syntax.unexpected("reverse", stmt, f"an operation of kind {op.kind!r}")
-        write(stmt, op, g)
+        # an operation on complex values gives its real operands the real part of theirs
+        self.cotangents.complex_op = self.involves_complex(op)
+        try:
+            write(stmt, op, g)
+        finally:
+            self.cotangents.complex_op = False
+
+    def involves_complex(self, op: Op) -> bool:
+        """Whether the operation's result or one of its operands may be complex."""
+        values = self.ctx.analysis.values
+        atoms = [op.target, *(a for b in op.bindings.values()
+                              for a in (b if isinstance(b, tuple) else (b,)))]
+        return any(isinstance(a, (str, gast.Name)) and (
+            values.get(a if isinstance(a, str) else a.id) is not None) and is_complex(
+                values[a if isinstance(a, str) else a.id]) for a in atoms)
 
     def nothing(self, stmt: gast.stmt, op: Op, g: gast.expr) -> None:
         """No gradient flows through the operation, by definition."""
@@ -200,7 +215,11 @@ class Operations:
         bar = cot.bar(a.id)
         if a.id not in cot.defined:
             value = self.ctx.analysis.values.get(a.id)
-            if value is not None and value.backend is not None:
+            if value is not None and value.complex and value.backend is None:
+                shape = self.forward.save_shape(stmt, a.id)  # zeros that hold a complex g
+                zeros = syntax.call(f"{self.ctx.np}.zeros", [syntax.name(shape), syntax.name(
+                    self.ctx.bindings.claim("complex", complex))])
+            elif value is not None and value.backend is not None:
                 # another library's array: zeros of that library, laid out as it is (a Dask
                 # array's chunks), rather than NumPy's zeros of its shape
                 zeros = syntax.call(f"{self.ctx.np}.zeros_like", [syntax.name(a.id)])
