@@ -618,8 +618,9 @@ def _updated_in_place(aliases: Aliasing, stmt: gast.stmt) -> str | None:
     if op is not None and op.kind == "setitem":
         return op.bindings["a"].id
     if stmt in aliases.augmented and aliases.is_in_place(stmt) and \
-            stmt not in aliases.item_updates:
-        return aliases.augmented[stmt][1]
+            stmt not in aliases.item_updates and getattr(
+                aliases.values.get(stmt.targets[0].id), "kind", None) == "array":
+        return aliases.augmented[stmt][1]  # (a list's += is followed by its holders' checks)
     return None
 
 

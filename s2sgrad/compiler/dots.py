@@ -92,7 +92,11 @@ class Dots:
         if is_container(value):
             helper = self.ctx.bindings.claim("zeros_tree", zeros_tree)
             batch = [syntax.name(self.batch)] if self.batch else []
-            return syntax.call(syntax.name(helper), [syntax.clone(atom), *batch])
+            zeros = syntax.call(syntax.name(helper), [syntax.clone(atom), *batch])
+            if value.type is tuple:  # a tangent has its value's structure: t + t_dot's tuple
+                return syntax.call(syntax.name(self.ctx.bindings.claim("tuple", tuple)),
+                                   [zeros])
+            return zeros
         return syntax.clone(atom)
 
     def assign_dot(self, target: str, value: gast.expr) -> gast.stmt:

@@ -109,7 +109,7 @@ def add_at_read_through_alias(x):
     y = np.zeros(3)
     k = y
     np.add.at(y, idx, x)
-    return np.sum(k * y)  # <- refused
+    return np.sum(k * y)
 
 
 def add_at_on_argument(x):
@@ -196,7 +196,7 @@ def out_through_alias(x):
     y = np.zeros_like(x)
     view = y
     np.multiply(x, 2.0, out=y)
-    return np.sum(view * x)  # <- refused
+    return np.sum(view * x)
 
 
 def out_into_argument(x):

@@ -71,7 +71,7 @@ def test_differentiate_through_enters_the_source(through):
     through("colorsys")
     check_grads(yiq, 0.3, 0.5, 0.7, modes=("rev", "fwd"))
     through(statistics)  # a module object names itself; fmean's source has, in an except
-    with pytest.raises(TransformError, match="'nonlocal'|generators") as info:  # block, a
+    with pytest.raises(TransformError, match="'nonlocal'|generator") as info:  # block, a
     # generator that assigns a nonlocal name
         s2sgrad.gradient(mean_of_items)(X)
     assert info.value.filename == statistics.__file__
