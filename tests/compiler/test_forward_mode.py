@@ -63,3 +63,21 @@ def test_a_global_array_beside_a_moving_one_has_a_zero_tangent(fn):
     np.testing.assert_allclose(t, fd, rtol=1e-6)
     np.testing.assert_allclose(s2sgrad.hessian(fn)(x), s2sgrad.jacobian(s2sgrad.gradient(fn))(x),
                                rtol=1e-9, atol=1e-9)
+
+
+_SCALE = 0.7
+
+
+def _product_with_a_global_number(x):
+    return np.sum(2 * x * _SCALE) * np.sum(x ** 2)
+
+
+def test_the_hessian_of_a_product_with_a_global_number():
+    # the global's tangent is its zero, not a name of the tangent function's own
+    x = np.array([0.3, -0.4, 0.9])
+    check_grads(_product_with_a_global_number, x, modes=("rev", "fwd", "batch"), order=2)
+    g = s2sgrad.gradient(_product_with_a_global_number)
+    eps = 1e-5
+    expected = np.array([(g(x + eps * u) - g(x - eps * u)) / (2 * eps) for u in np.eye(3)])
+    np.testing.assert_allclose(s2sgrad.hessian(_product_with_a_global_number)(x), expected,
+                               atol=1e-6)
