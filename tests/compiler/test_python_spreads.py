@@ -13,34 +13,18 @@ the user's line.
 
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 import pytest
 
 import s2sgrad
 from s2sgrad import TransformError
-from s2sgrad.testing import check_grads, numeric_gradient
-from tests.arguments import assert_unchanged
+from s2sgrad.testing import numeric_gradient
+from tests.arguments import checked
 from tests.located import assert_points_at
 
 rng = np.random.default_rng(11)
 X = rng.uniform(0.2, 0.9, 4)
 M = rng.uniform(0.2, 0.9, (3, 4))
-
-
-def checked(fn, *args, order=2):
-    """The gradients of ``fn`` against finite differences, first order in both modes and
-    second order where asked; its value as the plain call's; its arguments unchanged."""
-    before = copy.deepcopy(args)
-    expected = fn(*copy.deepcopy(args))
-    value, _ = s2sgrad.value_and_grad(fn)(*args)
-    np.testing.assert_allclose(value, expected, rtol=1e-12, atol=1e-12)
-    assert_unchanged(args, before, fn.__name__)
-    check_grads(fn, *args, modes=("rev", "fwd"))
-    if order == 2:
-        check_grads(fn, *args, order=2, modes=("rev",))
-    assert_unchanged(args, before, fn.__name__)
 
 
 # --- dict comprehensions -------------------------------------------------------------------
