@@ -269,13 +269,20 @@ def parse_expr(source: str) -> Expr:
 def clone(node: Any) -> Any:
     """A deep copy of a node, or of a list or tuple of nodes. What is not a node (an
     identifier, a constant's value) is immutable and is shared."""
+    kind = type(node)
+    if kind is list:
+        return [clone(n) for n in node]
     if isinstance(node, (list, tuple)):
-        return type(node)(clone(n) for n in node)
+        return kind(clone(n) for n in node)
     if not isinstance(node, gast.AST):
         return node
-    copied = type(node).__new__(type(node))
-    copied.__dict__.update({k: clone(v) for k, v in node.__dict__.items()})
+    copied = kind.__new__(kind)
+    copied.__dict__.update({k: v if type(v) in _SHARED else clone(v)
+                            for k, v in node.__dict__.items()})
     return copied
+
+
+_SHARED = frozenset({str, int, float, bool, type(None)})  # immutable: what clone shares
 
 
 def replace(node: Node, **fields: Any) -> Node:
@@ -291,7 +298,7 @@ def replace(node: Node, **fields: Any) -> Node:
 def located(new: Node, old: Node) -> Node:
     """Give ``new`` (and its children without one) the source position of ``old``."""
     gast.copy_location(new, old)
-    for child in gast.walk(new):
+    for child in _nodes(new):
         if hasattr(child, "lineno") and getattr(child, "lineno", None) is None:
             gast.copy_location(child, old)
     return new
@@ -353,13 +360,33 @@ def dotted_name(node: Any) -> str | None:
 
 
 def names_read(node: Node) -> set[str]:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
-            and isinstance(n.ctx, gast.Load)}
+    return {n.id for n in _names(node) if isinstance(n.ctx, gast.Load)}
 
 
 def names_written(node: Node) -> set[str]:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
-            and isinstance(n.ctx, (gast.Store, gast.Param))}
+    return {n.id for n in _names(node) if isinstance(n.ctx, (gast.Store, gast.Param))}
+
+
+def _names(node: Node) -> list[gast.Name]:
+    """The ``Name`` nodes under ``node`` (itself included)."""
+    return [n for n in _nodes(node) if type(n) is gast.Name]
+
+
+def _nodes(node: Node) -> list[Node]:
+    """The nodes under ``node`` (itself included), the ones ``gast.walk`` gives, in a list:
+    a walk of the fields without its generators, since the passes ask this of every
+    statement."""
+    found, stack = [], [node]
+    while stack:
+        here = stack.pop()
+        found.append(here)
+        for field in here._fields:
+            value = getattr(here, field, None)
+            if type(value) is list:
+                stack.extend(v for v in value if isinstance(v, gast.AST))
+            elif isinstance(value, gast.AST):
+                stack.append(value)
+    return found
 
 
 def rename(node: Node, mapping: dict[str, str | Expr]) -> Node:

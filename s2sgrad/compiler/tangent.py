@@ -123,9 +123,9 @@ class _Tangent:
         alone is returned. Only assignments of pure operations go (rules, copies, tuples,
         items, and the tangent statements), never a call kept for its effect."""
         while True:
-            read = set()
-            for stmt in statements.in_order(body, "tangent"):
-                read |= syntax.names_read(stmt)
+            for _ in statements.in_order(body, "tangent"):  # (a kind with no case raises)
+                pass
+            read = set().union(*map(syntax.names_read, body))
 
             def dead(stmt: gast.stmt, read: set[str] = read) -> bool:
                 if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)

@@ -58,8 +58,12 @@ SCALARS = ("s0", "s1")
 # S2SGRAD_PROPERTY_EXAMPLES=N runs N programs a test, drawn afresh each run (a long run,
 # outside the suite); the suite's runs are the same 30 every time (70 with S2SGRAD_TESTS=full)
 _LONG = int(os.environ.get("S2SGRAD_PROPERTY_EXAMPLES", "0"))
-SETTINGS = settings(max_examples=_LONG or (70 if os.environ.get("S2SGRAD_TESTS") == "full" else 30), deadline=None, derandomize=not _LONG,
+_FULL = os.environ.get("S2SGRAD_TESTS") == "full"
+SETTINGS = settings(max_examples=_LONG or (70 if _FULL else 30), deadline=None, derandomize=not _LONG,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+# the families that run programs of a reverse-mode family again in another mode: fewer in the
+# default tier (each program compiles a derivative per argument there)
+OTHER_MODE = None if _LONG or _FULL else 12
 
 # --- programs ------------------------------------------------------------------------------
 
@@ -725,7 +729,11 @@ def test_keyword_arguments_and_nested_functions_with_defaults():
 
 
 def test_loops_with_else_star_unpacking_and_starred_calls():
-    _run(Features(writes=False, spreads=True), modes=("rev", "fwd"))()
+    _run(Features(writes=False, spreads=True))()
+
+
+def test_forward_mode_with_star_unpacking_and_starred_calls():
+    _run(Features(writes=False, spreads=True), modes=("fwd",), examples=OTHER_MODE)()
 
 
 def test_errstate_blocks_and_try_blocks():
@@ -735,28 +743,28 @@ def test_errstate_blocks_and_try_blocks():
 # forward mode (the tangent function) and second order (derivatives of the gradient, from
 # the tangent function's own derivatives) on the same random programs
 def test_forward_mode_on_loops_branches_and_writes():
-    _run(Features(writes_in_branches=True, ufunc_writes=True), modes=("fwd",))()
+    _run(Features(writes_in_branches=True, ufunc_writes=True), modes=("fwd",), examples=OTHER_MODE)()
 
 
 def test_forward_mode_with_decorators_function_values_and_containers():
-    _run(Features(writes=False, values=True), modes=("fwd",))()
+    _run(Features(writes=False, values=True), modes=("fwd",), examples=OTHER_MODE)()
 
 
 def test_forward_mode_with_errstate_and_try_blocks():
-    _run(Features(writes=False, blocks=True), modes=("fwd",))()
+    _run(Features(writes=False, blocks=True), modes=("fwd",), examples=OTHER_MODE)()
 
 
 def test_forward_mode_with_keyword_arguments_and_defaults_of_arrays():
-    _run(Features(writes=False, callees=True), modes=("fwd",))()
+    _run(Features(writes=False, callees=True), modes=("fwd",), examples=OTHER_MODE)()
 
 
 # batched forward mode (many directions in one pass, as a Jacobian's columns are built)
 def test_batched_forward_mode_on_loops_branches_and_writes():
-    _run(Features(writes_in_branches=True, ufunc_writes=True), modes=("batch",))()
+    _run(Features(writes_in_branches=True, ufunc_writes=True), modes=("batch",), examples=OTHER_MODE)()
 
 
 def test_batched_forward_mode_with_decorators_function_values_and_containers():
-    _run(Features(writes=False, values=True), modes=("batch",))()
+    _run(Features(writes=False, values=True), modes=("batch",), examples=OTHER_MODE)()
 
 
 def test_second_order_on_loops_branches_and_jumps():
