@@ -771,4 +771,5 @@ def test_second_order_on_loops_branches_and_jumps():
     # (element writes can still be refused at order 2: the tangent function's aliases, read
     # again after a branch, are not all followed)
     # (each program compiles a derivative per argument and mode, ~10 s: a few programs)
-    _run(Features(writes=False), shrink=False, modes=("rev",), order=2, examples=6)()
+    _run(Features(writes=False), shrink=False, modes=("rev",), order=2,
+         examples=_LONG or (6 if _FULL else 4))()
