@@ -293,7 +293,25 @@ def spread_from_star_unpacking(x):
     return first * weighted(*rest)
 
 
+def spreads_of_nothing(x):
+    def g(a, b=2.0, c=3.0):
+        return a * b - c
+    rest = (x[0], x[1])[2:]
+    none = {}
+    return weighted(x[0], x[1], x[2], *rest) + g(x[3], **none) + np.sin(*(x[1],), *())
+
+
+def symmetric_sum(*args):
+    return np.sum(np.tanh(args[0] + args[0].T), *args[1:])
+
+
+def a_wrapper_passing_the_rest_on(m, x):
+    return symmetric_sum(m @ m.T) * x[0] + symmetric_sum(m[:, :3], 0)[1]
+
+
 SPREADS = {
+    "of nothing": (spreads_of_nothing, (X,)),
+    "the rest of a wrapper's arguments": (a_wrapper_passing_the_rest_on, (M, X)),
     "into a user function": (into_a_user_function, (X,)),
     "into a nested function": (into_a_nested_function, (X,)),
     "into rules": (into_rules, (X, M)),
@@ -308,6 +326,21 @@ SPREADS = {
 def test_starred_arguments(name):
     fn, args = SPREADS[name]
     checked(fn, *args)
+
+
+# a function of its *args as a whole (a test's wrapper, lambda *args: f(g(args[0]),
+# *args[1:])): the rest it passes on may be empty (first order: a derivative of a
+# derivative is taken with respect to named parameters only)
+rest_into_a_function = lambda *args: weighted(args[0][0], args[0][1], *args[1:])  # noqa: E731
+rest_into_a_rule = lambda *args: np.sum(np.sin(args[0]), *args[1:])  # noqa: E731
+
+
+@pytest.mark.parametrize("fn, args", [(rest_into_a_rule, (M,)), (rest_into_a_rule, (M[0], 0)),
+                                      (rest_into_a_function, (X, X[2])),
+                                      (symmetric_sum, (M[:3, :3],))],
+                         ids=["empty", "one static item", "one item", "a def's, empty"])
+def test_the_rest_of_a_functions_own_arguments_passed_on(fn, args):
+    checked(fn, *args, order=1)
 
 
 def test_starred_arguments_decorated_on_tensors():

@@ -47,7 +47,7 @@ def site(facts: Facts, stmt: gast.Assign, site: int, what: str, needed: int) -> 
         raise facts.parsed.error(
             f"not enough values to unpack (expected at least {needed}, got {size}): Python "
             "raises a ValueError", stmt, "Give at most as many names as values.")
-    if size is not None and (size or what == "target"):
+    if size is not None:
         raise Respread(site, size)
     if what == "target":
         if (value.kind == "array" and value.ndim != 0) or is_sequence(value):
@@ -77,12 +77,12 @@ def arguments(facts: Facts, spread: list[gast.expr], keywords: gast.expr | None)
     for node in spread:
         number = facts.spread_arguments.get(node)
         size = size_of(facts.value(node.value))
-        if number is not None and size and not _own_spread(facts, node.value):
+        if number is not None and size is not None and not _own_spread(facts, node.value):
             raise Respread(number, size)
     if keywords is not None:
         number = facts.spread_arguments.get(keywords)
         keys = size_of(facts.value(keywords), keywords=True)
-        if number is not None and keys and not _own_spread(facts, keywords):
+        if number is not None and keys is not None and not _own_spread(facts, keywords):
             raise Respread(number, keys)
 
 
