@@ -331,8 +331,8 @@ def test_starred_arguments(name):
 # a function of its *args as a whole (a test's wrapper, lambda *args: f(g(args[0]),
 # *args[1:])): the rest it passes on may be empty (first order: a derivative of a
 # derivative is taken with respect to named parameters only)
-rest_into_a_function = lambda *args: weighted(args[0][0], args[0][1], *args[1:])  # noqa: E731
-rest_into_a_rule = lambda *args: np.sum(np.sin(args[0]), *args[1:])  # noqa: E731
+rest_into_a_function = lambda *args: weighted(args[0][0], args[0][1], *args[1:])
+rest_into_a_rule = lambda *args: np.sum(np.sin(args[0]), *args[1:])
 
 
 @pytest.mark.parametrize("fn, args", [(rest_into_a_rule, (M,)), (rest_into_a_rule, (M[0], 0)),
