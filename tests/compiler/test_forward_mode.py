@@ -81,3 +81,28 @@ def test_the_hessian_of_a_product_with_a_global_number():
     expected = np.array([(g(x + eps * u) - g(x - eps * u)) / (2 * eps) for u in np.eye(3)])
     np.testing.assert_allclose(s2sgrad.hessian(_product_with_a_global_number)(x), expected,
                                atol=1e-6)
+
+
+# piecewise-constant functions: the tangent is a zero of the value's type (a float for a
+# float, as NumPy's floor of a float is a float), so that a derivative of the jvp is taken
+def _floor_of_a_number(x):
+    return np.floor(x) + np.ceil(2.0 * x)
+
+
+def _rounded_then_scaled(x):
+    return np.round(x, 1) * x + np.sign(x) + np.trunc(x)
+
+
+def _through_a_helper(x):
+    def step(v):
+        return np.rint(v) * 0.5
+    return step(x) + x ** 2
+
+
+@pytest.mark.parametrize("fn", [_floor_of_a_number, _rounded_then_scaled, _through_a_helper])
+@pytest.mark.parametrize("x", [0.37, np.array([0.37, -1.24, 2.61])], ids=["float", "array"])
+def test_the_tangent_of_a_piecewise_constant_function_is_a_float_zero(fn, x):
+    value, tangent = s2sgrad.jvp(fn, (x,), (np.ones_like(x),))
+    np.testing.assert_allclose(value, fn(x), rtol=1e-15)
+    assert np.asarray(tangent).dtype == np.float64 and np.shape(tangent) == np.shape(x)
+    check_grads(fn, x, modes=("rev", "fwd"), order=2)  # (a derivative of the jvp in "fwd")

@@ -293,7 +293,8 @@ def infer_nondiff(facts: Facts, prim: Any, args: list, target: str | None,
     if isinstance(prim, np.ufunc) or prim in COMPARISONS:
         elementwise(facts, args, [facts.value(a) for a in args], target)
         value = facts.values[target]  # np.sign and np.round of complex values are complex
-        facts.values[target] = Abstract(value.kind, value.dims, False, complex=value.complex
+        facts.values[target] = Abstract(value.kind, value.dims, value.float and not
+                                        facts.int_result, complex=value.complex
                                         and not facts.int_result)
     elif prim is zeros_tree and args:  # zeros with the structure of a container (tangents)
         facts.set_value(target, dataclasses.replace(facts.value(args[0]), float=True))
