@@ -129,6 +129,11 @@ def _result_value(d: Derivative, signature: dict[str, Abstract], value: Abstract
     return _tuple([value, grad]) if d.with_value else grad
 
 
+def _may_be_array(value: Abstract) -> bool:
+    """Whether f's output may be an array that is not 0-d (one of one entry, then)."""
+    return value.kind == "array" and value.ndim != 0
+
+
 def _tuple(items: list[Abstract]) -> Abstract:
     return Abstract("object", (None,) * len(items), any(a.float for a in items), tuple,
                     tuple(enumerate(items)))
@@ -167,16 +172,21 @@ def derivative_pair(d: Derivative, wrt: tuple[str, ...], signature: dict[str, Ab
         f"{_name(d)}_forward", params, f"{name}({', '.join(call)}), ({packed})", (), bindings)
     saved_name, out_bar, inner_saved = fresh("saved"), fresh("out_bar"), fresh(
         f"{inner}_saved")
+    # f's tangent is seeded with 1.0, or with ones shaped as it where f returns an array
+    # (of one entry, as a gradient requires): the tangent the inner forward returns
+    moving = fresh("tangent") if _may_be_array(tangent.result_value) else "_"
+    one = "1.0" if moving == "_" else f"np.ones_like({moving})"
     if d.with_value:
         value_bar, grad_bar = fresh("value_bar"), fresh("grad_bar")
         unpack = [f"{value_bar}, {grad_bar} = {out_bar}"]
-        seed, grads = f"({value_bar}, 1.0)", grad_bar
+        seed, grads = f"({value_bar}, {one})", grad_bar
+        moving = "_" if moving == "_" else f"(_, {moving})"
     else:
-        unpack, seed, grads = [], "1.0", out_bar
+        unpack, seed, grads = [], one, out_bar
     moved = [f"{dots[n]}={grads}" if d.single else f"{dots[n]}={grads}[{k}]"
              for k, n in enumerate(names)]
     body = (f"{packed} = {saved_name}", *unpack,
-            f"_, {inner_saved} = {forward}({', '.join(call + moved)})")
+            f"{moving}, {inner_saved} = {forward}({', '.join(call + moved)})")
     backward_fn = sourcefile.define(
         f"{_name(d)}_backward", [saved_name, out_bar], f"{backward}({inner_saved}, {seed})",
         body, bindings)

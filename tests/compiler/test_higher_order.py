@@ -770,3 +770,28 @@ def test_torch_newton_step(torch):
     g, h = torch.func.grad(f), torch.func.grad(torch.func.grad(f))
     theirs = torch.func.grad(lambda x: x - g(x) / h(x))(_t(torch, 0.9))
     close(s2sgrad.gradient(cases.newton_step)(0.9), _np(theirs), **ORACLE_TOL)
+
+
+# a function returning an array of one entry has a gradient (its one entry is the value);
+# the gradient's own derivatives seed that array with ones of its shape
+def _row_sum(x):
+    return np.sum(np.sin(x), axis=1)
+
+
+def _kept_row_sum(x):
+    return np.sum(np.sin(x) * x, axis=1, keepdims=True)
+
+
+def _column_of_one(x):
+    return np.tanh(x[:, :1]).T @ x[:, 1:2]
+
+
+@pytest.mark.parametrize("fn", [_row_sum, _kept_row_sum, _column_of_one])
+def test_derivatives_of_the_gradient_of_an_array_of_one_entry(fn):
+    x = np.random.default_rng(3).uniform(-1.0, 1.0, (1, 3))
+    total_of_gradient = lambda v: np.sum(s2sgrad.gradient(fn)(v) ** 2)
+    check_grads(total_of_gradient, x, modes=("rev", "fwd"))
+    gradient_and_value = lambda v: np.sum(
+        s2sgrad.value_and_grad(fn)(v)[1] * s2sgrad.value_and_grad(fn)(v)[0])
+    check_grads(gradient_and_value, x, modes=("rev",))
+    check_grads(lambda v: np.sum(fn(v)), x, modes=("rev", "fwd"), order=2)
