@@ -282,6 +282,11 @@ class Aliasing:
                     "here: NumPy would write into a copy", stmt,
                     "Write one index: `b[i, j] = v`.")
 
+    def _ndim(self, atom: Any) -> int | None:
+        """The rank of an argument, where the analysis knows it."""
+        value = self.values.get(atom.id) if isinstance(atom, gast.Name) else None
+        return None if value is None or value.kind != "array" else value.ndim
+
     def find(self, name: str) -> str:
         while self.group.get(name, name) != name:
             name = self.group[name]
@@ -388,7 +393,7 @@ class Aliasing:
                 return [a.id for a in shared]
             if op.kind == "rule" and op.rule.shape == "item":  # d.get(k): an item of d
                 self.slots.item(op.target, op.bindings[op.rule.params[0]])
-            if op.kind in ("rule", "nondiff", "unknown") and returns_new_array(op):
+            if op.kind in ("rule", "nondiff", "unknown") and returns_new_array(op, self._ndim):
                 return []
             # Anything else may return a view of its array arguments (np.fliplr, np.split,
             # np.asarray, a function without a rule): assume it shares their memory.

@@ -28,7 +28,7 @@ VIEWS = frozenset({"reshape", "transpose", "ravel", "squeeze", "swapaxes", "move
 
 
 
-def returns_new_array(op: Op) -> bool:
+def returns_new_array(op: Op, ndim: Callable[[Any], int | None] | None = None) -> bool:
     """Does this call return memory of its own (never a view of an argument)? Decided from
     the function and the arguments known when compiling (the constants among the rule's
     bindings; a call without them knows none): ``NEW_MEMORY`` answers for the functions it
@@ -37,7 +37,8 @@ def returns_new_array(op: Op) -> bool:
     a user's). An argument that lets
     a function hand back its input (``copy=``, ``overwrite_b=``) must be known to forbid it.
     tests/compiler/test_view_table.py calls every registered function to confirm each answer of new
-    memory with NumPy."""
+    memory with NumPy. With ``ndim`` (the rank of an argument, where the analysis knows
+    it), the functions of ``BY_RANK`` answer from their arguments' ranks too."""
     prim = op.primitive
     if prim is None:
         return False
@@ -45,6 +46,12 @@ def returns_new_array(op: Op) -> bool:
               else MISSING for p, a in op.bindings.items()}
     if _may_reuse(prim, static):
         return False
+    try:
+        ranked = BY_RANK.get(prim) if ndim is not None else None
+    except TypeError:  # unhashable
+        ranked = None
+    if ranked is not None:
+        return ranked({p: ndim(a) for p, a in op.bindings.items()})
     try:
         fresh = NEW_MEMORY.get(prim)
     except TypeError:  # unhashable
@@ -124,6 +131,15 @@ def _differences(static: dict[str, Any]) -> bool:
 # Functions whose result is new memory (or not) whatever the shape of their rule says, each
 # with the test of the call's known arguments (their names in the rule, the default where
 # not given; MISSING where not known when compiling) that tells.
+def _diagonal_matrix(ndims: dict[str, int | None]) -> bool:
+    """np.diag(v) of a vector builds a matrix; of a matrix, it is a view of its diagonal."""
+    return ndims.get("v") == 1
+
+
+# Functions whose result is new memory for arguments of some ranks, a view for others
+BY_RANK: dict[Any, Callable[[dict[str, int | None]], bool]] = {np.diag: _diagonal_matrix}
+
+
 NEW_MEMORY: dict[Any, Callable[[dict[str, Any]], bool]] = {
     # the result may be the argument itself (np.real or x.conj() of a real array, max(a, b)
     # of 0-d arrays), or a view of it

@@ -384,7 +384,8 @@ def statement(draw, features: Features, scope: Scope, depth: int, counter: list[
                                               "d0 = np.diagonal(m0)"])))
     if kind == "matrix":  # m0 made anew: the views made before still show the old one
         a, b = draw(st.sampled_from(ARRAYS)), draw(st.sampled_from(ARRAYS))
-        return _same(0, f"m0 = np.tanh(np.outer({a}, {b}) * {draw(CONSTANTS)})")
+        return _same(0, draw(st.sampled_from([  # (np.diag of a vector: a new matrix)
+            f"m0 = np.tanh(np.outer({a}, {b}) * {draw(CONSTANTS)})", f"m0 = np.diag({a})"])))
     if kind == "write_view":
         return _same(0, draw(write_view(scope)))
     if kind in ("star", "spread"):

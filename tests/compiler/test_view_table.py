@@ -318,3 +318,25 @@ def test_a_users_rule_says_nothing_of_the_memory_its_function_returns():
     a = m(3)
     assert passthrough(a) is a
     assert not views.returns_new_array(op)
+
+
+# (function, arguments) whose memory the table decides from the ranks of the arguments
+RANKED = [(np.diag, case(m(3))), (np.diag, case(m(3), 1)), (np.diag, case(m(3), -2)),
+          (np.diag, case(m(3, 3))), (np.diag, case(m(3, 4), 1))]
+
+
+@pytest.mark.parametrize("f, c", RANKED, ids=[f"{_id(f)}{i}" for i, (f, _) in enumerate(RANKED)])
+def test_new_memory_by_rank_is_confirmed_by_numpy(f, c):
+    assert f in views.BY_RANK
+    result, args = run(f, c)
+    ranks = {p: np.ndim(c.args[i]) for i, p in enumerate(registry.lookup(f).params)
+             if i < len(c.args)}
+    for how, op in ops_for(f, c):
+        if op.kind != "rule":
+            continue
+        by_name = {a.id: ranks.get(p) for p, a in op.bindings.items()
+                   if isinstance(a, syntax.gast.Name)}
+        claim = views.returns_new_array(op, lambda a, by_name=by_name: by_name.get(
+            getattr(a, "id", None)))
+        assert claim == (not shared(result, args)), (how, ranks)
+        assert not views.returns_new_array(op, lambda a: None)  # rank unknown: a view

@@ -252,7 +252,39 @@ def reshape_written_after_its_last_read(x):
     return s + np.sum(r)
 
 
+# np.diag of a vector builds a new matrix (of a matrix, it is a view of the diagonal): its
+# entries may be written while the vector is read again
+def diag_of_the_argument_written(x):
+    H = np.diag(x)
+    idx = np.arange(len(x) - 1)
+    H[idx, idx + 1] = -x[1:]
+    H[idx + 1, idx] = 0.5
+    return (x @ H @ x) / (x @ x) + np.sum(x ** 2)
+
+
+def diag_written_in_a_loop(x):
+    total = 0.0
+    for k in range(2):
+        D = np.diag(x * (k + 1.0), 1)
+        D[0, 0] = x[0] ** 2
+        D[-1, 1:] += x
+        total = total + np.sum(D * D) + x[k]
+    return total
+
+
+def diag_built_by_a_helper_written(x):
+    def tridiagonal(v):
+        T = np.diag(v)
+        T[0, 1] = v[1]
+        return T
+    T = tridiagonal(x)
+    T[2, 1] += x[0]
+    return np.sum(np.tanh(T @ x)) + np.sum(x)
+
+
 ACCEPTED = [
+    (diag_of_the_argument_written, X), (diag_written_in_a_loop, X),
+    (diag_built_by_a_helper_written, X),
     (einsum_row_sums_written, X), (einsum_product_written, X),
     (einsum_product_of_the_argument_written, M), (einsum_trace_then_base_written, X),
     (einsum_written_after_its_last_read, X), (einsum_view_alone_read_after_its_write, X),
