@@ -44,7 +44,7 @@ from . import codegen as codegen_module
 from . import compiled as compiled_module
 from . import higher, sourcefile
 from .aliasing import Forwards, aliasing, forward_reads
-from .analyze import Abstract, Analysis, NeedsArray, abstract_of, analyze
+from .analyze import Abstract, Analysis, Fold, NeedsArray, abstract_of, analyze
 from .analyze.values import identified
 from .batching import NotBatchable
 from .codegen import codegen, codegen_tangent
@@ -602,8 +602,9 @@ def front_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstra
 
     conversions: frozenset[tuple] = frozenset()
     lengths: dict = {}  # the size of each spread site (g(*xs), a, *rest = xs) asked for
-    while True:  # normalized again for each list NumPy converts, each spread site sized
-        normalized = normalize(parsed, fence, conversions, lengths)
+    folds: dict = {}  # the ifs whose test has one value on every call
+    while True:  # normalized again for each list NumPy converts, each spread site sized,
+        normalized = normalize(parsed, fence, conversions, lengths, folds)  # each if folded
         try:
             analysis = analyze(normalized, wrt, signature, callee)
             break
@@ -613,6 +614,10 @@ def front_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstra
             conversions |= {needs.site}
         except Respread as asked:  # written out with that site's size
             lengths[asked.site] = asked.size
+        except Fold as found:  # only the block that runs
+            if not found.sites.keys() - folds.keys():
+                raise syntax.unexpected("analyze", parsed.node, "an if folded twice") from None
+            folds.update(found.sites)
     for _ in range(_FORWARDS):  # reads of an array after its update through another name
         try:
             aliases = aliasing(analysis)  # refuses what cannot be followed

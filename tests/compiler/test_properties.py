@@ -503,15 +503,21 @@ def nested_call(draw, features: Features, scope: Scope, counter: list[int]) -> L
     free = draw(st.sampled_from(ARRAYS))
     c1, c2 = draw(CONSTANTS), draw(CONSTANTS)
     body = f"np.tanh(v * k + {c1} * {free})"
-    if draw(st.booleans()):
+    form = draw(st.sampled_from(["lambda", "def", "None"]))
+    if form == "lambda":
         lines = _same(0, f"{name} = lambda v, k={captured}: {body}")
-    else:
+    elif form == "def":
         lines = _same(0, f"def {name}(v, k={captured}):") + _same(1, f"return {body}")
+    else:  # k=None, set in the body (an if that one call may take and the other not)
+        lines = (_same(0, f"def {name}(v, k=None):") + _same(1, "if k is None:")
+                 + _same(2, f"k = {captured}") + _same(1, f"return {body}"))
     lines += _same(0, f"{captured} = np.sin({captured}) * 0.5 + {c2}")
     a, target = draw(st.sampled_from(ARRAYS)), draw(st.sampled_from(ARRAYS))
     s = draw(st.sampled_from(SCALARS))
     call = draw(st.sampled_from([f"{name}({a})", f"{name}(v={a})", f"{name}(k={s}, v={a})",
                                  f"{name}({a}, k={c1})"]))
+    if form == "None" and draw(st.booleans()):  # called both ways
+        call += f" - 0.2 * {name}({draw(st.sampled_from(ARRAYS))}, {s})"
     return lines + _same(0, f"{target} = 0.5 * {call} + 0.3 * {target}")
 
 

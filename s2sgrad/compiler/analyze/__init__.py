@@ -131,6 +131,30 @@ class Analysis:
         return ca is not None and ca == cb
 
 
+class Fold(Exception):
+    """Ifs whose test has one value on every call (``x`` where x is None, a string or a
+    function the compile is specialised on; ``x is None`` where x certainly is or is not
+    None): normalize writes only the block that runs, and the analysis runs again, so the
+    other block (a plot, a print, a debug check of an argument left at None) is neither
+    analysed nor compiled. ``sites``: source position -> the value."""
+
+    def __init__(self, sites: dict[tuple[int, int], bool]):
+        super().__init__(f"{len(sites)} ifs with a known test")
+        self.sites = sites
+
+
+def _is_none(value: Abstract | None) -> bool | None:
+    """Whether a local value is None on every call (True), on none (False), or either."""
+    if value is None or value.none:
+        return None
+    if value.kind == "none":
+        return True
+    if value.kind == "scalar" or is_container(value) or (
+            value.kind == "array" and value.dims is not None):
+        return False
+    return None
+
+
 def analyze(normalized: Normalized, wrt: tuple[str, ...], signature: dict[str, Abstract],
             compile_callee: Callable[..., Any]) -> Analysis:
     return _Walk(normalized, tuple(wrt), signature, compile_callee).run()
@@ -154,6 +178,9 @@ class _Walk:
         self.facts.spread_arguments = dict(normalized.spread_arguments)
         self.stopped = False  # inside a no_grad() block (and no enable_grad() in it)
         self.guarded: set[str] | None = None  # in a try block: the names it assigned so far
+        self.tested: dict[gast.stmt, set] = {}  # each user if -> the values its test had
+        sites = [form[0] for form in normalized.tests.values()]
+        self.single_sites = {site for site in sites if sites.count(site) == 1}
 
     def run(self) -> Analysis:
         facts, parsed = self.facts, self.normalized.parsed
@@ -165,6 +192,9 @@ class _Walk:
                 facts.int_arrays.add(p)
         body = self.normalized.node.body
         self.block(body)
+        folds = self.folds()
+        if folds:  # only the block that runs is written (normalize), and analysed again
+            raise Fold(folds)
         result = body[-1].value if isinstance(body[-1], gast.Return) else syntax.const(None)
         return Analysis(self.normalized, self.wrt, self.ops, facts.values, facts.shape_class,
                         active(body, self.ops, facts.varied, result, parsed), result,
@@ -208,12 +238,44 @@ class _Walk:
                 outer, mode = self.stopped, self.normalized.contexts.get(stmt, PLAIN)
                 self.stopped = outer if mode == PLAIN else mode == STOP
                 guarded = self.guarded
+                runs = self.test_value(stmt)
                 for field in kind.blocks:
+                    if runs is not None and field != ("body" if runs else "orelse"):
+                        continue  # the block no call runs (while the test keeps its value)
                     # a try's body: what it updates in place must be its own
                     self.guarded = set() if stmt in self.normalized.flags and \
                         field == "body" else guarded
                     self.block(getattr(stmt, field))
                 self.stopped, self.guarded = outer, guarded
+
+    def test_value(self, stmt: gast.stmt) -> bool | None:
+        """The value of a user's if's test where it has one on every call as far as the
+        analysis knows yet (None otherwise), each one seen kept in ``tested``."""
+        form = self.normalized.tests.get(stmt)
+        if form is None or form[0] not in self.single_sites:
+            return None  # (an if of a nested function inlined twice may differ between them)
+        _, how, name, negated = form
+        value = self.facts.values.get(name)
+        known = None
+        if how == "none":
+            known = _is_none(value)
+            known = None if known is None else known != negated
+        elif value is not None and not value.none and value.kind == "none":
+            known = False
+        elif value is not None and not value.none and (
+                isinstance(value.value, str) or callable(value.value)):
+            known = bool(value.value)  # a string or a function the compile is specialised on
+        self.tested.setdefault(stmt, set()).add(known)
+        return known
+
+    def folds(self) -> dict[tuple[int, int], bool]:
+        """The ifs whose test had one value at every visit, the values now final, at a
+        position no other if of the function shares (a nested function inlined twice)."""
+        found = {}
+        for stmt, seen in self.tested.items():
+            if len(seen) == 1 and None not in seen and self.test_value(stmt) in seen:
+                found[self.normalized.tests[stmt][0]] = next(iter(seen))
+        return found
 
     def in_block(self, stmt: gast.stmt, op: Op) -> None:
         """A statement inside ``with no_grad()`` (its value carries no gradient), or in a

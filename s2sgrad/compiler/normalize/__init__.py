@@ -138,20 +138,26 @@ class Normalized:
     # `y_1 = __setitem__(y[...], _t1)` statements that write a call's result into its out=
     # array: the analysis checks that NumPy would cast the result into it
     outputs: frozenset[gast.stmt] = frozenset()
+    # each if written from a user's if whose test has no effect -> (its source position,
+    # "truth" or "none", the version the test reads, negated): the analysis finds those
+    # whose test has one value on every call (``Fold``)
+    tests: dict[gast.stmt, tuple] = dataclasses.field(default_factory=dict)
 
 
 def normalize(parsed: Parsed, fence: Callable[[Parsed], Any] = lambda parsed: parsed,
               conversions: frozenset[tuple] = frozenset(),
-              lengths: dict[int, Any] | None = None) -> Normalized:
+              lengths: dict[int, Any] | None = None,
+              folds: dict[tuple[int, int], bool] | None = None) -> Normalized:
     """``fence`` checks the source of each method inlined here as the function's own was
     checked (an object the function builds: see ``objects``). ``conversions`` names the
     arguments the analysis found to be lists or tuples where NumPy converts them to arrays
     (``analyze.NeedsArray``): each is written as the conversion, ``np.asarray(xs)``;
     ``lengths`` gives the size of each spread site the analysis asked for (``Respread``:
-    see ``spreads``)."""
+    see ``spreads``); ``folds`` the ifs whose test has one value on every call
+    (``analyze.Fold``), of which only the block that runs is written."""
     taken = {n.id for n in gast.walk(parsed.node) if isinstance(n, gast.Name)}
     namer = Namer(taken | set(parsed.params))
-    walk = Walk(parsed, namer, fence, conversions, lengths)
+    walk = Walk(parsed, namer, fence, conversions, lengths, folds)
     statements = _Statements(walk)
     result = namer.fresh("result")
     lifted = lift_returns(parsed, [syntax.clone(s) for s in parsed.node.body], result)
@@ -172,7 +178,7 @@ def normalize(parsed: Parsed, fence: Callable[[Parsed], Any] = lambda parsed: pa
                       tuple(spreads.arguments.items()), tuple(spreads.statements.items()),
                       tuple(spreads.written.items()),
                       dict(statements.blocks.modes), dict(statements.blocks.flags),
-                      frozenset(statements.outputs.writes))
+                      frozenset(statements.outputs.writes), dict(walk.tests))
 
 
 class _Statements:
@@ -254,7 +260,30 @@ class _Statements:
             walk.emit(syntax.expr_stmt(self.expressions.operation(stmt.value)), stmt)
 
     def if_(self, stmt: gast.If) -> None:
+        site = (getattr(stmt, "lineno", None), getattr(stmt, "col_offset", None))
+        form = self._pure_test(stmt.test) if site[0] is not None else None  # (not one the
+        # desugaring of a jump writes)
+        if form is not None and site in self.walk.folds:  # one block runs on every call
+            for inner in stmt.body if self.walk.folds[site] else stmt.orelse:
+                self.walk.statement(inner)
+            return
         self.walk.branch(stmt, self.expressions.atom(stmt.test), stmt.body, stmt.orelse)
+        if form is not None:
+            self.walk.tests[self.walk.out[-1]] = (site, *form)
+
+    def _pure_test(self, test: gast.expr) -> tuple | None:
+        """A test that has no effect and may have one value on every call, with the version
+        it reads: ``x`` ("truth", x) or ``x is None`` / ``x is not None`` ("none", x,
+        negated); None for any other test (it is always written and run)."""
+        current = self.walk.versions.current
+        if isinstance(test, gast.Name) and test.id in current:
+            return ("truth", current[test.id], False)
+        if isinstance(test, gast.Compare) and len(test.ops) == 1 and isinstance(
+                test.ops[0], (gast.Is, gast.IsNot)) and isinstance(test.left, gast.Name) \
+                and test.left.id in current and syntax.is_const(test.comparators[0]) \
+                and test.comparators[0].value is None:
+            return ("none", current[test.left.id], isinstance(test.ops[0], gast.IsNot))
+        return None
 
     def function_def(self, stmt: gast.FunctionDef) -> None:  # inlined where it is called
         function = stmt

@@ -30,7 +30,8 @@ class Walk:
     def __init__(self, parsed: Parsed, namer: Namer,
                  fence: Callable[[Parsed], Any] = lambda parsed: parsed,
                  conversions: frozenset[tuple] = frozenset(),
-                 lengths: dict[int, Any] | None = None):
+                 lengths: dict[int, Any] | None = None,
+                 folds: dict[tuple[int, int], bool] | None = None):
         self.parsed = parsed
         self.namer = namer
         self.fence = fence  # checks the source of a method inlined here (see objects)
@@ -38,6 +39,10 @@ class Walk:
         # tuples: (the call's source span..., the argument's position or keyword)
         self.conversions = conversions
         self.lengths = lengths or {}  # the size of each spread site the analysis asked for
+        # the user's ifs whose test the analysis found to have one value on every run (its
+        # source position -> that value): only the block that runs is written
+        self.folds = folds or {}
+        self.tests: dict[gast.If, tuple] = {}  # each user if with a test of no effect
         self.versions = Versions(parsed, namer)
         self.handlers: dict[type, Callable[[gast.stmt], None]] = {}  # by statement class
         self.out: list[gast.stmt] = []  # the block being written
