@@ -22,6 +22,7 @@ from s2sgrad import TransformError
 from s2sgrad.testing import check_grads
 from tests.arguments import assert_unchanged
 from tests.cases.elsewhere import (
+    Averaged,
     Dense,
     Integrator,
     Net,
@@ -321,7 +322,14 @@ def built_in_a_loop(x, W, b):
     return np.sum(h)
 
 
+def without_a_rule_in_another_module(x, W):
+    layer = Averaged(W)
+    return layer.apply(x[0])  # <- refused
+
+
 @pytest.mark.parametrize("fn, args, token, words", [
+    (without_a_rule_in_another_module, (X, W1), "layer.apply(x[0])",
+     "no derivative rule for statistics.fmean"),
     (writes_the_callers_object, (X, Dense(W1, B1)), "layer.W",
      "would change an object outside the function"),
     (classmethod_through_an_instance, (X, Holder()), "holder.scaled(x)",
