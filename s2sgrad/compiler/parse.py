@@ -8,6 +8,10 @@ After:  ``Parsed``: the FunctionDef with decorators removed and line/column numb
         done here, as a module-level import would be, and the names they bind join the
         closure: the function reads them as it reads any name from outside.
 
+Parse also says whose source is the user's: a function of an installed package or of the
+standard library (``installed_package``) is called, never entered, unless its package was
+named in ``differentiate_through``.
+
     def f(x):                 FunctionDef(name='f', args=[x], body=[Return(...)])
         return np.sin(x)      resolve(Attribute(np, 'sin')) -> <ufunc 'sin'>
 """
@@ -21,6 +25,9 @@ import functools
 import importlib
 import inspect
 import linecache
+import os
+import site
+import sysconfig
 import textwrap
 import types
 from collections.abc import Callable
@@ -92,6 +99,41 @@ class Parsed:
                                   self.node.col_offset, hint)
         return TransformError(message, self.filename, lineno,
                               getattr(node, "col_offset", 0) or 0, hint)
+
+
+# Packages whose source the user asked to have differentiated (``differentiate_through``).
+_THROUGH: set[str] = set()
+
+
+def differentiate_through(*modules: str | types.ModuleType) -> None:
+    """Differentiate calls into these installed packages through their source, as if the
+    functions were the user's own. By default a function that lives in an installed
+    package (site-packages) or in Python's standard library is called, never entered: a
+    differentiated value that flows into one without a derivative rule is refused."""
+    for module in modules:
+        _THROUGH.add(module.__name__ if isinstance(module, types.ModuleType) else module)
+
+
+@functools.cache
+def _installed_roots() -> tuple[str, ...]:
+    paths = {sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib",
+                                                      "platlib")}
+    paths |= set(site.getsitepackages()) | {site.getusersitepackages()}
+    return tuple(os.path.join(os.path.realpath(p), "") for p in paths if p)
+
+
+def installed_package(fn: Callable) -> str | None:
+    """The module of a Python function that belongs to an installed package or to the
+    standard library (not to the user's code, nor to a package the user named in
+    ``differentiate_through``), or None."""
+    code = getattr(fn, "__code__", None)
+    if code is None or code.co_filename.startswith("<"):
+        return None
+    module = getattr(fn, "__module__", None) or ""
+    if any(module == m or module.startswith(m + ".") for m in _THROUGH):
+        return None
+    path = os.path.realpath(code.co_filename)
+    return module or path if path.startswith(_installed_roots()) else None
 
 
 def _is_library_module(value: Any) -> bool:

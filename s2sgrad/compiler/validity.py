@@ -50,6 +50,8 @@ def identity(value: Any) -> tuple[str, Any]:
     compiled again."""
     if isinstance(value, types.MethodType):  # made anew at each read: the same if equal
         return "eq", value
+    if has_own_attributes(value):  # a user object: of its class, its attributes of their kinds
+        return "shape", shape_key(value)
     if callable(value) or isinstance(value, types.ModuleType):
         return "is", value
     if isinstance(value, (np.ndarray, tuple, list, dict)):
@@ -57,17 +59,46 @@ def identity(value: Any) -> tuple[str, Any]:
     return "type", type(value)
 
 
-def shape_key(value: Any) -> Any:
+def shape_key(value: Any, _within: tuple = ()) -> Any:
     """What the compile is specialised on in a value read from outside: the type; for an
     array its dtype's kind and which axes have size 1; for a tuple, list or dict the same
-    of each item, with the keys."""
+    of each item, with the keys; for an object of a user class (``has_own_attributes``)
+    the same of each attribute, a function held there by identity."""
     if type(value) is np.ndarray:
         return np.ndarray, value.dtype.kind, tuple(n == 1 for n in value.shape)
     if isinstance(value, (tuple, list)):
-        return type(value), tuple(shape_key(v) for v in value)
+        return type(value), tuple(shape_key(v, _within) for v in value)
     if isinstance(value, dict):
-        return type(value), tuple((k, shape_key(v)) for k, v in value.items())
+        return type(value), tuple((k, shape_key(v, _within)) for k, v in value.items())
+    if len(_within) < ATTRIBUTE_DEPTH and not any(value is w for w in _within) and \
+            has_own_attributes(value):
+        inside = _within + (value,)
+        return type(value), tuple(sorted(
+            (k, v if callable(v) and not has_own_attributes(v) else shape_key(v, inside))
+            for k, v in vars(value).items() if isinstance(k, str)))
     return type(value)
+
+
+ATTRIBUTE_DEPTH = 4  # objects inside objects whose attributes are part of the key
+_LIBRARIES = ("numpy", "s2sgrad", "builtins", "math", "operator", "functools")
+# A class that decides for itself what reading an attribute gives.
+_OWN_READS = ("__getattr__", "__getattribute__", "__slots__")
+
+
+def has_own_attributes(value: Any) -> bool:
+    """An object of a user class whose attributes are what its ``__dict__`` holds, read live
+    by the compiled code: compiles are specialised on what each attribute holds (kind, rank,
+    class, which function), as on an argument's. Not functions, classes, modules, nor the
+    objects of library classes (and of their subclasses)."""
+    cls = type(value)
+    if type(getattr(value, "__dict__", None)) is not dict or isinstance(
+            value, (type, types.FunctionType, types.MethodType, types.ModuleType)) or \
+            hasattr(value, "compiled_for") or hasattr(value, "derivative_of") or \
+            hasattr(value, "checkpoint_of"):
+        return False
+    return not any((getattr(c, "__module__", "") or "").split(".")[0] in _LIBRARIES
+                   for c in cls.__mro__[:-1]) and not any(
+        name in vars(c) for c in cls.__mro__[:-1] for name in _OWN_READS)
 
 
 def own_state(fn: Callable) -> tuple:

@@ -390,6 +390,22 @@ class Holder:
         self.dtype = dtype
 
 
+class ComputedHolder:
+    """Its attributes are computed at each read (``__getattr__``): not known when compiling."""
+
+    def __init__(self, dtype):
+        self._held = dtype
+
+    def __getattr__(self, name):
+        if name == "dtype":
+            return self._held
+        raise AttributeError(name)
+
+
+def cast_to_held_dtype(x, holder):
+    return np.sum(x.astype(holder.dtype) * x)
+
+
 def cast_to_unknown_dtype(x, holder):
     return np.sum(x.astype(holder.dtype) * x)  # <- refused
 

@@ -7,7 +7,9 @@ element writes (``Features.ufunc_writes``: also np.add.at, np.subtract.at and ou
 (``Features.values``) a decorated function, decorated helpers, functions
 passed as values or read from a dict, tuple and list + and *, np.s_/np.index_exp
 indices, lists and tuples where NumPy converts them to arrays (``np.var([s, t])``), and a
-list of pairs grown by appends whose items are read (``ps[-1][0]``), (``Features.callees``)
+list of pairs grown by appends whose items are read (``ps[-1][0]``), (``Features.objects``)
+objects of a user class built in the function, returned by a factory and held in a global
+list, their methods and a property called and an attribute set, (``Features.callees``)
 arguments passed by keyword, in any order, to a helper
 and to nested functions and lambdas whose defaults read a variable the function then
 rebinds (the default keeps the value it had at the def) and whose bodies read another
@@ -97,6 +99,9 @@ class Features:
     spreads: bool = False
     # with np.errstate(...) blocks; try/except KeyError around assignments
     blocks: bool = False
+    # objects of a user class: built here, returned by a factory, held in a global list
+    # (their methods and a property read, their attributes set)
+    objects: bool = False
 
 
 @dataclass
@@ -110,6 +115,7 @@ class Scope:
     callees: bool = False  # Features.callees
     views: bool = False  # Features.views
     blocks: bool = False  # Features.blocks
+    objects: bool = False  # Features.objects
 
 
 # What programs with Features.values call: a decorator that adds a penalty (wraps, passing
@@ -177,6 +183,30 @@ def mix(u, v, w=0.5, shift=0.0):
 """
 
 
+# What programs with Features.objects use: a class, a factory that builds one, a global list
+# of them (data the compiled code is specialised on).
+OBJECTS = """
+
+class Layer:
+    def __init__(self, w, c):
+        self.w, self.c = w, c
+
+    def apply(self, v):
+        return np.tanh(v * self.w + self.c)
+
+    @property
+    def half(self):
+        return self.c * 0.5
+
+
+def make_layer(w, c):
+    return Layer(w, c)
+
+
+LAYERS = [Layer(np.array([0.5, -0.3, 0.2]), 0.1), Layer(np.array([0.2, 0.4, -0.1]), -0.2)]
+"""
+
+
 # What programs with Features.spreads call with starred and ** arguments.
 SPREADS = """
 
@@ -227,6 +257,14 @@ def array_expr(draw, scope: Scope) -> str:
             f"mix({a}, {b}, shift={c1})",
             f"mix(v={b}, u={a}, w={s})",
             f"mix({a}, w={c1}, v={b}) * {s}",
+        ]
+    if scope.objects:
+        k = draw(st.sampled_from([0, 1, -1]))
+        options += [
+            f"lay.apply({a}) * {c1} + {b}",
+            f"made.apply({a} * {s}) + lay.half",
+            f"LAYERS[{k}].apply({a}) * {c1}",
+            f"np.tanh({a} * lay.w + made.c)",
         ]
     if scope.views:
         options += [
@@ -316,6 +354,8 @@ def statement(draw, features: Features, scope: Scope, depth: int, counter: list[
             kinds.append("while")
     if features.values:
         kinds.append("grow")
+    if features.objects:
+        kinds.append("set_attribute")
     if features.storage and depth == 0:  # (loops carrying containers: an increment)
         kinds += ["hold", "update", "update", "update"]
     if features.storage and scope.in_loop and writes_ok:
@@ -379,6 +419,8 @@ def statement(draw, features: Features, scope: Scope, depth: int, counter: list[
         return _same(0, draw(st.sampled_from(forms)))
     if kind == "nested":
         return draw(nested_call(features, scope, counter))
+    if kind == "set_attribute":  # an attribute of the object built here, set again
+        return _same(0, f"lay.c = np.tanh(lay.c + {draw(scalar_expr(scope))})")
     if kind == "view":  # v0 made again, or d0 = np.diagonal(m0), a read-only view
         return _same(0, draw(st.sampled_from([f"v0 = {draw(made_view())}",
                                               "d0 = np.diagonal(m0)"])))
@@ -391,7 +433,8 @@ def statement(draw, features: Features, scope: Scope, depth: int, counter: list[
     if kind in ("star", "spread"):
         return draw(spread(kind, counter))
     inner = Scope(list(scope.loop_vars), scope.in_loop, scope.jumps_here, scope.in_branch,
-                  scope.values, scope.storage, scope.callees, scope.views)
+                  scope.values, scope.storage, scope.callees, scope.views,
+                  objects=scope.objects)
     if kind in ("if", "if_elif"):
         inner.in_branch = True
         test, probe = draw(condition())
@@ -432,7 +475,8 @@ def statement(draw, features: Features, scope: Scope, depth: int, counter: list[
         lines += _indent(_same(0, f"{var} = {var} + 1") + body)
     if features.spreads and draw(st.booleans()):  # runs where no break ended the loop
         otherwise = Scope(list(scope.loop_vars), scope.in_loop, scope.jumps_here, True,
-                          scope.values, scope.storage, scope.callees, scope.views)
+                          scope.values, scope.storage, scope.callees, scope.views,
+                          objects=scope.objects)
         lines += _same(0, "else:") + _indent(draw(block(features, otherwise, depth + 1,
                                                         counter)))
     return lines
@@ -564,7 +608,7 @@ def block(draw, features: Features, scope: Scope, depth: int, counter: list[int]
 def program(draw, features: Features) -> tuple[str, str]:
     """(source, probe source) of ``f(x, y, s, n)`` and ``f_probe(x, y, s, n)``."""
     scope = Scope(values=features.values, storage=features.storage, callees=features.callees,
-                  views=features.views, blocks=features.blocks)
+                  views=features.views, blocks=features.blocks, objects=features.objects)
     counter = [0]
     body = draw(block(features, scope, 0, counter))
     if features.views:  # a write through either name, then more statements
@@ -581,6 +625,8 @@ def program(draw, features: Features) -> tuple[str, str]:
                  "box = Box(np.tanh(y) * 0.5)"]
         slot = draw(st.sampled_from(SLOTS))
         result += f" + np.sum({slot} * {draw(st.sampled_from(ARRAYS))})"
+    if features.objects:  # one built here, one a factory returns
+        head += ["lay = Layer(np.tanh(x) * 0.5, s0)", "made = make_layer(a1 * 0.3, 0.2)"]
     if features.views:
         head += ["m0 = np.outer(a0, a1) * 0.5", f"v0 = {draw(made_view())}",
                  draw(st.sampled_from(["d0 = np.diagonal(m0)", "d0 = np.diagonal(m0) * 0.5"]))]
@@ -604,6 +650,7 @@ def program(draw, features: Features) -> tuple[str, str]:
         prelude.append(STORAGE_PRELUDE)
     prelude += [CALLEES] if features.callees else []
     prelude += [SPREADS] if features.spreads else []
+    prelude += [OBJECTS] if features.objects else []
     prelude += [BLOCKS_PRELUDE] if features.blocks else []
     return source, "\n".join(prelude + ["", "", source, "", "", render("f_probe", True), ""])
 
@@ -745,6 +792,10 @@ def test_forward_mode_with_star_unpacking_and_starred_calls():
 
 def test_errstate_blocks_and_try_blocks():
     _run(Features(blocks=True))()
+
+
+def test_objects_built_here_returned_by_a_factory_and_held_in_a_global():
+    _run(Features(objects=True), examples=OTHER_MODE)()
 
 
 # forward mode (the tangent function) and second order (derivatives of the gradient, from

@@ -322,9 +322,17 @@ def test_cast_to_an_integer_dtype_parameter(dtype):
                                X.astype(dtype))
 
 
+@pytest.mark.parametrize("dtype", [np.int64, np.float32, float])
+def test_cast_to_a_dtype_an_object_holds(dtype):
+    # the compiled code is specialised on what the object's attributes hold: the dtype too
+    g = s2sgrad.gradient(cases.cast_to_held_dtype)(X, cases.Holder(dtype))
+    np.testing.assert_allclose(g, s2sgrad.gradient(cases.cast_to_dtype_param)(X, dtype),
+                               rtol=1e-12)
+
+
 def test_cast_to_an_unknown_dtype_is_refused():
-    refused(cases.cast_to_unknown_dtype, (X, cases.Holder(np.int64)), "x.astype(holder.dtype)",
-            "dtype that is not known")
+    refused(cases.cast_to_unknown_dtype, (X, cases.ComputedHolder(np.int64)),
+            "x.astype(holder.dtype)", "dtype that is not known")
 
 
 def test_complex_intermediates_of_real_inputs_have_real_gradients():

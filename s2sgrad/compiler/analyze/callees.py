@@ -201,7 +201,12 @@ class Callees:
         return bindings
 
     def user_call(self, fn: Callable, args: list, keywords: dict, target: str | None,
-                  node: gast.AST) -> Op:
+                  node: gast.AST, infer: bool = False) -> Op:
+        """A call of a user function (or method): compiled and differentiated through where
+        a differentiated value reaches it, else called as it is. ``infer``: what the call
+        returns is wanted even then (a method of an object known by its attributes may
+        return one of them, ``net.layer(0)``): the function is compiled for its arguments,
+        differentiated with respect to none, for the kind of its result."""
         what = getattr(fn, "__qualname__", fn.__name__)
         try:
             bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **keywords)
@@ -213,14 +218,20 @@ class Callees:
                 raise self.parsed.error(
                     f"differentiated values passed to {what}() through **{name} are not "
                     "supported", node, "Pass them as named parameters of the function.")
-        if not varied:
-            self.set_value(target, UNKNOWN_ARRAY)
-            return Op("nondiff", target, what=what)
         signature = {name: self.packed_value(atom) for name, atom in bound.arguments.items()}
         for param in bound.signature.parameters.values():  # defaults the callee will use
             if param.name not in signature and param.default is not param.empty and \
                     identified(param.default):
                 signature[param.name] = abstract_of(param.default)
+        if not varied:
+            value = UNKNOWN_ARRAY
+            if infer and target is not None:
+                try:
+                    value = self.compile_callee(fn, (), signature, node).result_value
+                except TransformError:  # what it returns stays unknown, as it was
+                    pass
+            self.set_value(target, value)
+            return Op("nondiff", target, what=what)
         compiled = self.compile_callee(fn, tuple(varied), signature, node)
         self.set_value(target, compiled.result_value)
         if target is not None:

@@ -33,6 +33,7 @@ from ...rules import registry
 from .. import derivatives
 from ..derivatives import Checkpointed, Derivative, checkpoint
 from ..parse import MISSING, unwrap
+from ..validity import has_own_attributes
 from . import checks, spreads
 from .callees import Callees
 from .facts import Facts, Op
@@ -196,7 +197,8 @@ class Calls:
         if inspect.ismethod(resolved) and isinstance(func, gast.Attribute) and isinstance(
                 resolved.__func__, types.FunctionType) and not is_library(resolved.__func__):
             return self.callees.user_call(resolved.__func__, [func.value] + args, keywords,
-                                          target, node)
+                                          target, node,
+                                          infer=has_own_attributes(resolved.__self__))
         unwrapped = unwrap(resolved)
         if isinstance(unwrapped, types.FunctionType) and not is_library(unwrapped) and \
                 not inspect.ismethod(resolved):
@@ -350,7 +352,8 @@ class Calls:
                 method.__func__, types.FunctionType):
             return self.callees.user_call(method.__func__, args, keywords, target, node)
         if owner.kind == "object" and isinstance(method, types.FunctionType):
-            return self.callees.user_call(method, [func.value] + args, keywords, target, node)
+            return self.callees.user_call(method, [func.value] + args, keywords, target, node,
+                                          infer=owner.items is not None)
         if owner.kind == "object" and isinstance(method, Checkpointed) and isinstance(
                 method.fn, types.FunctionType):  # a checkpointed method: refused above
             return self.recomputed(self.callees.user_call(method.fn, [func.value] + args,

@@ -142,8 +142,10 @@ class Operations:
                         descriptor.fget):  # (a package's property is read, not entered)
                     self.parsed.dependencies.append((owner.type, node.attr, "static",
                                                      descriptor))
-                    return self.callees.user_call(descriptor.fget, [node.value], {}, target, node)
-                return self.callees.opaque(target, [], {}, f".{node.attr}", receiver=node.value)
+                    return self.callees.user_call(descriptor.fget, [node.value], {}, target, node,
+                                                  infer=owner.items is not None)
+                known = _known_attribute(self.facts, node, owner, descriptor, target)
+                return known or self.callees.opaque(target, [], {}, f".{node.attr}", receiver=node.value)
             if descriptor is MISSING:
                 return self.callees.opaque(target, [], {}, f".{node.attr}", receiver=node.value)
             if isinstance(descriptor, _METHODS) and self.is_varied(node.value):
@@ -453,6 +455,19 @@ class Operations:
         return Op("pop", target, bindings={"xs": base, "key": key, "item": item},
                   diff_params=("xs",), what="pop")
 
+
+
+def _known_attribute(facts: Facts, node: gast.Attribute, owner: Abstract, descriptor: Any,
+                     target: str | None) -> Op | None:
+    """``obj.attr`` of an object passed in or read from outside, known by its attributes
+    (the compiled code is specialised on what each holds): a value read, of the kind the
+    attribute holds; None where it is not known (or the object carries a gradient, which
+    its attributes cannot be followed through)."""
+    held = dict(owner.items or ()).get(node.attr)
+    if held is None or hasattr(descriptor, "__set__") or facts.is_varied(node.value):
+        return None
+    facts.set_value(target, held)
+    return Op("nondiff", target, what=f".{node.attr}")
 
 def _slice_of(container: Abstract, part: gast.Slice) -> Abstract:
     """What ``t[i:j:k]`` of a tuple or list holds: a tuple or list of the same kind, its

@@ -18,9 +18,15 @@ name, as ``array_api_strict``): its code calls the namespace's own functions, wh
 rules of NumPy's of the same name. The backend is part of the key:
 a function called with NumPy and with Dask arrays compiles a pair for each.
 
+An object of a user class is known by its class and what each of its attributes holds
+(``layer.W`` an array of rank 2, ``solver.rhs`` one function): a method compiled for it
+reads them as known values, and a call with an object whose attributes hold other kinds
+compiles again (``validity.has_own_attributes`` says which objects).
+
 ``abstract_of`` of the arguments is the cache key of a compiled pair; ``join`` is what a
-name assigned on several paths holds. This module only describes values: it imports
-nothing of the compiler.
+name assigned on several paths holds. This module only describes values: of the compiler
+it imports only validity's test of which objects are known by their attributes, and
+parse's of which functions are an installed package's.
 """
 
 from __future__ import annotations
@@ -30,9 +36,6 @@ import dataclasses
 import functools
 import inspect
 import math
-import os
-import site
-import sysconfig
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -42,6 +45,8 @@ import numpy as np
 
 from ... import shapes
 from ...backends.identity import BACKENDS, NAMESPACES, backend_of, namespace_of  # noqa: F401
+from ..parse import _THROUGH, differentiate_through, installed_package  # noqa: F401
+from ..validity import ATTRIBUTE_DEPTH, has_own_attributes
 
 
 @dataclass(frozen=True)
@@ -52,7 +57,9 @@ class Abstract:
     dims: tuple | None = None  # per axis: size 1 (True), not 1 (False), unknown (None)
     float: bool = True  # a floating-point value (only those carry gradients)
     type: type | None = None  # for 'object': the class, to resolve method calls
-    items: tuple | None = None  # for tuples, lists, dicts: (key, Abstract) per item
+    # for tuples, lists, dicts: (key, Abstract) per item; for an object of a user class,
+    # (name, Abstract) per attribute (``has_own_attributes``), sorted by name
+    items: tuple | None = None
     # The object itself, for values the compiled code is specialised on (see ``identified``):
     # functions and other callables, dtypes, strings. Calls through it resolve to it.
     value: Any = None
@@ -127,6 +134,10 @@ def join(a: Abstract, b: Abstract) -> Abstract:
             return Abstract("object", dims, a.float or b.float, a.type, items,
                             fields=a.fields if a.fields == b.fields else None,
                             named=a.named if a.named is b.named else None, element=element)
+        if a.items is not None and b.items is not None and [k for k, _ in a.items] == [
+                k for k, _ in b.items]:  # objects of one class: attributes joined
+            return Abstract("object", None, False, a.type, tuple(
+                (k, join(x, y)) for (k, x), (_, y) in zip(a.items, b.items, strict=True)))
         kind = "object"
     else:  # kinds with no join: nothing is known of it, but a gradient may flow through it
         return Abstract("object", None, a.float or b.float, object)
@@ -147,28 +158,19 @@ def identified(value: Any) -> bool:
         hasattr(value, "checkpoint_of")  # a Derivative (gradient(f)), a checkpoint(f)
 
 
-_FUNCTION_TYPES = frozenset({types.FunctionType, types.BuiltinFunctionType, types.MethodType,
-                             np.ufunc, functools.partial})
-_DATA_TYPES = frozenset({np.ndarray, float, int, bool, str, type(None), tuple, list, dict})
-
-
-def _held_functions(value: Any) -> tuple | None:
-    """(name, abstract value) of the functions stored on a user object, sorted by name;
-    quick for objects that hold only data (this runs on every call)."""
-    held = getattr(value, "__dict__", None)
-    if not held or type(held) is not dict or is_library_type(type(value)):
+def _attributes(value: Any, within: tuple) -> tuple | None:
+    """(name, abstract value) of each attribute of a user object, sorted by name; None
+    where they are not known (not a plain user object, or one nested too deep, or one that
+    holds itself)."""
+    if not has_own_attributes(value) or len(within) >= ATTRIBUTE_DEPTH or any(
+            value is w for w in within):
         return None
-    found = None
-    for k, v in held.items():
-        t = type(v)
-        if t in _DATA_TYPES:
-            continue
-        if t in _FUNCTION_TYPES or hasattr(t, "compiled_for") or hasattr(t, "checkpoint_of"):
-            found = (found or []) + [(k, abstract_of(v))]
-    return tuple(sorted(found)) if found else None
+    inside = within + (value,)
+    return tuple(sorted((k, abstract_of(v, inside)) for k, v in vars(value).items()
+                        if isinstance(k, str)))
 
 
-def abstract_of(value: Any) -> Abstract:
+def abstract_of(value: Any, _within: tuple = ()) -> Abstract:
     """The abstract value of a run-time argument (the cache key of a specialisation)."""
     if isinstance(value, bool):
         return Abstract("scalar", (), False)
@@ -198,21 +200,21 @@ def abstract_of(value: Any) -> Abstract:
         return Abstract("array", dims, kind in "fc", complex=kind == "c", backend=backend)
     if identified(value):
         return Abstract("object", None, False, type(value), value=value)
-    functions = _held_functions(value)
-    if functions:  # a user object: specialised on the functions it holds (self.act)
-        return Abstract("object", None, False, type(value), functions)
+    attributes = _attributes(value, _within)
+    if attributes is not None:  # a user object: specialised on what its attributes hold
+        return Abstract("object", None, False, type(value), attributes)
     if value is None:
         return Abstract("none", None, False)
     if isinstance(value, (tuple, list)):
         # a named tuple is a tuple whose fields are known
         fields = named_fields(type(value)) if type(value) not in (tuple, list) else None
-        items = tuple((k, abstract_of(v)) for k, v in enumerate(value))
+        items = tuple((k, abstract_of(v, _within)) for k, v in enumerate(value))
         return Abstract("object", (None,) * len(value), any(a.float for _, a in items),
                         type(value) if fields is None else tuple, items, fields=fields,
                         named=None if fields is None else type(value))
     if isinstance(value, dict) and _reads_like_dict(type(value)) and all(
             isinstance(k, str) for k in value):
-        items = tuple((k, abstract_of(v)) for k, v in sorted(value.items()))
+        items = tuple((k, abstract_of(v, _within)) for k, v in sorted(value.items()))
         return Abstract("object", None, any(a.float for _, a in items), dict, items)
     cls = type(value)
     known = _OBJECTS.get(cls)
@@ -304,6 +306,8 @@ def item_of(container: Abstract, key: Any) -> Abstract:
     """What ``container[key]`` holds: the item at ``key`` where the key is known here and
     the container has it, else what any of its items may be."""
     items = container.items or ()
+    if type(key) is int and key < 0 and container.type in (tuple, list) and items:
+        key += len(items)  # xs[-1]: the last item, as Python reads it
     for k, value in items:
         if k == key and type(k) is type(key):
             return value
@@ -367,41 +371,6 @@ _LIBRARIES = ("numpy", "s2sgrad", "builtins", "math", "operator")
 def is_library_type(cls: type) -> bool:
     module = getattr(cls, "__module__", "") or ""
     return module.split(".")[0] in _LIBRARIES
-
-
-# Packages whose source the user asked to have differentiated (``differentiate_through``).
-_THROUGH: set[str] = set()
-
-
-def differentiate_through(*modules: str | types.ModuleType) -> None:
-    """Differentiate calls into these installed packages through their source, as if the
-    functions were the user's own. By default a function that lives in an installed
-    package (site-packages) or in Python's standard library is called, never entered: a
-    differentiated value that flows into one without a derivative rule is refused."""
-    for module in modules:
-        _THROUGH.add(module.__name__ if isinstance(module, types.ModuleType) else module)
-
-
-@functools.cache
-def _installed_roots() -> tuple[str, ...]:
-    paths = {sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib",
-                                                      "platlib")}
-    paths |= set(site.getsitepackages()) | {site.getusersitepackages()}
-    return tuple(os.path.join(os.path.realpath(p), "") for p in paths if p)
-
-
-def installed_package(fn: Callable) -> str | None:
-    """The module of a Python function that belongs to an installed package or to the
-    standard library (not to the user's code, nor to a package the user named in
-    ``differentiate_through``), or None."""
-    code = getattr(fn, "__code__", None)
-    if code is None or code.co_filename.startswith("<"):
-        return None
-    module = getattr(fn, "__module__", None) or ""
-    if any(module == m or module.startswith(m + ".") for m in _THROUGH):
-        return None
-    path = os.path.realpath(code.co_filename)
-    return module or path if path.startswith(_installed_roots()) else None
 
 
 def is_library(fn: Callable) -> bool:

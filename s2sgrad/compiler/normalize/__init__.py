@@ -48,6 +48,7 @@ The pass is a package, one module per job:
     forms.py        calls of builtins that build containers, np.r_ and np.c_, as the
                     expressions they stand for
     objects.py      objects the function builds: attributes as variables, methods inlined
+    methods.py      the source of a method inlined: super() calls, another module's names
     assignments.py  names, unpacking, element writes, appends and inserts (SETITEM, APPEND,
                     INSERT), augmented assignments, del
     outputs.py      calls that write into an array (out=, np.add.at) as element writes;

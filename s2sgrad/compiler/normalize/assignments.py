@@ -85,6 +85,12 @@ class Assignments:
             if cls is not None:  # layer = Lin(w): an object built here
                 objects.construct(first.id, value, cls)
                 return
+            if objects.factory(value) is not None:  # model = build(params): built here too
+                objects.make(first.id, value)
+                return
+            if objects.is_object(value):  # other = layer: one object, under two names
+                objects.alias(first.id, value, value)
+                return
             if objects.freezes(value):  # d = st.norm(m, s): a frozen distribution
                 objects.freeze(first.id, value)
                 return

@@ -149,6 +149,9 @@ class Expressions:
             return self.operation(syntax.located(self.extremum(node), node), target, temp)
         elif isinstance(node, gast.Call) and self.objects.calls(node):
             op = self.objects.call(node)  # a method of an object built here, inlined
+            if target is not None and self.objects.is_object(op):  # it returned one
+                self.objects.alias(target.id, op, node)
+                return syntax.located(syntax.name(target.id), node)
         elif isinstance(node, gast.Call) and self.objects.builds(node) is not None:
             raise self.objects.value_use(f"{syntax.dotted_name(node.func)}(...)", node,
                                          self.parsed.resolve(node.func))

@@ -240,6 +240,8 @@ class Functions:
                 self.walk.statement(stmt)
         finally:
             self.inlining.discard(what)
+        if self.expressions.objects.is_object(syntax.name(result)):
+            return syntax.name(result)  # it returned an object it built: that object
         return syntax.name(self.versions.current[result])
 
 

@@ -7,19 +7,23 @@ the function itself builds; gives, through the walk, statements on variables:
     h = layer.forward(x)        _t1 = layer_w @ x; ...; h = _t3     forward inlined
     y = layer(x)                as layer.__call__(x)
     layer.b = v                 layer_b_1 = v                        a new version
+    model = build(W, b)         (build's body inlined: the Dense it returns is model)
     d = st.norm(m, s)           (nothing: m and s are remembered)
     p = d.logpdf(x)             p = st.norm.logpdf(x, m, s)          frozen distributions
 
 A class is followed this way where the function calls it to build an instance, and it is a
-class of the function's own module, defined at its top level in the same file, with a
-Python ``__init__``. ``__init__`` and every method, property and ``__call__`` the function
+class defined at the top level of a module (the function's or another, whose names its
+methods read as they do there: methods.py), with a Python ``__init__``, not of an
+installed package. So is a function of the user's that returns an object it builds
+(``build``, one ``return``, of any module): its body is inlined, and the object it returns
+is the one its caller names (as is one a method returns). ``__init__`` and every method, property and ``__call__`` the function
 uses are inlined where they are called, ``self`` standing for the object; each attribute
 ``__init__`` sets is a variable of its own, versioned, merged and carried through loops
 like the user's. The object never exists at run time, so the function may use it only
 through its attributes and methods. Used as a value (passed on, returned, stored in a
 container, tested), it is refused, as are an attribute neither ``__init__`` nor the class
-sets, a method read without a call, a class built inside a loop, and static and class
-methods. ``super().m(...)`` in a method is the call of the base class's m it makes
+sets, a method read without a call, a class built inside a loop (or on several paths into
+one name), and static and class methods. ``super().m(...)`` in a method is the call of the base class's m it makes
 (``Base.m(self, ...)``). A class attribute read through the object (``self.scale``,
 ``Cls().scale``) is read from the class; one that a method or the function also sets is a
 variable that starts as the class's value, as Python's instance attribute shadows the
@@ -33,6 +37,7 @@ was frozen with, which have rules. It too exists only through its method calls.
 
 from __future__ import annotations
 
+import builtins
 import functools
 import inspect
 import textwrap
@@ -42,7 +47,8 @@ from typing import Any
 import gast
 
 from ... import syntax
-from ..parse import MISSING, parse
+from ..parse import MISSING, installed_package
+from .methods import Sources
 from .walk import Walk
 
 
@@ -57,6 +63,7 @@ class Objects:
         self.loop_depth = 0  # loops the walk is inside (maintained by Loops)
         # a frozen scipy.stats distribution -> (the distribution, its arguments, keywords)
         self.frozen: dict[str, tuple[gast.expr, list, list]] = {}
+        self.sources = Sources(walk)  # the methods' source, read here
 
     # --- building --------------------------------------------------------------------------
 
@@ -122,13 +129,7 @@ class Objects:
         if not isinstance(call, gast.Call) or not self.expressions.is_static(call.func):
             return None
         cls = self.parsed.resolve(call.func)
-        if not isinstance(cls, type) or type(cls) is not type or _is_library(cls) or \
-                issubclass(cls, (BaseException, tuple, list, dict)) or \
-                "__dataclass_fields__" in vars(cls) or any(
-                    name in vars(base) for base in cls.__mro__[:-1] for name in _OWN_RULES):
-            return None  # exceptions, named tuples, dataclasses...: calls, as before
-        init = inspect.getattr_static(cls, "__init__")
-        if init is not object.__init__ and not isinstance(init, types.FunctionType):
+        if not _followed(cls):
             return None
         if "<locals>" in cls.__qualname__:
             raise self.parsed.error(
@@ -136,6 +137,24 @@ class Objects:
                 "names of that function, which the compiler does not see", call,
                 "Define the class at the top level of the module.")
         return cls
+
+    def factory(self, call: gast.expr) -> types.FunctionType | None:
+        """The function ``call`` calls where it is one of the user's that returns an object
+        it builds of a class followed here (``build_model(params)``, of any module): its
+        body is inlined where it is called, and the object is built here. Else None."""
+        if not isinstance(call, gast.Call) or not self.expressions.is_static(call.func):
+            return None
+        fn = self.parsed.resolve(call.func)
+        if not isinstance(fn, types.FunctionType) or fn.__code__.co_freevars or \
+                installed_package(fn) or (fn.__module__ or "").split(".")[0] == "s2sgrad" or \
+                fn.__code__.co_flags & (inspect.CO_GENERATOR | inspect.CO_VARARGS |
+                                        inspect.CO_VARKEYWORDS) or fn.__kwdefaults__:
+            return None
+        return fn if _returns_what_it_builds(fn) else None
+
+    def makes(self, node: gast.expr) -> bool:
+        """Does ``node`` build an object followed here (``Lin(w)``, ``build_model(p)``)?"""
+        return self.builds(node) is not None or self.factory(node) is not None
 
     def construct(self, name: str, call: gast.Call, cls: type) -> None:
         """``name = Cls(...)``: its attributes as variables, set by ``__init__`` inlined."""
@@ -146,7 +165,7 @@ class Objects:
                 "Build it before the loop and update its attributes in the loop.")
         if name not in self.parsed.local_names and name not in self.versions.synthetic:
             raise self.value_use(name, call, cls)  # the function's result
-        if self.expressions.functions.bindings()[name] > 1:
+        if self.expressions.functions.bindings()[name] > 1 or name in self.classes:
             raise self.parsed.error(
                 f"'{name}' holds an object built here and is bound again elsewhere in the "
                 "function: which object it holds would be known only at run time", call,
@@ -196,16 +215,54 @@ class Objects:
         """``Lin(w)`` where its object is used at once (called, a method or an attribute
         read): built under a name of its own, returned; None where ``node`` builds none."""
         cls = self.builds(node)
-        if cls is None:
+        if cls is None and self.factory(node) is None:
             return None
         name = self.versions.synthetic_variable()
-        self.construct(name, node, cls)
+        if cls is not None:
+            self.construct(name, node, cls)
+        else:
+            self.make(name, node)
         return name
+
+    def make(self, name: str, call: gast.Call) -> None:
+        """``name = build_model(params)`` of a ``factory``: its body inlined, ``name``
+        the object it returns."""
+        fn = self.factory(call)
+        parsed = self.sources.read(fn, call)
+        self.parsed.dependencies.append((fn, "__code__", "is", fn.__code__))
+        made = self.expressions.functions.inline(call, function=parsed.node,
+                                                 what=fn.__qualname__,
+                                                 defaults=_method_defaults(fn, call.func))
+        self.alias(name, made, call)
+
+    def alias(self, name: str, made: gast.expr, node: gast.AST) -> None:
+        """``name`` holds the object built here that ``made`` names (what a factory or a
+        method returned): the same attributes, under either name."""
+        if not self.is_object(made):
+            raise self.parsed.error(
+                f"'{name}' holds what a function returns that builds an object on some paths "
+                "only: which value it holds would be known only at run time", node,
+                "Return the object on every path, or build it here.")
+        if self.loop_depth:
+            raise self.parsed.error(
+                f"an object of class {self.classes[made.id].__name__} is built inside a "
+                "loop: objects built here are followed through their attributes, once",
+                node, "Build it before the loop and update its attributes in the loop.")
+        if name not in self.parsed.local_names and name not in self.versions.synthetic:
+            raise self.value_use(name, node, self.classes[made.id])
+        if self.expressions.functions.bindings()[name] > 1 or name in self.classes:
+            raise self.parsed.error(
+                f"'{name}' holds an object built here and is bound again elsewhere in the "
+                "function: which object it holds would be known only at run time", node,
+                "Give each object its own name.")
+        self.classes[name] = self.classes[made.id]
+        self.class_ref[name] = self.class_ref[made.id]
+        self.fields[name] = self.fields[made.id]
 
     def reads(self, node: gast.expr) -> bool:
         """Is ``node`` an attribute of an object built here (``layer.w``, ``Cls().a``)?"""
         return isinstance(node, gast.Attribute) and (
-            self.is_object(node.value) or self.builds(node.value) is not None)
+            self.is_object(node.value) or self.makes(node.value))
 
     # --- attributes ------------------------------------------------------------------------
 
@@ -301,8 +358,8 @@ class Objects:
             return True  # d.logpdf(x), st.norm(m, s).logpdf(x)
         if isinstance(func, gast.Attribute) and self.is_object(func.value):
             return func.attr not in self.fields[func.value.id]  # else a function held there
-        if self.builds(func.value if isinstance(func, gast.Attribute) else func) is not None:
-            return True  # Lin(w)(x), Lin(w).forward(x)
+        if self.makes(func.value if isinstance(func, gast.Attribute) else func):
+            return True  # Lin(w)(x), Lin(w).forward(x), build(p).forward(x)
         if not (call.args and self.is_object(call.args[0])
                 and self.expressions.is_static(func)):
             return False
@@ -347,13 +404,12 @@ class Objects:
         ``ref`` names the method from the function's module (``Lin.forward``)."""
         code = method.__code__
         cls = self.classes[obj]
-        if code.co_filename != self.parsed.filename or method.__globals__ is not \
-                self.parsed.globals:
+        if installed_package(method):
             raise self.parsed.error(
-                f"{cls.__name__}.{attr} is defined in another file than the function: the "
-                "compiler follows the methods of classes defined beside it", call,
-                "Define the class in the same module, or build the object outside and pass "
-                "its arrays in.")
+                f"{cls.__name__}.{attr} belongs to an installed package, whose source is not "
+                "differentiated", call,
+                "Build the object outside and pass its arrays in, or call "
+                f"s2sgrad.differentiate_through('{method.__module__.split('.')[0]}') first.")
         if set(code.co_freevars) - {"__class__"}:  # (__class__: the cell super() reads)
             raise self.parsed.error(
                 f"{cls.__name__}.{attr} reads {', '.join(code.co_freevars)} from an enclosing "
@@ -362,50 +418,10 @@ class Objects:
         # compiled again if the class's attribute is replaced (cls.forward = other)
         self.parsed.dependencies.append((cls, attr, "static", inspect.getattr_static(
             cls, attr, method)))
-        parsed = parse(method)
-        self.walk.fence(parsed)  # the method's source passes the function's own checks
-        self.resolve_super(parsed.node, method, cls, call)
+        parsed = self.sources.read(method, call, cls)
         return self.expressions.functions.inline(call, function=parsed.node, self_name=obj,
                                                  what=method.__qualname__,
                                                  defaults=_method_defaults(method, ref))
-
-
-    def resolve_super(self, node: gast.FunctionDef, method: types.FunctionType, cls: type,
-                      call: gast.Call) -> None:
-        """``super().m(args)`` in a method as the call it makes, ``Base.m(self, args)``,
-        where Base is the class after the method's own in the object's ``__mro__`` that
-        defines m (``super(Own, self)`` the same way): a call of a base's method on the
-        object, which ``call`` follows."""
-        own = dict(zip(method.__code__.co_freevars, method.__closure__ or (), strict=True))
-        me = node.args.args[0].id if node.args.args else None
-        for n in gast.walk(node):
-            receiver = n.func.value if isinstance(n, gast.Call) and isinstance(
-                n.func, gast.Attribute) else None
-            if not (isinstance(receiver, gast.Call) and syntax.is_name(receiver.func, "super")):
-                continue
-            if not receiver.args and "__class__" in own:
-                start = own["__class__"].cell_contents
-            elif len(receiver.args) == 2 and syntax.is_name(receiver.args[1], me):
-                start = self.parsed.resolve(receiver.args[0])
-            else:
-                start = None
-            mro = list(cls.__mro__)
-            after = mro[mro.index(start) + 1:] if start in mro else []
-            base = next((c for c in after if n.func.attr in vars(c)), None)
-            ref = syntax.dotted_expr(base.__qualname__) if base is not None else None
-            if base is None or "<locals>" in base.__qualname__ or \
-                    self.parsed.resolve(ref) is not base:
-                raise self.parsed.error(
-                    f"super().{n.func.attr}(...) in {cls.__name__}: the base class that "
-                    "defines it is not a class of the module's top level", n,
-                    "Call the base class's method by name: Base.method(self, ...).")
-            n.func = gast.copy_location(syntax.attribute(ref, n.func.attr), n.func)
-            n.args = [syntax.name(me)] + n.args
-        if any(syntax.is_name(n, "super") for n in gast.walk(node)):
-            found = next(n for n in gast.walk(node) if syntax.is_name(n, "super"))
-            raise self.parsed.error(
-                "super() is followed only as the receiver of a method call, super().m(...)",
-                found, "Call the base class's method by name: Base.method(self, ...).")
 
 
 def _method_defaults(method: types.FunctionType, ref: gast.expr) -> dict[str, gast.expr]:
@@ -477,6 +493,60 @@ def _changed_attributes(node: gast.AST) -> list[gast.Attribute]:
                 node.func.value, gast.Attribute):
         return [node.func.value]
     return []
+
+
+def _followed(cls: Any) -> bool:
+    """Is ``cls`` a class whose objects are followed through their attributes where the
+    function builds one? Not exceptions, named tuples, dataclasses, library classes, nor
+    classes with rules of their own for building or attributes, nor one whose ``__init__``
+    is not Python's."""
+    if not isinstance(cls, type) or type(cls) is not type or _is_library(cls) or \
+            issubclass(cls, (BaseException, tuple, list, dict)) or \
+            "__dataclass_fields__" in vars(cls) or any(
+                name in vars(base) for base in cls.__mro__[:-1] for name in _OWN_RULES):
+        return False
+    init = inspect.getattr_static(cls, "__init__")
+    return init is object.__init__ or isinstance(init, types.FunctionType)
+
+
+def _returns_what_it_builds(fn: types.FunctionType) -> bool:
+    """Does ``fn`` return an object it builds of a followed class (``return Dense(W, b)``,
+    or ``model = Dense(W, b); ...; return model``), read from its source, with one return
+    (so that every call returns that object)?"""
+    try:
+        tree = gast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
+    except (OSError, TypeError, SyntaxError, IndexError):
+        return False
+    if not isinstance(tree, gast.FunctionDef):
+        return False
+    nodes = list(_own_nodes(tree))
+    built = {t.id for n in nodes if isinstance(n, gast.Assign) and len(n.targets) == 1
+             and isinstance(n.targets[0], gast.Name) and _builds_in(fn, n.value)
+             for t in n.targets}
+    returns = [n for n in nodes if isinstance(n, gast.Return)]
+    return len(returns) == 1 and returns[0].value is not None and (
+        _builds_in(fn, returns[0].value) or isinstance(returns[0].value, gast.Name)
+        and returns[0].value.id in built)
+
+
+def _own_nodes(node: gast.AST):
+    """The nodes of a function's body, not those of the functions and classes inside it."""
+    for child in gast.iter_child_nodes(node):
+        yield child
+        if not isinstance(child, (gast.FunctionDef, gast.Lambda, gast.ClassDef)):
+            yield from _own_nodes(child)
+
+
+def _builds_in(fn: types.FunctionType, node: gast.expr) -> bool:
+    """Is ``node`` a call, in ``fn``'s module, of a followed class?"""
+    path = syntax.dotted_name(node.func) if isinstance(node, gast.Call) else None
+    if path is None:
+        return False
+    head, *rest = path.split(".")
+    value = fn.__globals__.get(head, getattr(builtins, head, MISSING))
+    for attr in rest:
+        value = getattr(value, attr, MISSING)
+    return _followed(value)
 
 
 # A class that defines one of these decides for itself what building it, or reading and
