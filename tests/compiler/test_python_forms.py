@@ -19,6 +19,7 @@ import pytest
 
 import s2sgrad
 from s2sgrad import TransformError
+from s2sgrad.testing import check_grads
 from tests.arguments import checked
 from tests.located import assert_points_at
 
@@ -43,6 +44,191 @@ def refused_at(fn, token, words, *args):
         s2sgrad.gradient(fn)(*(args or (X,)))
     assert words in info.value.reason, info.value.reason
     assert_points_at(info.value, fn, token, __file__)
+
+
+# --- loops over a dict: its keys, in insertion order ---------------------------------------
+
+
+def keys_of_a_built_dict(x):
+    d = {"a": x, "b": x * 2.0, "c": np.cos(x)}
+    total = 0.0
+    for k in d:
+        total = total + np.sum(d[k] ** 2) * (3.0 if k == "b" else 1.0)
+    return total
+
+
+def keys_of_an_argument(params, x):
+    h = x
+    for name in params:
+        p = params[name]
+        h = np.tanh(h @ p) if name == "w" else h * p if name == "scale" else h + p
+    return np.sum(h ** 2)
+
+
+def items_of_different_ranks(params, x):
+    h = x
+    for name, p in params.items():
+        if name == "w":
+            h = np.tanh(h @ p)
+        else:
+            h = h + p
+    return np.sum(h * h)
+
+
+def keys_enumerated(d):
+    total = 0.0
+    for i, k in enumerate(d):
+        total = total + (i + 1.0) * np.sum(np.sin(d[k]))
+    for i, k in enumerate(d, 2):
+        total = total + i * np.sum(d[k] ** 2)
+    return total
+
+
+def keys_reversed(d):
+    total = 1.0
+    for k in reversed(d):
+        total = total * 0.5 + np.sum(np.sin(d[k]))
+    return total
+
+
+def keys_zipped_with_values(d):
+    total = 0.0
+    for k, v in zip(d, d.values()):
+        total = total + np.sum(np.cos(d[k]) * v)
+    return total
+
+
+def keys_of_a_global(x):
+    total = 0.0
+    for k in WEIGHTS:
+        total = total + WEIGHTS[k] * np.sum(x ** 2) * len(k)
+    return total
+
+
+def nested_dict_loops(x):
+    layers = {"one": {"w": x, "b": x * 2.0}, "two": {"w": np.sin(x)}}
+    total = 0.0
+    for name in layers:
+        for part in layers[name]:
+            total = total + np.sum(layers[name][part] * x) * len(part)
+    return total
+
+
+def keys_loop_inside_a_loop(d, x):
+    h = x
+    for step in range(2):
+        for k in d:
+            h = np.sin(h) * d[k][: h.shape[0]] + step
+    return np.sum(h)
+
+
+def keys_loop_in_a_helper(d):
+    def norm(tree):
+        s = 0.0
+        for k in tree:
+            s = s + np.sum(tree[k] ** 2)
+        return s
+    return norm(d) + norm({"x": d["item_1"] * 2.0})
+
+
+def keys_loop_with_break(d):
+    total = 0.0
+    for k in d:
+        if k == "item_2":
+            break
+        total = total + np.sum(np.sin(d[k]))
+    else:
+        total = total * 2.0
+    return total
+
+
+def unpack_by_shapes(theta):
+    p = {k: theta[OFFSETS[i]:OFFSETS[i + 1]].reshape(SHAPES[k])
+         for i, k in enumerate(SHAPES)}
+    return np.sum(np.tanh(np.ones(4) @ p["w"] + p["b"]))
+
+
+def comprehension_over_an_argument(d):
+    squared = {k: np.sin(v) ** 2 for k, v in d.items()}
+    doubled = {k: d[k] * 2.0 for k in d}
+    listed = [np.sum(d[k]) for k in d]
+    return sum(np.sum(squared[k] * doubled[k]) for k in squared) + sum(listed)
+
+
+def sum_over_values(tree):
+    return sum(np.sum(v ** 2) for v in tree.values()) + sum(
+        np.sum(np.sin(tree[k])) for k in tree)
+
+
+DICT_LOOPS = {
+    "keys of a dict built inside": (keys_of_a_built_dict, (X,)),
+    "keys of an argument, items of different kinds": (keys_of_an_argument, (PARAMS, X)),
+    "items of different ranks": (items_of_different_ranks, (PARAMS, X)),
+    "enumerate": (keys_enumerated, (SAME,)),
+    "reversed": (keys_reversed, (SAME,)),
+    "zip of keys and values": (keys_zipped_with_values, (SAME,)),
+    "a global dict": (keys_of_a_global, (X,)),
+    "nested dicts": (nested_dict_loops, (X,)),
+    "inside a loop": (keys_loop_inside_a_loop, ({"p": X, "q": X[::-1]}, X)),
+    "in a helper": (keys_loop_in_a_helper, (SAME,)),
+    "with break and else": (keys_loop_with_break, (SAME,)),
+    "dict comprehension over enumerate of a global": (unpack_by_shapes,
+                                                      (rng.standard_normal(15),)),
+    "comprehensions over an argument": (comprehension_over_an_argument, (SAME,)),
+    "sum of a generator over values": (sum_over_values, (SAME,)),
+}
+
+
+@pytest.mark.parametrize("name", list(DICT_LOOPS))
+def test_loops_over_a_dict(name):
+    fn, args = DICT_LOOPS[name]
+    checked(fn, *args)
+
+
+def test_loops_over_a_dict_decorated_on_tensors():
+    x = s2sgrad.tensor(X, requires_grad=True)
+    out = s2sgrad.grad(keys_of_a_built_dict)(x)
+    out.backward()
+    np.testing.assert_allclose(x.grad.numpy(), s2sgrad.gradient(keys_of_a_built_dict)(X))
+    theta = rng.standard_normal(15)
+    t = s2sgrad.tensor(theta, requires_grad=True)
+    s2sgrad.grad(unpack_by_shapes)(t).backward()
+    np.testing.assert_allclose(t.grad.numpy(), s2sgrad.gradient(unpack_by_shapes)(theta))
+
+
+def test_a_dict_argument_with_other_keys_compiles_again():
+    grad = s2sgrad.gradient(keys_enumerated)
+    first = grad(SAME)
+    assert list(first) == list(SAME)
+    other = {"z": X, "a": M}
+    second = grad(other)
+    assert list(second) == ["z", "a"]
+    check_grads(keys_enumerated, other, modes=("rev", "fwd"))
+
+
+def keys_of_a_dict_grown_in_a_loop(x, names):
+    d = {}
+    for n in names:
+        d[n] = x * len(n)
+    total = 0.0
+    for k in d:  # the keys are known when the loop runs: it goes through them then
+        total = total + np.sum(np.sin(d[k])) * len(k)
+    return total
+
+
+def keys_of_a_dict_growing_around_the_loop(x):
+    d = {"a": x}
+    total = 0.0
+    for step in range(3):
+        for k in d:  # ('a',), then ('a', 'b'): the keys of each pass, when it starts
+            total = total + np.sum(d[k] ** 2) * (step + 1.0)
+        d["b"] = np.sin(x) * step
+    return total
+
+
+def test_loops_over_a_dict_whose_keys_are_known_when_it_runs():
+    checked(keys_of_a_dict_grown_in_a_loop, X, ["a", "bb", "a"])
+    checked(keys_of_a_dict_growing_around_the_loop, X)
 
 
 # --- chained assignment ----------------------------------------------------------------------

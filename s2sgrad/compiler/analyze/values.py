@@ -212,7 +212,7 @@ def abstract_of(value: Any) -> Abstract:
                         named=None if fields is None else type(value))
     if isinstance(value, dict) and _reads_like_dict(type(value)) and all(
             isinstance(k, str) for k in value):
-        items = tuple((k, abstract_of(v)) for k, v in sorted(value.items()))
+        items = tuple((k, abstract_of(v)) for k, v in value.items())  # in its order
         return Abstract("object", None, any(a.float for _, a in items), dict, items)
     cls = type(value)
     known = _OBJECTS.get(cls)
