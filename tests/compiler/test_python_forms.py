@@ -14,6 +14,8 @@ call, and its arguments left as they were; what stays refused is refused at the 
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 import pytest
 
@@ -160,6 +162,56 @@ def sum_over_values(tree):
         np.sum(np.sin(tree[k])) for k in tree)
 
 
+@pytest.mark.xfail(strict=True, raises=TransformError,
+                   reason="sorted() of a dict or of its items has no rule yet")
+def test_autograd_dicts_iterated_keys_items_values():
+    """The loops of HIPS autograd's own dict tests, first and second order."""
+    def iterated(input_dict):
+        a = 0.0
+        b = 0.0
+        for i, k in enumerate(sorted(input_dict)):
+            a = a + np.sum(np.sin(input_dict[k])) * (i + 1.0)
+            b = b + np.sum(np.cos(input_dict[k]))
+        return a + b
+
+    def items_values_keys(input_dict):
+        a = 0.0
+        b = 0.0
+        for i, (k, v) in enumerate(sorted(input_dict.items(), key=operator.itemgetter(0))):
+            a = a + np.sum(np.sin(v)) * (i + 1.0)
+            b = b + np.sum(np.cos(v))
+        for v in input_dict.values():
+            a = a + np.sum(np.sin(v))
+        for k in sorted(input_dict.keys()):
+            a = a + np.sum(np.cos(input_dict[k]))
+        return a + b
+
+    for fn in (iterated, items_values_keys):
+        checked(fn, SAME)
+
+        def d_fun(input_dict, fn=fn):
+            g = s2sgrad.gradient(fn)(input_dict)
+            return np.sum(g["item_1"]) + np.sum(np.sin(g["item_1"])) + np.sum(
+                np.sin(g["item_2"]))
+        check_grads(d_fun, SAME, modes=("rev",))
+
+
+def test_autograd_make_dict():
+    def pairs_and_keywords(x):
+        return dict([("a", x)], b=x)
+
+    def of_a_dict(x):
+        return dict({"a": x})
+
+    for fn in (pairs_and_keywords, of_a_dict):
+        value, pullback = s2sgrad.vjp(fn, 1.5)
+        assert value == fn(1.5)
+        (g,) = pullback({k: 1.0 for k in value})
+        assert g == pytest.approx(float(len(value)))
+    assert s2sgrad.gradient(lambda x: dict([("a", x)], b=x)["b"] * x)(1.5) == \
+        pytest.approx(3.0)
+
+
 DICT_LOOPS = {
     "keys of a dict built inside": (keys_of_a_built_dict, (X,)),
     "keys of an argument, items of different kinds": (keys_of_an_argument, (PARAMS, X)),
@@ -229,6 +281,168 @@ def keys_of_a_dict_growing_around_the_loop(x):
 def test_loops_over_a_dict_whose_keys_are_known_when_it_runs():
     checked(keys_of_a_dict_grown_in_a_loop, X, ["a", "bb", "a"])
     checked(keys_of_a_dict_growing_around_the_loop, X)
+
+
+# --- building dicts --------------------------------------------------------------------------
+
+
+def dict_with_extra_keys(x):
+    layer = {"w": x, "b": np.sin(x)}
+    wider = dict(layer, n=x * 2.0)
+    return np.sum(wider["w"] * wider["n"] + wider["b"]) + len(layer)
+
+
+def dict_of_zip(x):
+    keys = ["a", "b"]
+    d = dict(zip(keys, [x, x ** 2]))
+    return np.sum(d["a"] * d["b"])
+
+
+def dict_of_keywords(x):
+    d = dict(a=x, b=x * 3.0)
+    return np.sum(d["a"] * d["b"])
+
+
+def dict_of_pairs(x):
+    d = dict([("a", x), ("b", np.cos(x))])
+    e = dict((("c", x * 2.0),), d=x)
+    return np.sum(d["a"] * d["b"]) + np.sum(e["c"] * e["d"])
+
+
+def dict_of_a_list_of_pairs(x):
+    pairs = [("a", x), ("b", np.cos(x))]
+    d = dict(pairs)  # <- refused
+    return np.sum(d["a"] * d["b"])
+
+
+def test_dict_of_pairs_held_in_a_name_is_refused_with_what_to_write():
+    refused_at(dict_of_a_list_of_pairs, "pairs)", "copied by key")
+
+
+def dict_spread_into_a_display(x):
+    d = {"a": x, "k": x}
+    e = {**d, "k": x * 2.0, **{"z": np.sin(x)}}
+    return np.sum(e["a"] * e["k"] + e["z"]) + len(e)
+
+
+def dict_copied(x):
+    d = {"a": x}
+    e = d.copy()
+    e["b"] = x * 3.0
+    return np.sum(e["a"] * e["b"]) + len(d)
+
+
+def dict_get_with_default(x):
+    d = {"a": x}
+    return np.sum(d.get("a", x) * d.get("z", 2.0 * x))
+
+
+def dict_updated(x):
+    d = {"a": x}
+    d.update({"b": x * 2.0})
+    d.update(c=x * 3.0, a=np.sin(x))
+    d.update([("e", x ** 2)])
+    return np.sum(d["a"] * d["b"] * d["c"] + d["e"])
+
+
+def dict_of_an_argument_copied(params, x):
+    mine = dict(params)
+    mine["w"] = mine["w"] * 2.0
+    more = {**params, "extra": x}
+    return np.sum(np.tanh(x @ mine["w"]) + more["b"]) + np.sum(more["extra"] * x)
+
+
+def dicts_built_in_a_loop(x):
+    total = 0.0
+    state = {"h": x}
+    for step in range(3):
+        state = dict(state, h=np.sin(state["h"]) + step)
+        total = total + np.sum(state["h"])
+    return total
+
+
+DICT_BUILDS = {
+    "dict(layer, n=...)": (dict_with_extra_keys, (X,)),
+    "dict(zip(keys, values))": (dict_of_zip, (X,)),
+    "dict(a=..., b=...)": (dict_of_keywords, (X,)),
+    "dict(pairs)": (dict_of_pairs, (X,)),
+    "{**d, 'k': v}": (dict_spread_into_a_display, (X,)),
+    "d.copy()": pytest.param(dict_copied, (X,), marks=pytest.mark.xfail(
+        strict=True, raises=TransformError, reason="dict.copy() has no rule yet")),
+    "d.get(k, default)": (dict_get_with_default, (X,)),
+    "d.update(...)": pytest.param(dict_updated, (X,), marks=pytest.mark.xfail(
+        strict=True, raises=TransformError,
+        reason="d.update(...) of a dict built inside is not desugared into puts yet")),
+    "copies of an argument": (dict_of_an_argument_copied, (PARAMS, X)),
+    "in a loop": (dicts_built_in_a_loop, (X,)),
+}
+
+
+@pytest.mark.parametrize("fn, args", list(DICT_BUILDS.values()), ids=list(DICT_BUILDS))
+def test_building_dicts(fn, args):
+    checked(fn, *args)
+
+
+def test_building_dicts_decorated_on_tensors():
+    x = s2sgrad.tensor(X, requires_grad=True)
+    s2sgrad.grad(dict_spread_into_a_display)(x).backward()
+    np.testing.assert_allclose(x.grad.numpy(),
+                               s2sgrad.gradient(dict_spread_into_a_display)(X))
+
+
+def update_of_an_argument(params, x):
+    params.update(extra=x)  # <- refused
+    return np.sum(params["extra"])
+
+
+def test_an_update_of_the_callers_dict_stays_refused():
+    refused_at(update_of_an_argument, "params.update", "in place", PARAMS, X)
+
+
+# --- recursion over a static structure -------------------------------------------------------
+
+
+def tree_sq_norm(t):
+    return sum(tree_sq_norm(v) for v in t.values()) if isinstance(t, dict) else np.sum(t ** 2)
+
+
+def tree_scaled(t, s):
+    if isinstance(t, dict):
+        return {k: tree_scaled(v, s * (i + 1.0)) for i, (k, v) in enumerate(t.items())}
+    if isinstance(t, (list, tuple)):
+        return [tree_scaled(v, s) for v in t]
+    return t * s
+
+
+def tree_norm(tree):
+    return tree_sq_norm(tree)
+
+
+def tree_through_lists(tree, x):
+    scaled = tree_scaled({"p": tree, "q": [x, {"r": x * 2.0}]}, 0.5)
+    return tree_sq_norm(scaled["p"]) + np.sum(scaled["q"][0]) + tree_sq_norm(scaled["q"][1])
+
+
+@pytest.mark.xfail(strict=True, raises=TransformError,
+                   reason="a branch on isinstance() is not decided when compiling: the branch "
+                   "for dicts is compiled for the arrays too")
+def test_recursion_over_a_nested_dict():
+    checked(tree_norm, TREE)
+    checked(tree_through_lists, TREE, X)
+    t = s2sgrad.tensor(X, requires_grad=True)
+    s2sgrad.grad(tree_through_lists)(TREE, t).backward()
+    np.testing.assert_allclose(t.grad.numpy(),
+                               s2sgrad.gradient(tree_through_lists, 1)(TREE, X))
+
+
+def countdown(x, n):
+    if n == 0:
+        return x
+    return countdown(np.sin(x), n - 1)
+
+
+def test_recursion_by_a_number_still_runs():
+    check_grads(lambda x: np.sum(countdown(x, 3)), X, modes=("rev", "fwd"))
 
 
 # --- chained assignment ----------------------------------------------------------------------
@@ -327,3 +541,76 @@ def test_chained_assignment_decorated_on_tensors():
     k = s2sgrad.tensor(X, requires_grad=True)
     s2sgrad.grad(chained_elements)(k).backward()
     np.testing.assert_allclose(k.grad.numpy(), s2sgrad.gradient(chained_elements)(X))
+
+
+# --- sequences made of a list or an array ----------------------------------------------------
+
+
+def sorted_floats(x):
+    xs = [x[0], x[1] * 2.0, x[2] * 3.0, x[3] - 1.0]
+    ys = sorted(xs)
+    zs = sorted(xs, reverse=True)
+    return ys[0] * 1.0 + ys[1] * 2.0 + ys[2] * 3.0 + zs[0] * ys[3]
+
+
+def sorted_rows_by_key(m):
+    rows = [m[0], m[1] * 2.0, -m[2]]
+    ordered = sorted(rows, key=lambda r: r[0])
+    by_sum = sorted(rows, key=np.sum, reverse=True)
+    return np.sum(ordered[0] * 1.0 + ordered[1] * 2.0 + ordered[2] * 3.0) + np.sum(
+        by_sum[0] ** 2)
+
+
+def sorted_in_a_loop(x):
+    total = 0.0
+    for step in range(2):
+        vals = [x[0] * (step + 1.0), x[1], np.sin(x[2])]
+        for i, v in enumerate(sorted(vals)):
+            total = total + v * (i + 1.0)
+    return total
+
+
+def rows_of_an_array(m):
+    rows = list(m)
+    pair = tuple(m[0])
+    return np.sum(rows[0] * rows[1]) + pair[0] * pair[2] + sum(np.sum(r ** 2) for r in rows)
+
+
+def nested_lists_of_an_array(m):
+    values = m.tolist()
+    flat = (m[0] * 2.0).tolist()
+    return values[0][1] * values[1][2] + sum(flat) + values[2][0] ** 2
+
+
+def reversed_lists(x):
+    xs = [x, x * 2.0, np.sin(x)]
+    r = list(reversed(xs))
+    t = tuple(reversed(xs))
+    return np.sum(r[0] * 3.0 + r[1]) + np.sum(t[0] * t[2])
+
+
+SEQUENCES = {
+    "sorted floats": (sorted_floats, (X,)),
+    "sorted rows by key": (sorted_rows_by_key, (M,)),
+    "sorted in a loop": (sorted_in_a_loop, (X,)),
+    "list(x) and tuple(x) of an array": (rows_of_an_array, (M,)),
+    "x.tolist()": (nested_lists_of_an_array, (M,)),
+    "reversed lists": (reversed_lists, (X,)),
+}
+
+
+@pytest.mark.xfail(strict=True, raises=TransformError,
+                   reason="sorted(), list(x), tuple(x), x.tolist() and list(reversed(xs)) of "
+                   "differentiated values have no rules yet")
+@pytest.mark.parametrize("name", list(SEQUENCES))
+def test_sequences_of_lists_and_arrays(name):
+    fn, args = SEQUENCES[name]
+    checked(fn, *args)
+
+
+@pytest.mark.xfail(strict=True, raises=TransformError,
+                   reason="x.tolist() has no rule yet")
+def test_sequences_decorated_on_tensors():
+    m = s2sgrad.tensor(M, requires_grad=True)
+    s2sgrad.grad(nested_lists_of_an_array)(m).backward()
+    np.testing.assert_allclose(m.grad.numpy(), s2sgrad.gradient(nested_lists_of_an_array)(M))

@@ -54,12 +54,17 @@ def site(facts: Facts, stmt: gast.Assign, site: int, what: str, needed: int) -> 
     run knows) is left to run; anything else is refused."""
     atom = stmt.value.args[0]
     value = facts.value(atom)
-    if what in ("loop", "view"):  # a loop's sequence: by position, but a dict by key
+    if what in ("loop", "view", "mapping"):  # a loop: by position, but a dict by key
         keys = keys_of(value)
         if keys is not None:
             raise Respread(site, keys)
         if what == "view" or value.type is dict and value.kind == "object":
             raise Respread(site, KEYS_AT_RUN_TIME)  # (d.items() of whatever d is)
+        if what == "mapping":
+            raise facts.parsed.error(
+                f"dict(m) or {{**m}} of {described(value)}: its items are copied by key, "
+                "from a dict", stmt, "Pass a dict; for pairs, write "
+                "`{k: v for k, v in pairs}` or `dict(zip(keys, values))`.")
         return
     size = size_of(value, what == "keywords")
     if size is not None and what == "target" and size < needed:

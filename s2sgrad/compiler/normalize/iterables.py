@@ -51,6 +51,7 @@ class Iterables:
         self.iterations: set[gast.stmt] = set()  # `n = len(xs)` of loops over xs's items
         self.unpacked: dict[gast.stmt, int] = {}  # `_t = xs[0]` of zip(*xs) -> len(xs)
         self.views: set[gast.expr] = set()  # the dicts of loops over d.items() (loops.py)
+        self.mappings = expressions.mappings  # the m of {**m} (expressions.py)
 
     def indexed(self, stmt: gast.For, unroll: bool = False
                 ) -> tuple[gast.expr, gast.expr, list[gast.stmt]] | Unrolled:
@@ -311,7 +312,8 @@ class Iterables:
         length = self.operation(syntax.call(syntax.name("len"), [atom]), temp=True)
         syntax.located(self.walk.out[-1], node)  # where the loop names what it loops over
         self.iterations.add(self.walk.out[-1])
-        self.site(site, "view" if node in self.views else "loop")
+        self.site(site, "view" if node in self.views else "mapping" if node in self.mappings
+                  else "loop")
         last = self.operation(syntax.binop(length, "Sub", syntax.const(1)), temp=True) \
             if backwards else None
         return _Sequence(atom, length, last)
@@ -339,7 +341,8 @@ class Iterables:
     def site(self, site: int, what: str) -> None:
         """``n = len(xs)``, just emitted, of the loop's sequence: the site where the
         analysis asks for a dict's keys (see ``keys``), unless it has; ``what`` is "view"
-        for the dict of ``d.items()``, ``d.values()`` or ``d.keys()``, "loop" otherwise."""
+        for the dict of ``d.items()``, ``d.values()`` or ``d.keys()``, "mapping" for the
+        m of ``{**m}`` and ``dict(m)``, "loop" otherwise."""
         if site not in self.walk.lengths:
             self.spreads.statements[self.walk.out[-1]] = (site, what, 0)
 
