@@ -99,6 +99,12 @@ def list_comp(elt: Expr, target: str | Expr, iter: Expr | None = None,
     return gast.ListComp(elt=elt, generators=generators)
 
 
+def dict_comp(key: Expr, value: Expr, target: Expr, iter: Expr) -> gast.DictComp:
+    """``{key: value for target in iter}``."""
+    generators = [gast.comprehension(target=target, iter=iter, ifs=[], is_async=0)]
+    return gast.DictComp(key=key, value=value, generators=generators)
+
+
 def formatted(node: gast.JoinedStr, values: list[Expr]) -> gast.JoinedStr:
     """The f-string ``node`` with its formatted values replaced by ``values``, in order
     (its conversions and format specs kept)."""

@@ -561,7 +561,7 @@ def asarray_of_list(x, weights):
 def loops_over_dict(x):
     weights = {0: 10.0, 1: 20.0}
     s = 0.0
-    for k in weights:  # <- refused
+    for k in weights:  # its keys, as Python goes through them
         s = s + np.sum(x) * k
     return s
 

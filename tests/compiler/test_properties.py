@@ -95,7 +95,9 @@ class Features:
     # and v0
     views: bool = False
     # for and while loops with an else; star-unpacking of tuples, lists and arrays
-    # (``h, *hs = ...``); starred and ** arguments (``spread3(*args)``, ``spread3(**kw)``)
+    # (``h, *hs = ...``); starred and ** arguments (``spread3(*args)``, ``spread3(**kw)``);
+    # dicts built by dict(...), {**d, ...} and comprehensions, looped over by key
+    # (``for k in d``, ``enumerate(d)``, ``d.items()``), and chained assignment
     spreads: bool = False
     # with np.errstate(...) blocks; try/except KeyError around assignments
     blocks: bool = False
@@ -363,7 +365,7 @@ def statement(draw, features: Features, scope: Scope, depth: int, counter: list[
     if features.views:
         kinds += ["view", "matrix"] + (["write_view"] if writes_ok else [])
     if features.spreads:
-        kinds += ["star", "spread"]
+        kinds += ["star", "spread", "mapping"]
     if features.blocks:
         kinds += ["try", "try"] + (["with"] if depth < 2 else [])
     kind = draw(st.sampled_from(kinds))
@@ -432,6 +434,8 @@ def statement(draw, features: Features, scope: Scope, depth: int, counter: list[
         return _same(0, draw(write_view(scope)))
     if kind in ("star", "spread"):
         return draw(spread(kind, counter))
+    if kind == "mapping":
+        return draw(mapping(counter))
     inner = Scope(list(scope.loop_vars), scope.in_loop, scope.jumps_here, scope.in_branch,
                   scope.values, scope.storage, scope.callees, scope.views,
                   objects=scope.objects)
@@ -510,6 +514,38 @@ def spread(draw, kind: str, counter: list[int]) -> Lines:
     if f"kw{k}" in call:
         lines = _same(0, f'kw{k} = {{"w": {s}, "v": {b}}}')
     return lines + _same(0, f"{target} = 0.5 * {target} + 0.3 * {call}")
+
+
+@st.composite
+def mapping(draw, counter: list[int]) -> Lines:
+    """A dict of arrays and numbers built in one of Python's forms, then looped over by key
+    (the loop unrolled over its keys, in their order), or its items bound by a chained
+    assignment."""
+    counter[0] += 1
+    k = counter[0]
+    a, b, c = (draw(st.sampled_from(ARRAYS)) for _ in range(3))
+    target, s = draw(st.sampled_from(ARRAYS)), draw(st.sampled_from(SCALARS))
+    c1, c2 = draw(CONSTANTS), draw(CONSTANTS)
+    built = draw(st.sampled_from([
+        f'd{k} = {{"p": {a}, "q": {b} * {c1}, "r": {s}}}',
+        f'd{k} = dict(p={a}, q=np.sin({b}), r={s})',
+        f'd{k} = dict({{"p": {a}}}, q={b} * {c1}, r={s})',
+        f'd{k} = {{**{{"p": {a}, "r": {s}}}, "q": {b} + {c1}}}',
+        f'd{k} = dict(zip(("p", "q", "r"), ({a}, {b}, {s} * {c1})))',
+        f'd{k} = {{key: v * {c1} for key, v in {{"p": {a}, "q": {b}, "r": {s}}}.items()}}',
+    ]))
+    loop = draw(st.sampled_from([
+        [f"for key{k} in d{k}:",
+         f"    {target} = 0.5 * {target} + {c2} * np.tanh(d{k}[key{k}])"],
+        [f"for i{k}, key{k} in enumerate(d{k}):",
+         f"    {target} = 0.5 * {target} + {c2} * (i{k} + 1.0) * d{k}[key{k}]"],
+        [f"for key{k}, v{k} in d{k}.items():",
+         f'    {target} = {target} * 0.5 + (np.sin(v{k}) if key{k} != "r" else {c2} * v{k})'],
+        [f"{s} = t{k} = {c2} * np.sum(d{k}['q']) + d{k}['r']",
+         f"{target} = {target} * 0.5 + t{k} * d{k}['p']"],
+    ]))
+    return [(1 if line.startswith("    ") else 0, line.strip(), line.strip())
+            for line in [built] + loop]
 
 
 @st.composite

@@ -478,19 +478,19 @@ def test_asarray_of_a_list_has_the_array_rank():
     check(cases.asarray_of_list, X, [1.0, 2.0, 3.0], wrt=[0])
 
 
-@pytest.mark.parametrize("fn,args", [(cases.loops_over_dict, (X,)),
-                                     (cases.loops_over_argument, (X, {1.0, 2.0})),
-                                     (cases.loops_over_argument, (X, {"a": 1.0})),
+@pytest.mark.parametrize("fn,args", [(cases.loops_over_argument, (X, {1.0, 2.0})),
                                      (cases.loops_over_argument, (X, cases.Schedule([1., 2.])))],
-                         ids=["dict", "set", "dict-argument", "object-with-iter"])
+                         ids=["set", "object-with-iter"])
 def test_loops_over_what_is_not_a_sequence_are_refused(fn, args):
-    refused(fn, args, "weights" if fn is cases.loops_over_dict else "items", "a loop over")
+    refused(fn, args, "items", "a loop over")
 
 
-def test_loops_over_sequences():
+def test_loops_over_sequences_and_dicts():
     check(cases.loops_over_argument, X, [1.0, 2.0], wrt=[0])
     check(cases.loops_over_argument, X, (1.0, 2.0), wrt=[0])
     check(cases.loops_over_argument, X, np.array([1.0, 2.0]), wrt=[0])
+    check(cases.loops_over_dict, X)  # its keys, 0 and 1, known when compiling
+    check(cases.loops_over_argument, X, {3.0: "c", 2.0: "b"}, wrt=[0])  # keys when it runs
 
 
 def test_return_of_a_nested_def_inside_a_loop():

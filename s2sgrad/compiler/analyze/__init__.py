@@ -29,7 +29,8 @@ its operands' kinds:
                through; a function chosen at run time or made from a differentiated
                value: refused; a call without a rule that receives a differentiated value:
                refused, even where its result is unused (it may mutate its arguments)
-    for v in s arrays, tuples, lists: read by position; dicts, sets, objects: refused
+    for v in s arrays, tuples, lists: read by position; dicts: by key (spreads.py); sets,
+               objects: refused
 
 Values that change kind join soundly (``join``: None on one path keeps ``is None``
 tests at run time; a number and an array join to an array of unknown rank). A cast to a
@@ -192,6 +193,8 @@ class _Walk:
                 facts.int_arrays.add(p)
         body = self.normalized.node.body
         self.block(body)
+        for name, keys, site in self.normalized.unrolled:  # what each name holds is known
+            spreads.unrolled(facts, name, keys, site)
         folds = self.folds()
         if folds:  # only the block that runs is written (normalize), and analysed again
             raise Fold(folds)
@@ -208,14 +211,14 @@ class _Walk:
                 self.ops[stmt] = Op("nondiff", stmt.targets[0].id)
                 facts.set_value(stmt.targets[0].id, Abstract("none", None, False))
             elif kind.computes:
+                if stmt in self.spread_sites:  # (a loop over a dict: asks for its keys)
+                    spreads.site(facts, stmt, *self.spread_sites[stmt])
                 if stmt in self.normalized.iterations:
                     checks.check_iterable(facts, stmt.value.args[0], stmt)
                 if stmt in self.unpacked:
                     checks.check_spread(facts, stmt.value.value, self.unpacked[stmt], stmt)
                 if stmt in self.unpacks:
                     checks.check_unpack(facts, stmt.value.value, self.unpacks[stmt], stmt)
-                if stmt in self.spread_sites:
-                    spreads.site(facts, stmt, *self.spread_sites[stmt])
                 if stmt in self.spread_written:
                     spreads.written(facts, stmt, *self.spread_written[stmt])
                 if stmt in self.normalized.outputs:

@@ -6,7 +6,7 @@ supported and what to write instead; each returns quietly otherwise.
     x.sort()                 check_effect: a call whose result is dropped, on an array
     np.add.at(y, i, v)       check_scatter: y is a NumPy array
     np.exp(x, out=y)         check_output: NumPy casts the result into y
-    for k in d: ...          check_iterable: loops read items by position (not a dict's keys)
+    for v in s: ...          check_iterable: loops read items by position (not a set's)
     for a, b in zip(*xs)     check_spread: xs holds as many sequences as the loop unpacks
     a, b = t                 check_unpack: t holds two values, where its length is known
     np.clip(y, 0, 1, y)      refuse_out: an output array passed by position
@@ -102,8 +102,9 @@ def check_output(facts: Facts, region: gast.Subscript, value: gast.expr,
 
 def check_iterable(facts: Facts, atom: gast.expr, stmt: gast.stmt) -> None:
     """A loop over the items of ``atom`` is compiled as reads of atom[0], atom[1], ...:
-    right for arrays, lists and tuples, not for what iterates otherwise (a dict's keys,
-    a set, an object with its own __iter__)."""
+    right for arrays, lists and tuples, not for what iterates otherwise (a set, an object
+    with its own __iter__). A dict's loop goes through its keys (``spreads.site`` asked
+    for them before this check)."""
     value = facts.value(atom)
     if value.kind in ("array", "scalar") or is_sequence(value) or value.type in (
             ShapeTuple, str, range):
@@ -111,8 +112,7 @@ def check_iterable(facts: Facts, atom: gast.expr, stmt: gast.stmt) -> None:
     if value.kind == "object" and value.type is object:
         return  # nothing is known: an array from a call without a rule, most often
     what = described(value)
-    hint = "Loop over d.keys() written out as a tuple, or over a list of the items." \
-        if value.type is dict else "Loop over a list or an array of the items."
+    hint = "Loop over a list or an array of the items."
     raise facts.parsed.error(
         f"a loop over {what}: loops are compiled as reads of its items by position, "
         "which is what Python does for arrays, lists and tuples only", stmt, hint)

@@ -10,15 +10,27 @@ normalizing again) or refuses, at the user's line:
     g(*xs), g(**d)        a call that receives a differentiated value: written out where
                                   xs's length (d's keys) is known, else refused
     _t1 = xs[0]           (written out for n items)  xs holds exactly n: else refused
+    for k in d            (site)  d a dict: its keys, where known (the loop is unrolled),
+                                  else KEYS_AT_RUN_TIME (a loop over list(d.keys()))
+    for k in d            (unrolled for keys a, b)  d holds exactly those where the loop
+                                  starts: else the loop goes through list(d.keys())
 """
 
 from __future__ import annotations
 
 import gast
 
-from ..normalize import Respread
+from ... import syntax
+from ..normalize import KEYS_AT_RUN_TIME, Respread
 from .facts import Facts
 from .values import Abstract, ShapeTuple, described, is_sequence
+
+
+def keys_of(value: Abstract) -> tuple | None:
+    """A dict's keys, in order, where they are known here."""
+    if value.type is dict and value.kind == "object" and value.items is not None:
+        return tuple(k for k, _ in value.items)
+    return None
 
 
 def size_of(value: Abstract, keywords: bool = False) -> int | tuple | None:
@@ -42,6 +54,18 @@ def site(facts: Facts, stmt: gast.Assign, site: int, what: str, needed: int) -> 
     run knows) is left to run; anything else is refused."""
     atom = stmt.value.args[0]
     value = facts.value(atom)
+    if what in ("loop", "view", "mapping"):  # a loop: by position, but a dict by key
+        keys = keys_of(value)
+        if keys is not None:
+            raise Respread(site, keys)
+        if what == "view" or value.type is dict and value.kind == "object":
+            raise Respread(site, KEYS_AT_RUN_TIME)  # (d.items() of whatever d is)
+        if what == "mapping":
+            raise facts.parsed.error(
+                f"dict(m) or {{**m}} of {described(value)}: its items are copied by key, "
+                "from a dict", stmt, "Pass a dict; for pairs, write "
+                "`{k: v for k, v in pairs}` or `dict(zip(keys, values))`.")
+        return
     size = size_of(value, what == "keywords")
     if size is not None and what == "target" and size < needed:
         raise facts.parsed.error(
@@ -101,7 +125,8 @@ def written(facts: Facts, stmt: gast.stmt, name: str, size: int | tuple) -> None
     """A spread written out for ``size`` items (or keys) reads them from ``name``: right
     only where ``name`` holds exactly those here (a loop may change how many it holds)."""
     value = facts.values.get(name)
-    now = None if value is None else size_of(value, isinstance(size, tuple))
+    now = None if value is None else keys_of(value) if isinstance(size, tuple) else \
+        size_of(value)
     if now == size:
         return
     shown = f"{len(size)} keys" if isinstance(size, tuple) else f"{size} items"
@@ -111,3 +136,14 @@ def written(facts: Facts, stmt: gast.stmt, name: str, size: int | tuple) -> None
         "loop runs, or is not known when compiling)", stmt,
         "Spread a tuple, list or dict whose size stays the same, or pass the items one by "
         "one.")
+
+
+def unrolled(facts: Facts, name: str, keys: tuple, site: int) -> None:
+    """A loop unrolled over ``keys`` of the dict ``name``: right where the dict holds
+    exactly those keys, on every path and iteration (``facts`` knows what every name
+    holds, joined); else it goes through the list of the keys, made when it starts."""
+    value = facts.values.get(name)
+    if value is None:  # a global dict: what it holds now
+        value = facts.value(syntax.name(name))
+    if keys_of(value) != keys:
+        raise Respread(site, KEYS_AT_RUN_TIME)

@@ -214,7 +214,7 @@ def abstract_of(value: Any, _within: tuple = ()) -> Abstract:
                         named=None if fields is None else type(value))
     if isinstance(value, dict) and _reads_like_dict(type(value)) and all(
             isinstance(k, str) for k in value):
-        items = tuple((k, abstract_of(v, _within)) for k, v in sorted(value.items()))
+        items = tuple((k, abstract_of(v, _within)) for k, v in value.items())  # in its order
         return Abstract("object", None, any(a.float for _, a in items), dict, items)
     cls = type(value)
     known = _OBJECTS.get(cls)

@@ -88,7 +88,7 @@ from .expressions import POP_ITEM, Expressions, numpy_name  # noqa: F401
 from .loops import Loops
 from .outputs import Outputs
 from .returns import lift_returns
-from .spreads import Respread  # noqa: F401
+from .spreads import KEYS_AT_RUN_TIME, Respread  # noqa: F401
 from .versions import drop_dead_copies
 from .walk import Walk
 
@@ -130,6 +130,9 @@ class Normalized:
     spread_arguments: tuple[tuple[gast.AST, int], ...] = ()
     spread_sites: tuple[tuple[gast.stmt, tuple[int, str, int]], ...] = ()
     spread_written: tuple[tuple[gast.stmt, tuple[str, Any]], ...] = ()
+    # the loops unrolled over a dict's keys: the dict's name where the loop starts, the
+    # keys, the loop's site: the analysis checks that the dict holds those keys there
+    unrolled: tuple[tuple[str, tuple, int], ...] = ()
     # each `with` statement -> what its manager does to the values of its body: PLAIN,
     # STOP (no_grad: they carry no gradient) or GRAD (enable_grad)
     contexts: dict[gast.stmt, str] = dataclasses.field(default_factory=dict)
@@ -177,7 +180,7 @@ def normalize(parsed: Parsed, fence: Callable[[Parsed], Any] = lambda parsed: pa
                       tuple(assignments.unpacks.items()),
                       tuple(assignments.item_updates.items()),
                       tuple(spreads.arguments.items()), tuple(spreads.statements.items()),
-                      tuple(spreads.written.items()),
+                      tuple(spreads.written.items()), tuple(spreads.unrolled),
                       dict(statements.blocks.modes), dict(statements.blocks.flags),
                       frozenset(statements.outputs.writes), dict(walk.tests))
 

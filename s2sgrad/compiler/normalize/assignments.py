@@ -4,6 +4,8 @@ Takes the targets and value of a user-level assignment; gives, through the walk,
 ``name = <operation>`` per name it binds, each storing into a new version of the variable:
 
     a = b = f(x)            a = f(x); b = a                 later targets copy the first
+    y[i] = a = f(x)         _t1 = f(x); y_1 = __setitem__(y[i], _t1); a = _t1
+                                                            (each target in turn, as Python)
     n, m = x.shape          _t1 = x.shape; n = _t1[0]; m = _t1[1]
     (p, q), y[0] = v        _t2 = v[0]; p = _t2[0]; q = _t2[1]; _t3 = v[1]; y[0] = _t3
     h += x                  h_1 = h + x                     recorded in ``augmented``
@@ -94,16 +96,16 @@ class Assignments:
             if objects.freezes(value):  # d = st.norm(m, s): a frozen distribution
                 objects.freeze(first.id, value)
                 return
+        if others and not isinstance(first, gast.Name):
+            # t[i] = a = value: value once, then each target from left to right
+            atom = self.expressions.atom(value)
+            for target in targets:
+                self.bind(target, atom)
+            return
         if isinstance(first, gast.Attribute):
-            if others:
-                raise self.parsed.error("chained assignment to an attribute is not supported",
-                                        first, "Write one assignment per statement.")
             self.set_attribute(first, value, first)
             return
         if isinstance(first, gast.Subscript):
-            if others:
-                raise self.parsed.error("chained assignment to an element is not supported",
-                                        first, "Write one assignment per statement.")
             self.store(first, value, None, first)
             return
         if isinstance(first, gast.Name):
@@ -111,14 +113,10 @@ class Assignments:
             self.expressions.functions.partials.pop(first.id, None)
             result = self.expressions.operation(value, target=first).id
         else:
-            result = None
             self.unpack(first, value)
+            return
         for target in others:  # a = b = value: later targets copy the first
-            if result is None:
-                raise self.parsed.error("chained assignment to a tuple is not supported",
-                                        target, "Write one assignment per statement.")
-            self.emit(syntax.assign(self.versions.define(target.id), syntax.name(result)),
-                      target)
+            self.bind(target, syntax.name(result))
 
     def set_attribute(self, target: gast.Attribute, value: gast.expr,
                       origin: gast.AST) -> None:

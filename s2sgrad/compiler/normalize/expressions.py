@@ -61,6 +61,7 @@ class Expressions:
         self.objects = Objects(walk, self)
         self.spreads = Spreads(walk, self, walk.lengths)  # g(*xs), first, *rest = xs
         self.outputs: Any = None  # calls that write into an array (outputs.py), set after
+        self.mappings: set[gast.expr] = set()  # the m of {**m}, which loops copy by key
 
     def atom(self, node: gast.expr) -> gast.expr:
         """An atom holding the value of ``node``, emitting statements as needed."""
@@ -75,6 +76,8 @@ class Expressions:
             return syntax.const(-value if isinstance(node.op, gast.USub) else value)
         if isinstance(node, (gast.ListComp, gast.GeneratorExp, gast.DictComp)):
             return self.comprehension(node)
+        if isinstance(node, gast.Dict) and any(k is None for k in node.keys):
+            return self.spread_display(node)
         if isinstance(node, gast.NamedExpr):  # (n := value): assigned here, read as n
             return self.operation(node.value, target=node.target)
         versions = self.versions
@@ -121,7 +124,8 @@ class Expressions:
         neither, return the operation."""
         if isinstance(node, (gast.IfExp, gast.BoolOp, gast.ListComp, gast.GeneratorExp,
                              gast.DictComp, gast.NamedExpr)) or (
-                isinstance(node, gast.Compare) and len(node.ops) > 1):
+                isinstance(node, gast.Compare) and len(node.ops) > 1) or (
+                isinstance(node, gast.Dict) and any(k is None for k in node.keys)):
             node = syntax.located(self.atom(node), node)  # desugared to an if: copy its value
         functions = self.functions
         if isinstance(node, gast.BinOp):
@@ -352,6 +356,36 @@ class Expressions:
             inner = [syntax.located(syntax.for_(target, iterable, inner), node)]
         for stmt in inner:
             self.walk.statement(stmt)
+        return syntax.name(self.versions.current[result])
+
+    def spread_display(self, node: gast.Dict) -> gast.expr:
+        """``{**m, 'k': v, **e}`` -> a dict built in the order Python builds it: ``_d = {}``,
+        then the items of m copied by a loop over its keys (unrolled where the analysis
+        knows them), ``_d['k'] = v``, the items of e; each mapping evaluated once, where it
+        stands:
+
+            _d = {}
+            for _k in m:
+                _d[_k] = m[_k]
+            _d['k'] = v"""
+        values = list(node.values)
+        if node in self.forms.calls:  # dict(m, k=v): its arguments first, as for any call
+            values = [self.atom(v) for v in values]
+        result = self.versions.synthetic_variable()
+        self.emit(syntax.assign(self.versions.define(result), syntax.dict_([], [])), node)
+        for key, value in zip(node.keys, values, strict=True):
+            if key is not None:
+                for stmt in self.dict_item(result, key, value):
+                    self.walk.statement(stmt)
+                continue
+            mapping = syntax.located(self.atom(value), value)
+            self.mappings.add(mapping)  # the analysis refuses what is not a dict
+            k = syntax.name(self.namer.fresh("_k"))
+            copy = self.dict_item(result, syntax.located(syntax.clone(k), value),
+                                  syntax.located(syntax.subscript(syntax.clone(mapping), k),
+                                                 value))
+            self.walk.statement(syntax.located(syntax.for_(
+                syntax.name(k.id, store=True), mapping, copy), value))
         return syntax.name(self.versions.current[result])
 
     def dict_item(self, result: str, key: gast.expr, value: gast.expr) -> list[gast.stmt]:

@@ -7,6 +7,7 @@ normalizes in its place, or None (``builtin_form``) for a call that stands for i
 Nothing is emitted here:
 
     dict(a=x, b=y)       {'a': x, 'b': y}
+    dict(m, n=v)         {**m, 'n': v}          (expressions.py copies m's items)
     list(zip(xs, ys))    [(_a0, _a1) for _a0, _a1 in zip(xs, ys)]
     max([a, b, c])       max(max(a, b), c)
     np.r_[a, 0:3]        np.concatenate((np.atleast_1d(a), np.arange(0, 3, 1)))
@@ -32,6 +33,7 @@ class Forms:
         self.parsed = walk.parsed
         self.is_static = expressions.is_static
         self.expressions = expressions
+        self.calls: set[gast.Dict] = set()  # displays that stand for dict(...) calls
 
     def is_concatenation(self, node: gast.expr) -> bool:
         """``np.r_[...]`` or ``np.c_[...]``."""
@@ -85,6 +87,7 @@ class Forms:
         stand for (None for any other call):
 
             dict(a=x, b=y)       {'a': x, 'b': y}
+            dict(m, n=v)         {**m, 'n': v}           dict(zip(ks, vs))  {k: v for ...}
             tuple([a, b])        (a, b)                  list((a, b))      [a, b]
             list(v for v in xs)  [v for v in xs]         max([a, b, c])    max(max(a, b), c)
             list(gen(n))         gen(n)  (a nested generator function: it makes a list)
@@ -100,9 +103,8 @@ class Forms:
             new = self.einsum(call)
         elif kind is np.linalg.norm:
             new = self.singular_norm(call)
-        elif kind is dict and not args and keywords and all(k.arg for k in keywords):
-            new = syntax.dict_([syntax.const(k.arg) for k in keywords],
-                               [k.value for k in keywords])
+        elif kind is dict and len(args) <= 1:
+            new = self.dict_of(args[0] if args else None, keywords)
         elif _one_of(kind, tuple, list) and len(args) == 1 and not keywords:
             (arg,) = args
             if isinstance(arg, gast.Call) and self.is_static(arg.func) and \
@@ -128,6 +130,38 @@ class Forms:
             for item in items[1:]:
                 new = syntax.located(syntax.call(syntax.clone(call.func), [new, item]), item)
         return None if new is None else syntax.located(new, call)
+
+    def dict_of(self, source: gast.expr | None, keywords: list[gast.keyword]) -> gast.expr:
+        """``dict(source, **keywords)`` as the display it stands for: the items of a
+        mapping (or of a display of pairs, or of a zip of keys and values), then the
+        keywords (a ``**`` among them spread too)."""
+        keys: list[gast.expr | None] = []
+        values: list[gast.expr] = []
+        if source is None:
+            pass
+        elif isinstance(source, (gast.Tuple, gast.List)) and all(
+                isinstance(e, gast.Tuple) and len(e.elts) == 2 for e in source.elts):
+            keys += [e.elts[0] for e in source.elts]  # dict([('a', x), ('b', y)])
+            values += [e.elts[1] for e in source.elts]
+        elif isinstance(source, gast.Call) and self.is_static(source.func) and \
+                self.parsed.resolve(source.func) is zip and len(source.args) == 2 and \
+                not source.keywords and not any(isinstance(a, gast.Starred)
+                                                for a in source.args):
+            key, value = syntax.name("_key"), syntax.name("_value")  # dict(zip(ks, vs))
+            keys.append(None)
+            values.append(syntax.located(syntax.dict_comp(
+                key, value, syntax.tuple_([syntax.name(key.id, store=True),
+                                           syntax.name(value.id, store=True)], store=True),
+                source), source))
+        else:  # a mapping: its items, in its order
+            keys.append(None)
+            values.append(source)
+        for k in keywords:
+            keys.append(None if k.arg is None else syntax.const(k.arg))
+            values.append(k.value)
+        display = syntax.dict_(keys, values)
+        self.calls.add(display)
+        return display
 
     def einsum(self, call: gast.Call) -> gast.Call | None:
         """``np.einsum(a, [0, 1], b, [1, 2], [0, 2])``, the interleaved form, with its

@@ -34,9 +34,11 @@ import gast
 import numpy as np
 
 from ... import syntax
+from .spreads import KEYS_AT_RUN_TIME
 from .walk import Walk
 
 _NOT_SEQUENCES = (iter, map, filter, np.ndindex, np.ndenumerate, np.nditer)
+_UNROLLED_KEYS = 32  # the most keys a loop over a dict is unrolled for
 
 
 class Iterables:
@@ -45,14 +47,20 @@ class Iterables:
         self.parsed, self.namer, self.versions = walk.parsed, walk.namer, walk.versions
         self.emit, self.branch = walk.emit, walk.branch
         self.atom, self.operation = expressions.atom, expressions.operation
+        self.spreads = expressions.spreads
         self.iterations: set[gast.stmt] = set()  # `n = len(xs)` of loops over xs's items
         self.unpacked: dict[gast.stmt, int] = {}  # `_t = xs[0]` of zip(*xs) -> len(xs)
+        self.views: set[gast.expr] = set()  # the dicts of loops over d.items() (loops.py)
+        self.mappings = expressions.mappings  # the m of {**m} (expressions.py)
 
-    def indexed(self, stmt: gast.For) -> tuple[gast.expr, gast.expr, list[gast.stmt]]:
+    def indexed(self, stmt: gast.For, unroll: bool = False
+                ) -> tuple[gast.expr, gast.expr, list[gast.stmt]] | Unrolled:
         """``stmt`` as a loop over a range: the range, evaluated here with the sequences it
         indexes; the target that takes its values (the loop's own for a loop over a range,
         else a new index, or enumerate's counter where it is the index); and the statements
-        that bind the loop's target to the items at that index, which start each iteration."""
+        that bind the loop's target to the items at that index, which start each iteration.
+        A loop over a dict whose keys the analysis knows (alone, reversed or enumerated),
+        where ``unroll`` allows it, is ``Unrolled`` instead: the bindings of each key."""
         iterable = stmt.iter
         kind = self.parsed.resolve(iterable.func) if isinstance(iterable, gast.Call) else None
         if kind in _NOT_SEQUENCES or (isinstance(iterable, gast.Call) and isinstance(
@@ -70,7 +78,11 @@ class Iterables:
                 isinstance(iterable.args[0], gast.Starred):
             self.reversible(iterable.args[0])
             sequence = self.evaluated_once(iterable.args[0], rebound, stmt)
+            sequence, keys, site = self.keys(sequence, unroll, iterable.args[0])
+            if keys is not None:
+                return Unrolled([[(stmt.target, syntax.const(k))] for k in reversed(keys)])
             count = self.operation(syntax.call(syntax.name("len"), [sequence]), temp=True)
+            self.site(site, "view" if iterable.args[0] in self.views else "loop")
             last = self.operation(syntax.binop(count, "Sub", syntax.const(1)), temp=True)
             sequence_range = self.operation(syntax.call(syntax.name("range"), [
                 last, syntax.const(-1), syntax.const(-1)]), temp=True)
@@ -83,7 +95,12 @@ class Iterables:
             index_target = stmt.target
             prelude = []
         else:
-            source = self.source(iterable, stmt.target, None, rebound, stmt)
+            shape = _unrollable(iterable, self.parsed.resolve) if unroll else False
+            source = self.source(iterable, stmt.target, None, rebound, stmt, shape)
+            if isinstance(source, _Keys):
+                return Unrolled([[(stmt.target, syntax.const(k))] for k in source.keys])
+            if isinstance(source, _Enumerated) and isinstance(source.item, _Keys):
+                return Unrolled(self.enumerated_keys(stmt.target, source))
             count = self.length(source)
             sequence_range = self.operation(syntax.call(syntax.name("range"), [count]),
                                             temp=True)
@@ -100,7 +117,7 @@ class Iterables:
         return sequence_range, index_target, prelude
 
     def source(self, node: gast.expr, target: gast.expr, outer: str | None,
-               rebound: set[str], loop: gast.For) -> _Source:
+               rebound: set[str], loop: gast.For, unroll: bool = False) -> _Source:
         """What a loop (or one of its zip's or enumerate's arguments, inside ``outer``)
         iterates over, with ``target`` what each item is bound to: a zip of sources, an
         enumerate of one, or a sequence indexed by the loop. The sequences are evaluated
@@ -126,12 +143,13 @@ class Iterables:
                     f"a loop over enumerate(...){inside} must unpack (index, item)",
                     target if outer is None else node,
                     "Write `for i, item in enumerate(xs):`.")
-            item = self.source(node.args[0], target.elts[1], "enumerate", rebound, loop)
+            item = self.source(node.args[0], target.elts[1], "enumerate", rebound, loop,
+                               unroll)
             if start is not None:
                 start = self.evaluated_once(start, rebound, loop)
             return _Enumerated(item, start)
         if kind is not zip:
-            return self.sequence(node, rebound, loop)
+            return self.sequence(node, rebound, loop, unroll)
         strict = self.zip_strict(node)
         arguments = self.zip_arguments(node, target)
         n = sum(a[1] if isinstance(a, tuple) else 1 for a in arguments)
@@ -270,9 +288,11 @@ class Iterables:
                                     "Give zip() the sequences to loop over.")
         return strict
 
-    def sequence(self, node: gast.expr, rebound: set[str], loop: gast.For) -> _Sequence:
+    def sequence(self, node: gast.expr, rebound: set[str], loop: gast.For,
+                 unroll: bool = False) -> _Sequence | _Keys:
         """A sequence a loop indexes (``xs`` or ``reversed(xs)``), evaluated before the loop,
-        with its length (and its last index if reversed)."""
+        with its length (and its last index if reversed); a dict's keys where the analysis
+        knows them and ``unroll`` allows it."""
         backwards = False
         if isinstance(node, gast.Call):
             kind = self.parsed.resolve(node.func)
@@ -286,12 +306,61 @@ class Iterables:
                     "supported", node, "Loop over indices (range(len(xs))) and index the "
                     "sequences in the body.")
         atom = self.evaluated_once(node, rebound, loop)
+        atom, keys, site = self.keys(atom, unroll, node)
+        if keys is not None:
+            return _Keys(tuple(reversed(keys)) if backwards else keys)
         length = self.operation(syntax.call(syntax.name("len"), [atom]), temp=True)
         syntax.located(self.walk.out[-1], node)  # where the loop names what it loops over
         self.iterations.add(self.walk.out[-1])
+        self.site(site, "view" if node in self.views else "mapping" if node in self.mappings
+                  else "loop")
         last = self.operation(syntax.binop(length, "Sub", syntax.const(1)), temp=True) \
             if backwards else None
         return _Sequence(atom, length, last)
+
+    def keys(self, atom: gast.expr, unroll: bool, node: gast.expr
+             ) -> tuple[gast.expr, tuple | None, int]:
+        """What a loop over ``atom`` goes through where the analysis found a dict there (a
+        site of its own, see ``spreads``): its keys, where they are known when compiling
+        and the loop can be unrolled (the analysis checks at ``len(d)`` that the dict still
+        holds those keys when the loop starts); else the list of its keys, made when the
+        loop starts (``list(d.keys())``); ``atom`` itself, for anything else. With the
+        loop's site."""
+        site = self.spreads.site()
+        keys = self.walk.lengths.get(site)
+        if keys is None:
+            return atom, None, site
+        if keys != KEYS_AT_RUN_TIME and unroll and len(keys) <= _UNROLLED_KEYS:
+            self.spreads.check_keys(atom, keys, site)
+            return atom, keys, site
+        listed = self.operation(syntax.located(syntax.call(syntax.attribute(atom, "keys"), []),
+                                               node), temp=True)
+        return self.operation(syntax.call(syntax.name("list"), [listed]), temp=True), None, \
+            site
+
+    def site(self, site: int, what: str) -> None:
+        """``n = len(xs)``, just emitted, of the loop's sequence: the site where the
+        analysis asks for a dict's keys (see ``keys``), unless it has; ``what`` is "view"
+        for the dict of ``d.items()``, ``d.values()`` or ``d.keys()``, "mapping" for the
+        m of ``{**m}`` and ``dict(m)``, "loop" otherwise."""
+        if site not in self.walk.lengths:
+            self.spreads.statements[self.walk.out[-1]] = (site, what, 0)
+
+    def enumerated_keys(self, target: gast.Tuple, source: _Enumerated
+                        ) -> list[list[tuple[gast.expr, gast.expr]]]:
+        """The bindings of ``for i, k in enumerate(d, start)`` unrolled: i is start + n,
+        k the n-th key."""
+        counter, item = target.elts
+        iterations = []
+        for n, key in enumerate(source.item.keys):
+            if source.start is None:
+                count = syntax.const(n)
+            elif syntax.is_const(source.start) and type(source.start.value) is int:
+                count = syntax.const(source.start.value + n)
+            else:
+                count = syntax.binop(syntax.clone(source.start), "Add", syntax.const(n))
+            iterations.append([(counter, count), (item, syntax.const(key))])
+        return iterations
 
     def reversible(self, node: gast.expr) -> None:
         """``reversed(zip(...))`` and the like: Python cannot reverse what is not a
@@ -322,6 +391,21 @@ class Iterables:
 
 
 @dataclass
+class Unrolled:
+    """A loop over a dict's keys known when compiling, as the (target, value) bindings that
+    start each of its iterations, in the order Python runs them."""
+
+    iterations: list[list[tuple[gast.expr, gast.expr]]]
+
+
+@dataclass
+class _Keys:
+    """The keys of a dict a loop goes through, known when compiling: the loop is unrolled."""
+
+    keys: tuple
+
+
+@dataclass
 class _Sequence:
     """A sequence the loop indexes: its atom, its length, its last index if reversed."""
 
@@ -349,7 +433,17 @@ class _Zipped:
     call: gast.Call
 
 
-_Source = _Sequence | _Enumerated | _Zipped
+_Source = _Sequence | _Enumerated | _Zipped | _Keys
+
+
+def _unrollable(iterable: gast.expr, resolve: Any) -> bool:
+    """Whether a loop over ``iterable`` is unrolled where it goes through a dict whose keys
+    are known: ``d``, ``reversed(d)`` or ``enumerate`` of one of those (in a zip, a loop
+    over the dict's keys, listed when it starts)."""
+    kind = resolve(iterable.func) if isinstance(iterable, gast.Call) else None
+    if kind is enumerate and iterable.args:
+        return _unrollable(iterable.args[0], resolve)
+    return kind is not zip
 
 
 def _item(target: gast.expr, value: gast.expr, where: gast.AST) -> gast.stmt:

@@ -19,8 +19,10 @@ Python does (``iterables`` makes the range and reads the items):
                                           h_3 = h_2 + _t3
                                           h_1 = h_3
 
-A loop over a fixed sequence of functions is unrolled, and one over a dict's ``items()``,
-``values()`` or ``keys()`` is a loop over its keys, listed before the loop.
+A loop over a fixed sequence of functions is unrolled, and so is one over a dict whose keys
+are known when compiling (``for k in d``, ``enumerate(d)``, ``d.items()``, ``d.values()``,
+``d.keys()``: in the order Python goes through them); over a dict whose keys are known only
+when it runs, it is a loop over the list of its keys, made before the loop.
 
 ``break`` and ``continue`` become flags: the rest of the body runs under ``if not _skip``,
 and ``if _break: break`` ends the loop before the next iteration. The ``else`` of a
@@ -43,7 +45,7 @@ import gast
 from ... import syntax
 from .assignments import is_append
 from .expressions import Expressions, is_pop
-from .iterables import Iterables
+from .iterables import Iterables, Unrolled
 from .walk import Walk
 
 _VIEWS = ("items", "values", "keys")  # a dict's views, looped over by key
@@ -73,7 +75,12 @@ class Loops:
         if self.over_functions(stmt):
             return
         loop, stmt = stmt, self.over_dict_views(stmt)
-        sequence_range, index_target, prelude = self.iterables.indexed(stmt)
+        indexed = self.iterables.indexed(stmt, not _jumps(stmt.body, (gast.Break,
+                                                                      gast.Continue)))
+        if isinstance(indexed, Unrolled):
+            self.unroll(stmt, indexed)
+            return
+        sequence_range, index_target, prelude = indexed
         if not isinstance(index_target, gast.Name):
             raise self.parsed.error("only a name, or (index, item) with enumerate, or a tuple "
                                     "with zip, can be the target of a for loop", stmt.target,
@@ -140,15 +147,43 @@ class Loops:
                 self.walk.statement(syntax.clone(s))
         return True
 
+    def unroll(self, stmt: gast.For, unrolled: Unrolled) -> None:
+        """A loop over a dict's keys known when compiling, unrolled: each iteration binds
+        the loop's target to the key (a name of the desugaring, as a comprehension's, is
+        replaced by the key), then runs a copy of the body, whose own names of the
+        desugaring are new in each copy:
+
+            for k in d:                    k = 'a'
+                s = s + d[k] * w     ->    s = s + d[k] * w
+                                           k = 'b'
+                                           s = s + d[k] * w"""
+        local = self.parsed.local_names | self.versions.synthetic
+        for n, bindings in enumerate(unrolled.iterations):
+            keys: dict[str, gast.expr] = {}  # a desugaring's name -> the key it stands for
+            stmts = []
+            for target, value in bindings:
+                value = syntax.rename(syntax.clone(value), keys)
+                if isinstance(target, gast.Name) and target.id not in local and \
+                        syntax.is_const(value):
+                    keys[target.id] = value
+                else:
+                    stmts.append(syntax.located(syntax.assign(syntax.clone(target), value),
+                                                target))
+            stmts += [syntax.rename(syntax.clone(s), keys) for s in stmt.body]
+            if n:
+                stmts = _renamed_temporaries(stmts, local, self.namer)
+            for s in stmts:
+                self.walk.statement(s)
+
     def over_dict_views(self, stmt: gast.For) -> gast.For:
         """``d.items()``, ``d.values()`` and ``d.keys()`` (alone, or inside enumerate or
-        zip): a loop over the keys, listed before the loop, with each item read by key:
+        zip): a loop over the keys, with each item read by key; unrolled where the keys are
+        known when compiling, else over the list of the keys, made before the loop
+        (``Iterables.keys``):
 
-            for k, v in d.items():          _t1 = d.keys()
-                s = s + v * w[k]     ->     _t2 = list(_t1)
-                                            for _k in _t2:  (as a loop over a list)
-                                                k, v = _k, d[_k]
-                                                s = s + v * w[k]"""
+            for k, v in d.items():          for _k in d:    _t1 = d.keys()
+                s = s + v * w[k]     ->         k, v = _k, d[_k]    _t2 = list(_t1)
+                                                s = s + v * w[k]    for _k in _t2: ..."""
         def view(node):
             if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
                     node.func.attr in _VIEWS and not node.args and not node.keywords:
@@ -177,12 +212,11 @@ class Loops:
             if found is None:
                 new_args.append(call)
                 continue
-            owner = self.atom(found.func.value)  # the dict, evaluated once, before the loop
-            keys = self.operation(syntax.call(syntax.name("list"), [self.operation(
-                syntax.located(syntax.call(syntax.attribute(owner, "keys"), []), call),
-                temp=True)]), temp=True)
+            # the dict, evaluated once, before the loop, which goes through its keys
+            owner = syntax.located(self.atom(found.func.value), call)
+            self.iterables.views.add(owner)
             key = syntax.name(self.namer.fresh("_k"))
-            new_args.append(keys)
+            new_args.append(owner)
             read = syntax.located(syntax.subscript(syntax.clone(owner), syntax.clone(key)),
                                   call)
             value = {"keys": syntax.clone(key), "values": read,
@@ -352,6 +386,21 @@ def _deleted(body: list[gast.stmt]) -> set[str]:
                       if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Del)}
         todo.extend(gast.iter_child_nodes(node))
     return found
+
+
+def _renamed_temporaries(stmts: list[gast.stmt], local: frozenset[str] | set[str],
+                         namer) -> list[gast.stmt]:
+    """``stmts`` (copies) with the names of the desugaring they assign (a comprehension's
+    names, a dict view's key) renamed anew: each is assigned once."""
+    stored = {n.id for s in stmts for n in gast.walk(s)
+              if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+              and n.id not in local}
+    renames = {name: namer.fresh(name) for name in sorted(stored)}
+    for s in stmts:
+        for n in gast.walk(s):
+            if isinstance(n, gast.Name) and n.id in renames:
+                n.id = renames[n.id]
+    return stmts
 
 
 def _jumps(body: list[gast.stmt], kinds: tuple) -> bool:

@@ -19,6 +19,10 @@ size, and the analysis, which knows the value there, asks for the site to be wri
         with 2 items:       _t1 = xs[0]; _t2 = xs[1]; g(_t1, _t2)    a differentiated value)
     g(**d)  with keys a, b: _t1 = d['a']; _t2 = d['b']; g(a=_t1, b=_t2)
 
+A loop's sequence is a site too (``iterables``): where the analysis finds a dict there,
+it asks for the dict's keys (``KEYS_AT_RUN_TIME`` where they are not known), and the loop
+is unrolled over them, or goes through the list of its keys made when it starts.
+
 A nested function is inlined here, so its starred arguments need their size at once: its
 site is ``_n = len(xs)``, where the analysis asks for it (or refuses). A site written out
 is checked by the analysis (``written``: the statement that reads the first item, the
@@ -34,7 +38,11 @@ import gast
 from ... import syntax
 from .walk import Walk
 
-Size = int | tuple  # a number of items, or a dict's keys
+Size = int | tuple | str  # a number of items, a dict's keys, or KEYS_AT_RUN_TIME
+
+# a loop's site: the dict it goes through has keys known only when the loop runs (or too
+# many to unroll the loop for), which it lists then
+KEYS_AT_RUN_TIME = "keys at run time"
 
 
 class Respread(Exception):
@@ -59,6 +67,8 @@ class Spreads:
         self.statements: dict[gast.stmt, tuple[int, str, int]] = {}
         # the first statement of a site written out -> (the spread atom, its size)
         self.written: dict[gast.stmt, tuple[str, Size]] = {}
+        # the loops unrolled over a dict's keys: (the dict's name, the keys, the site)
+        self.unrolled: list[tuple[str, tuple, int]] = []
 
     def site(self) -> int:
         self.count += 1
@@ -154,6 +164,13 @@ class Spreads:
             syntax.clone(atom)])), origin)
         self.statements[self.walk.out[-1]] = (site, what, needed)
         return None, syntax.name(length)
+
+    def check_keys(self, atom: gast.expr, keys: tuple, site: int) -> None:
+        """A loop unrolled for a dict's ``keys`` at ``site``: the analysis checks, once it
+        knows what every name holds, that the dict there holds exactly those keys
+        (``unrolled``), and asks for the loop over the keys listed when it runs otherwise
+        (a dict that grows in a loop)."""
+        self.unrolled.append((atom.id, keys, site))
 
     # --- starred targets -------------------------------------------------------------------
 
