@@ -127,6 +127,26 @@ def test_batched_solves_and_norms():
                 rng.standard_normal(3), order=2, modes=("rev", "fwd"))
 
 
+# right-hand sides read from the module: their ranks are known only at run time
+VECTORS = rng.standard_normal((5, 4))
+COLUMNS = rng.standard_normal((5, 4, 6))
+
+
+def solve_with_global_vectors(a):
+    return np.linalg.solve(a, VECTORS[..., None])[..., 0]
+
+
+def solve_with_global_columns(a):
+    return np.linalg.solve(a, COLUMNS)
+
+
+@pytest.mark.parametrize("fn", [solve_with_global_vectors, solve_with_global_columns])
+def test_batched_solves_with_a_global_right_hand_side(fn):
+    # the forward-mode rule tests a's rank only, which the argument fixes
+    a = rng.standard_normal((5, 4, 4)) + 5.0 * np.eye(4)
+    check_grads(fn, a, order=2, modes=("rev", "fwd"))
+
+
 # --- 1-, inf-, -inf- and 0-norms: a robust fitting objective -----------------------------------
 
 
