@@ -1412,6 +1412,12 @@ def test_docs_table_is_up_to_date():
     assert doc.update(text) == text, "docs/rules.md is stale: run python -m s2sgrad.rules.doc"
 
 
+def test_docs_table_lists_every_rule_module():
+    # a module missing from doc.MODULES would leave its rules out of docs/rules.md
+    modules = {r.template.__module__.rsplit(".", 1)[-1] for r in library_rules()}
+    assert modules <= set(doc.MODULES), sorted(modules - set(doc.MODULES))
+
+
 # --- methods of ufuncs that take the rules of a function (registry.same_as) ----------------
 
 
