@@ -21,6 +21,7 @@ from . import (  # noqa: F401
     reductions,
     registry,
     scalars,
+    scipy_linalg,
     shapes,
     signal,
 )

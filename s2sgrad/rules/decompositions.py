@@ -2,7 +2,7 @@
 ``linalg.pinv``, ``linalg.matrix_power``, the decompositions ``linalg.qr``, ``eigh``,
 ``eigvalsh``, ``svd``, ``slogdet`` and ``eig``, and, where SciPy is installed,
 ``scipy.linalg.solve_triangular``, ``expm``, ``sqrtm``, ``solve_sylvester``, ``cho_factor`` and
-``cho_solve``.
+``cho_solve`` (``scipy.linalg.cholesky`` and ``solve_banded`` are in scipy_linalg.py).
 
 Every rule works on the last two axes, so a stack of matrices (``(..., n, n)``) is a stack
 of independent problems; where the batch axes of two operands broadcast, each contribution

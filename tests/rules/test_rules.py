@@ -80,6 +80,20 @@ def distinct(n, *batch):
     return (p * np.arange(1.0, 1.0 + 1.5 * n, 1.5)[:n]) @ np.linalg.inv(p)
 
 
+def _banded(lower, upper, n):
+    """The band of a diagonally dominant matrix with `lower` and `upper` diagonals off the
+    main one, in the layout of scipy.linalg.solve_banded (row upper + i - j of column j holds
+    a[i, j]), the corners it does not read set to 1e3: a rule that read them would be far off
+    (scipy refuses nan there)."""
+    ab = normal(lower + upper + 1, n) * 0.3
+    ab[upper] += 3.0
+    for k in range(upper):
+        ab[k, :upper - k] = 1e3
+    for k in range(1, lower + 1):
+        ab[upper + k, n - k:] = 1e3
+    return ab
+
+
 def singular(m, n, *batch):
     """m x n matrices with the singular values 1, 2, ..., min(m, n)."""
     k = min(m, n)
@@ -592,6 +606,14 @@ CASES: dict = {
             case(spd(3), normal(3), 2, True), case(spd(3), normal(3), unit_diagonal=True),
             case(spd(3), normal(3, 2), "N", True, True), case(spd(3, 2), normal(3), lower=True),
             case(spd(3, 2), normal(2, 3, 2), trans=1), case(spd(3), normal(2, 3, 2))],
+        _linalg.cholesky: [case(spd(3)), case(spd(3), lower=True), case(spd(4), True),
+                           case(spd(1)), case(spd(3, 2), lower=False),
+                           case(spd(3), lower=False, check_finite=False)],
+        _linalg.solve_banded: [
+            case((1, 1), _banded(1, 1, 5), normal(5)), case((1, 2), _banded(1, 2, 6), normal(6, 2)),
+            case((0, 1), _banded(0, 1, 4), normal(4)), case((2, 0), _banded(2, 0, 5), normal(5, 3)),
+            case((0, 0), _banded(0, 0, 3), normal(3)), case((1, 1), _banded(1, 1, 1), normal(1)),
+            case((2, 1), ab=_banded(2, 1, 6), b=normal(6))],
         _linalg.expm: [case(normal(3, 3) * 0.5), case(normal(1, 1)),
                        case(normal(2, 3, 3) * 0.5)],
         _linalg.sqrtm: [case(spd(3)), case(spd(2, 2)),
