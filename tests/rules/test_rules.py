@@ -800,6 +800,19 @@ if _stats is not None:
         **{getattr(_stats.beta, m): _held_located(_unit, 3, 2)
            + [case(uniform(-0.5, 1.5, 6), 2, 4)] for m in ("cdf", "sf")},
         _stats.beta.entropy: _entropies(_shape, _shape),
+        # location-scale families without a shape parameter (on the whole line, or from loc on)
+        **{getattr(getattr(_stats, d), m): _located(normal)
+           for d in ("cauchy", "laplace", "logistic")
+           for m in ("pdf", "logpdf", "cdf", "logcdf", "sf", "logsf")},
+        **{getattr(getattr(_stats, d), m): _located(_above)
+           for d in ("halfcauchy", "halfnorm", "expon")
+           for m in ("pdf", "logpdf", "logcdf", "logsf")},
+        **{getattr(getattr(_stats, d), m): _located(_above) + [case(_beyond(6))]
+           for d in ("halfcauchy", "halfnorm", "expon") for m in ("cdf", "sf")},
+        **{getattr(_stats.lognorm, m): _located(_above, _shape)
+           for m in ("pdf", "logpdf", "logcdf", "logsf")},
+        **{getattr(_stats.lognorm, m): _located(_above, _shape) + [case(_beyond(6), 0.7)]
+           for m in ("cdf", "sf")},
         **{getattr(_stats.poisson, m): _poisson_cases() for m in ("pmf", "logpmf", "logcdf")},
         **{getattr(_stats.poisson, m): _poisson_cases() + [  # constant below 0
             case(np.array([-2, -1, 0, 3]), uniform(0.5, 5.0, 4))] for m in ("cdf", "sf", "logsf")},
