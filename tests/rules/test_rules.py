@@ -836,6 +836,8 @@ if _signal is not None:
         case(normal(5, 4), normal(3, 3), mode="same", method="fft"),
         case(normal(3, 2, 4), normal(2, 2, 3), "same"), case(normal(6), normal(6), "valid")]
 CASES.update({
+    np.real_if_close: [case(normal(3, 4)), case(normal(5), tol=1000), case(num(normal())),
+                       case(normal())],
     np.gradient: [case(normal(6)), case(normal(6), 2), case(normal(4, 5), axis=1),
                   case(normal(4, 5), 3, axis=0), case(normal(3, 4, 5), axis=-1, edge_order=2),
                   case(normal(5), edge_order=2), case(normal(2)), case(normal(3), 2, edge_order=2),
