@@ -21,6 +21,7 @@ from . import (  # noqa: F401
     reductions,
     registry,
     scalars,
+    scipy_linalg,
     shapes,
     signal,
 )
@@ -41,9 +42,9 @@ from .registry import (  # noqa: F401
 registry.seal_library()
 
 # The rule modules of scipy's functions, imported once the scipy module whose functions they
-# are is (decompositions and signal declare their SciPy parts themselves).
+# are is (decompositions, scipy_linalg and signal declare their SciPy parts themselves).
 for _module, _rules in (("scipy.special", "special"), ("scipy.stats", "stats"),
-                        ("scipy.integrate", "integrate")):
+                        ("scipy.stats", "distributions"), ("scipy.integrate", "integrate")):
     registry.when_imported(_module, partial(import_module, f"{__name__}.{_rules}"))
 del _module, _rules
 

@@ -1,6 +1,7 @@
 """Rules for array manipulation: triangles, diagonals, differences, repeats and tiles, padding,
 flips and rotations, the stacking and splitting functions, ``atleast_1d/2d/3d``, ``append``,
-``take_along_axis``, ``sort``, and the real part, imaginary part and conjugate of a real array.
+``take_along_axis``, ``sort``, and the real part, imaginary part and conjugate of a real array
+(and ``real_if_close`` of one, the array itself).
 
 Each of these moves, copies or selects entries, or takes fixed linear combinations of them
 (``diff``), so forward mode applies the function itself to the tangents, and each cotangent is
@@ -359,6 +360,13 @@ def real(g, ans, val):
     return g_val
 
 
+@vjp_rule(np.real_if_close, shape="same")
+def real_if_close(g, ans, a, tol=100):
+    # The identity on a real array. Of a complex one it is the real part or the array itself,
+    # as the values decide: the rule is written for real arrays only (complex ones are refused).
+    return g
+
+
 @vjp_rule(np.imag, shape="elementwise", complex="real")
 def imag(g, ans, val):
     if np.iscomplexobj(val):
@@ -430,6 +438,7 @@ def angle_jvp(g, ans, z, deg=False):
 
 # Each of these is linear in its array arguments: the tangent is the same call on the tangents
 # (np.pad's padding value moves with its own tangent, and is zero when it is a constant).
+linear(np.real_if_close)
 linear(np.tril, np.triu, np.diagonal, np.ndarray.diagonal, np.fliplr, np.flipud, np.rot90,
        np.rollaxis, np.diff, np.repeat, np.ndarray.repeat, np.tile, np.pad, np.hstack,
        np.dstack, np.column_stack, np.vstack, *row_stacks, np.append, np.take_along_axis,

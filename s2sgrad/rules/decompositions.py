@@ -2,7 +2,7 @@
 ``linalg.pinv``, ``linalg.matrix_power``, the decompositions ``linalg.qr``, ``eigh``,
 ``eigvalsh``, ``svd``, ``slogdet`` and ``eig``, and, where SciPy is installed,
 ``scipy.linalg.solve_triangular``, ``expm``, ``sqrtm``, ``solve_sylvester``, ``cho_factor`` and
-``cho_solve``.
+``cho_solve`` (``scipy.linalg.cholesky`` and ``solve_banded`` are in scipy_linalg.py).
 
 Every rule works on the last two axes, so a stack of matrices (``(..., n, n)``) is a stack
 of independent problems; where the batch axes of two operands broadcast, each contribution
@@ -137,11 +137,14 @@ def matrix_power(g, ans, a, n):
 
 @jvp_rule(np.linalg.solve)
 def solve_jvp(g, ans, a, b):
-    # dx = A^-1 (db - dA x)
-    if np.ndim(b) == 1 and np.ndim(a) > 2:
-        t_a = -np.linalg.solve(a, g @ np.expand_dims(ans, -1))[..., 0]
-    else:
+    # dx = A^-1 (db - dA x). For a stack of matrices b is one vector (1-d) or a stack of its
+    # own, which only its rank tells (a global b's is known at run time only): the tangent in
+    # A is then written (A^-1 dA A^-1) b, whose product reads b as solve does, whatever its
+    # rank, so the rule tests no rank but a's.
+    if np.ndim(a) == 2:
         t_a = -np.linalg.solve(a, g @ ans)
+    else:
+        t_a = -(np.linalg.solve(a, g) @ np.linalg.inv(a)) @ b
     return t_a, np.linalg.solve(a, g)
 
 

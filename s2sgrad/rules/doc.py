@@ -103,7 +103,8 @@ def conventions() -> str:
     out += [""] + [f"- {note}" for note in NOTES]
     return "\n".join(out)
 MODULES = ("operators", "elementwise", "scalars", "reductions", "shapes", "arrays", "products",
-           "linalg", "fourier", "decompositions", "special", "stats", "signal", "integrate",
+           "linalg", "fourier", "decompositions", "scipy_linalg", "special", "stats",
+           "distributions", "signal", "integrate",
            "creators", "containers")
 # what the table says of a rule's complex= (rules/registry.py)
 COMPLEX = {False: "", True: "yes", "real": "yes, real result", "complex": "yes, complex result"}

@@ -1,14 +1,21 @@
-"""Rules for ``scipy.special``: the logistic function, gamma and beta functions and their
-logarithms, error functions, ``xlogy``, Bessel functions, incomplete gamma functions, and
-``logsumexp``, ``softmax``, ``log_softmax``.
+"""Rules for ``scipy.special``: the logistic function and ``softplus``, gamma and beta
+functions and their logarithms, ``rgamma``, error functions and ``erfcx``, the standard normal
+distribution function ``ndtr``, its logarithm ``log_ndtr`` and its inverse ``ndtri``,
+``xlogy``, Bessel functions, incomplete gamma functions, the regularized incomplete beta
+function ``betainc``, and ``logsumexp``, ``softmax``, ``log_softmax``; ``gammasgn`` is
+nondifferentiable.
 
 scipy is optional: without it this module registers nothing. The derivatives are special
 functions again (``gammaln' = digamma``, ``digamma' = polygamma(1, .)``, ``j0' = -j1``), each
 with a rule of its own, so second derivatives follow. A Bessel function's order (``v``, ``n``),
-``polygamma``'s ``n``, ``multigammaln``'s dimension ``d`` and the incomplete gamma functions'
-shape parameter ``a`` get no gradient: the rules differentiate in ``x`` only, and a call
-where one of them depends on a differentiated input is refused (``held``). ``logsumexp`` takes weights
-``b`` (differentiated too), and no ``return_sign``: such calls are refused.
+``polygamma``'s ``n``, ``multigammaln``'s dimension ``d``, the incomplete gamma functions'
+shape parameter ``a`` and ``betainc``'s ``a`` and ``b`` get no gradient: the rules
+differentiate in ``x`` only, and a call where one of them depends on a differentiated input is
+refused (``held``). ``logsumexp`` takes weights ``b`` (differentiated too), and no
+``return_sign``: such calls are refused. ``gammasgn``, the sign of the gamma function, is
+piecewise constant: its derivative is zero wherever it exists. ``rgamma = 1 / gamma`` has the
+derivative ``-rgamma digamma``, which is nan at the poles of gamma (0, -1, -2, ...), where
+``rgamma`` is 0.
 """
 
 import math
@@ -16,7 +23,7 @@ import math
 import numpy as np
 
 from ..runtime.unbroadcast import unbroadcast
-from .registry import jvp_rule, vjp_rule
+from .registry import jvp_rule, nondifferentiable, vjp_rule
 
 try:
     from scipy import special
@@ -55,6 +62,12 @@ def log_expit(g, ans, x):
     return g * special.expit(-x)
 
 
+@scipy_rule("softplus", shape="elementwise")
+def softplus(g, ans, x):
+    # log(1 + exp(x)) has derivative s(x)
+    return g * special.expit(x)
+
+
 @scipy_rule("logit", shape="elementwise")
 def logit(g, ans, x):
     # logit(x) = log(x) - log(1 - x)
@@ -74,6 +87,12 @@ def gamma(g, ans, x):
 def gammaln(g, ans, x):
     # log|Gamma(x)| has derivative digamma(x) on both sides of the poles.
     return g * special.digamma(x)
+
+
+@scipy_rule("rgamma", shape="elementwise")
+def rgamma(g, ans, x):
+    # (1 / Gamma)' = -Gamma' / Gamma^2 = -rgamma digamma
+    return -g * ans * special.digamma(x)
 
 
 @scipy_rule("digamma", shape="elementwise")  # scipy.special.psi is the same function
@@ -133,6 +152,33 @@ def erfinv(g, ans, x):
 def erfcinv(g, ans, x):
     # erfc(y) = x gives -2 / sqrt(pi) exp(-y^2) dy = dx.
     return -g * (0.5 * math.sqrt(math.pi)) * np.exp(ans * ans)
+
+
+@scipy_rule("erfcx", shape="elementwise")
+def erfcx(g, ans, x):
+    # erfcx(x) = exp(x^2) erfc(x): 2 x erfcx(x) - 2 / sqrt(pi)
+    return g * (2.0 * x * ans - 2.0 / math.sqrt(math.pi))
+
+
+# --- the standard normal distribution function ---------------------------------------------
+# ndtr' = phi, the density exp(-x^2 / 2) / sqrt(2 pi); log_ndtr' = phi / ndtr, written
+# exp(log phi - log_ndtr) to stay finite far in the lower tail; ndtr(y) = p gives
+# phi(y) dy = dp.
+
+
+@scipy_rule("ndtr", shape="elementwise")
+def ndtr(g, ans, x):
+    return g * np.exp(-0.5 * x * x - 0.5 * math.log(2.0 * math.pi))
+
+
+@scipy_rule("log_ndtr", shape="elementwise")
+def log_ndtr(g, ans, x):
+    return g * np.exp(-0.5 * x * x - 0.5 * math.log(2.0 * math.pi) - ans)
+
+
+@scipy_rule("ndtri", shape="elementwise")
+def ndtri(g, ans, y):
+    return g * np.exp(0.5 * ans * ans + 0.5 * math.log(2.0 * math.pi))
 
 
 # --- x log y --------------------------------------------------------------------------------
@@ -236,6 +282,16 @@ def gammaincc(g, ans, a, x):
     return None, -g * np.exp(special.xlogy(a - 1.0, x) - x - special.gammaln(a))
 
 
+# The regularized incomplete beta function I_x(a, b) has d/dx = x^(a-1) (1-x)^(b-1) / B(a, b).
+# Its derivatives in a and b are not closed forms of special functions: they are held.
+
+
+@scipy_rule("betainc", shape="elementwise", held=("a", "b"))
+def betainc(g, ans, a, b, x):
+    return None, None, g * np.exp(special.xlogy(a - 1.0, x) + special.xlog1py(b - 1.0, -x)
+                                  - special.betaln(a, b))
+
+
 # --- logsumexp, softmax, log_softmax --------------------------------------------------------
 
 
@@ -310,3 +366,8 @@ def softmax_jvp(g, ans, x, axis=None):
 @scipy_jvp("log_softmax")
 def log_softmax_jvp(g, ans, x, axis=None):
     return g - np.sum(np.exp(ans) * g, axis=axis, keepdims=True)
+
+
+if special is not None:
+    nondifferentiable(special.gammasgn, why="piecewise constant: the derivative is zero "
+                      "wherever it exists")

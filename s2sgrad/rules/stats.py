@@ -1,6 +1,7 @@
 """Rules for ``scipy.stats``: the densities, distribution functions and entropies of the
 normal, Student t, chi-squared, gamma and beta distributions, the Poisson distribution in its
-rate, the Dirichlet distribution and the multivariate normal.
+rate, the Dirichlet distribution and the multivariate normal (and, in distributions.py, the
+densities and distribution functions of more location-scale families).
 
 scipy is optional: without it this module registers nothing. The primitives are the methods of
 scipy's distribution objects (``scipy.stats.norm.logpdf``, ``scipy.stats.t.cdf``), called with

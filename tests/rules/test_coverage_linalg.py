@@ -2,8 +2,9 @@
 people write them: a Gaussian likelihood through a Cholesky factor, least squares through a
 pseudo-inverse, walks on a graph with matrix powers, batched linear systems, robust losses
 with 1-, inf- and 0-norms, a norm of an order held in a global, and, where SciPy is installed,
-a linear ODE with expm, the Bures distance with sqrtm, whitening with solve_triangular and a
-Lyapunov equation with solve_sylvester. Each is checked against finite differences in both
+a linear ODE with expm, the Bures distance with sqrtm, whitening with solve_triangular, a
+Gaussian energy through scipy's cholesky, a smoother through solve_banded and a Lyapunov
+equation with solve_sylvester; batched solves whose right-hand side is a global. Each is checked against finite differences in both
 modes, and to second order where the function is smooth there; the calls the rules do not
 cover are refused with a message that says what to write instead.
 """
@@ -125,6 +126,26 @@ def test_batched_solves_and_norms():
     matrices = well_conditioned(3, 4)
     check_grads(batched_systems, matrices, rng.standard_normal((4, 3, 2)),
                 rng.standard_normal(3), order=2, modes=("rev", "fwd"))
+
+
+# right-hand sides read from the module: their ranks are known only at run time
+VECTORS = rng.standard_normal((5, 4))
+COLUMNS = rng.standard_normal((5, 4, 6))
+
+
+def solve_with_global_vectors(a):
+    return np.linalg.solve(a, VECTORS[..., None])[..., 0]
+
+
+def solve_with_global_columns(a):
+    return np.linalg.solve(a, COLUMNS)
+
+
+@pytest.mark.parametrize("fn", [solve_with_global_vectors, solve_with_global_columns])
+def test_batched_solves_with_a_global_right_hand_side(fn):
+    # the forward-mode rule tests a's rank only, which the argument fixes
+    a = rng.standard_normal((5, 4, 4)) + 5.0 * np.eye(4)
+    check_grads(fn, a, order=2, modes=("rev", "fwd"))
 
 
 # --- 1-, inf-, -inf- and 0-norms: a robust fitting objective -----------------------------------
@@ -320,6 +341,65 @@ def test_whitening_with_solve_triangular():
     np.testing.assert_allclose(np.asarray(t.grad),
                                numeric_gradient(whitened_energy, [covariance, samples], 1),
                                rtol=1e-6, atol=1e-8)
+
+
+def factor_energy(covariance, samples):
+    # the same Gaussian energy through the upper factor (the default) and the lower one
+    upper = scipy.linalg.cholesky(covariance)
+    low = scipy.linalg.cholesky(covariance, lower=True)
+    white = scipy.linalg.solve_triangular(upper, samples.T, trans="T")
+    return np.sum(white ** 2) + np.sum(np.log(np.diag(low))) + 0.1 * np.sum(upper * low.T)
+
+
+@needs_scipy
+def test_gaussian_energy_with_scipy_cholesky():
+    a = rng.standard_normal((3, 3))
+    covariance, samples = a @ a.T + np.eye(3), rng.standard_normal((4, 3))
+    check_grads(factor_energy, covariance, samples, order=2, modes=("rev", "fwd"))
+    # scipy.linalg.cholesky(a, lower=True) is np.linalg.cholesky(a), gradient included
+    np.testing.assert_allclose(
+        s2sgrad.gradient(lambda c: np.sum(np.sin(scipy.linalg.cholesky(c, lower=True))))(
+            covariance),
+        s2sgrad.gradient(lambda c: np.sum(np.sin(np.linalg.cholesky(c))))(covariance),
+        rtol=1e-12)
+
+
+def tridiagonal_smoother(diagonal, off, signal):
+    # a smoothing spline's system: (I + D^T D) x = y with D the second difference, in the
+    # tridiagonal band form scipy.linalg.solve_banded reads
+    n = len(signal)
+    ab = np.stack([np.concatenate([[0.0], off]), diagonal, np.concatenate([off, [0.0]])])
+    smooth = scipy.linalg.solve_banded((1, 1), ab, signal)
+    return np.sum((smooth - signal) ** 2) + np.sum(smooth[1:] * smooth[:-1]) / n
+
+
+@needs_scipy
+def test_tridiagonal_smoother_with_solve_banded():
+    n = 6
+    diagonal = 3.0 + rng.uniform(0.0, 1.0, n)
+    off = rng.uniform(-1.0, 1.0, n - 1)
+    check_grads(tridiagonal_smoother, diagonal, off, rng.standard_normal(n), order=2,
+                modes=("rev", "fwd"))
+
+
+def overwriting_banded(ab, b):
+    return np.sum(scipy.linalg.solve_banded((1, 1), ab, b, overwrite_b=True))
+
+
+def cholesky_of_a_computed_side(a, lower):
+    return np.sum(scipy.linalg.cholesky(a, lower=lower))
+
+
+@needs_scipy
+def test_scipy_linalg_calls_the_rules_do_not_cover_say_what_to_write():
+    ab = np.stack([np.ones(4), 3.0 * np.ones(4), np.ones(4)])
+    with pytest.raises(s2sgrad.TransformError) as info:
+        s2sgrad.gradient(overwriting_banded)(ab, rng.standard_normal(4))
+    assert "overwrite_b=True) may overwrite" in str(info.value)
+    assert "Leave out overwrite_b=" in str(info.value)
+    with pytest.raises(s2sgrad.TransformError) as info:
+        s2sgrad.gradient(cholesky_of_a_computed_side)(well_conditioned(3), np.bool_(True))
+    assert "must be written as True or False" in str(info.value)
 
 
 def lyapunov_cost(dynamics, noise):

@@ -1,6 +1,8 @@
 """Programs that use the rules of rules/special.py as people write them: a logistic regression,
 a softmax classifier, beta and gamma likelihoods, a Wishart normaliser, von Mises and Bessel
-models, a gamma CDF fit, Gaussian tail probabilities, and the calls the rules refuse. Each is
+models, a gamma CDF fit, a probit regression with ndtr, log_ndtr, ndtri and erfcx, softplus,
+rgamma, betainc and gammasgn in one model, Gaussian tail probabilities, and the calls the rules
+refuse. Each is
 checked against finite differences in both modes, and to second order where the function is
 smooth there (a second derivative differentiates the derivatives, which are special functions
 again: digamma, polygamma, the neighbouring Bessel orders).
@@ -222,6 +224,68 @@ def test_gamma_cdf_fit_in_the_scale():
     times = rng.uniform(0.5, 4.0, 6)
     observed = rng.uniform(0.1, 0.9, 6)
     check_grads(gamma_cdf_fit, 1.8, times, observed, order=2, modes=("rev", "fwd"))
+
+
+# --- the normal distribution function, its logarithm and inverse: a probit model -------------
+
+
+def probit_loss(w, features, labels, levels):
+    z = features @ w
+    nll = -np.sum(labels * special.log_ndtr(z) + (1.0 - labels) * special.log_ndtr(-z))
+    # quantiles of the predicted probabilities, and the scaled complementary error function
+    # of the margins (a Mills ratio)
+    quantiles = special.ndtri(0.05 + 0.9 * special.ndtr(z))
+    mills = special.erfcx(np.abs(z) / np.sqrt(2.0))
+    return nll + 0.1 * np.sum((quantiles - levels) ** 2) + 0.01 * np.sum(mills)
+
+
+def test_probit_regression():
+    features, w = rng.standard_normal((6, 3)), 0.5 * rng.standard_normal(3)
+    labels = (rng.uniform(size=6) < 0.5).astype(float)
+    check_grads(probit_loss, w, features, labels, rng.standard_normal(6), order=2,
+                modes=("rev", "fwd"))
+
+
+def test_log_ndtr_far_in_the_lower_tail():
+    # phi(x) / Phi(x) is about -x there, where ndtr itself is 0 in floating point
+    x = np.array([-30.0, -45.0])
+    got = s2sgrad.gradient(lambda t: np.sum(special.log_ndtr(t)))(x)
+    np.testing.assert_allclose(got, -x, rtol=2e-3)
+
+
+# --- softplus, rgamma, betainc and gammasgn ---------------------------------------------------
+
+
+def beta_binomial_terms(rate, x):
+    # a softplus rate, the reciprocal gamma of a shifted rate, and a beta CDF of fixed shapes
+    r = special.softplus(rate)
+    return (np.sum(special.rgamma(r + 0.5) * special.gammasgn(r - 2.5))
+            + np.sum(special.betainc(2.0, 3, x * special.expit(rate))))
+
+
+def test_softplus_rgamma_and_betainc_in_a_model():
+    rate, x = rng.standard_normal(4), rng.uniform(0.1, 0.9, 4)
+    check_grads(beta_binomial_terms, rate, x, order=2, modes=("rev", "fwd"))
+
+
+def test_gammasgn_is_piecewise_constant():
+    assert registry.is_nondifferentiable(special.gammasgn)
+    np.testing.assert_array_equal(
+        s2sgrad.gradient(lambda x: np.sum(special.gammasgn(x) * x))(np.array([-1.5, 0.5])),
+        [1.0, 1.0])
+
+
+def betainc_in_shape(a, x):
+    return np.sum(special.betainc(a, 2.0, x))
+
+
+def test_betainc_in_its_shapes_is_refused():
+    with pytest.raises(s2sgrad.TransformError,
+                       match=r"betainc\(\) is not differentiated with respect to its "
+                             r"argument 'a'"):
+        s2sgrad.gradient(betainc_in_shape)(1.5, rng.uniform(0.1, 0.9, 3))
+    check_grads(betainc_in_shape, 2, rng.uniform(0.1, 0.9, 3), wrt=1, order=2,
+                modes=("rev", "fwd"))
 
 
 # --- the functions a user reaches the rules by ------------------------------------------------

@@ -1,7 +1,9 @@
 """Programs that use the rules of rules/stats.py and rules/signal.py as people write them: a
 Student-t regression fitted by its likelihood, a Bayesian posterior with gamma and beta
 priors, a Poisson GLM with censored counts, a Dirichlet-multinomial, a multivariate normal in
-its mean and a covariance built from a factor, a smoothed 1-d signal, a filtered image, a
+its mean and a covariance built from a factor, a robust regression with Cauchy, Laplace and
+logistic noise and half-line priors, exponential and log-normal survival times with censoring,
+a smoothed 1-d signal, a filtered image, a
 finite-difference regulariser, a piecewise loss, a trimmed loss, and the calls the rules
 refuse. Each is checked against finite differences in both modes, and to second order where
 the function is smooth there.
@@ -281,6 +283,47 @@ def test_trimmed_loss_with_np_partition():
     features = rng.standard_normal((8, 3))
     targets = rng.standard_normal(8)
     check_grads(trimmed_squares, rng.standard_normal(3), features, targets, order=2,
+                modes=("rev", "fwd"))
+
+
+# --- heavy tails, half-line priors and survival times ------------------------------------------
+
+
+def robust_regression(w, log_scale, features, targets):
+    # Cauchy, Laplace and logistic likelihoods of the residuals, half-Cauchy and half-normal
+    # priors on the scale
+    scale = np.exp(log_scale)
+    mean = features @ w
+    return (-np.sum(st.cauchy.logpdf(targets, loc=mean, scale=scale))
+            - np.sum(st.laplace.logpdf(targets, mean, 2.0 * scale))
+            - np.sum(st.logistic.logpdf(targets, loc=mean, scale=scale))
+            - st.halfcauchy.logpdf(scale, scale=2.5) - st.halfnorm.logpdf(scale, 0.0, 1.5)
+            + np.sum(st.cauchy.cdf(targets, mean) * st.laplace.sf(targets, mean, scale)
+                     + st.logistic.logcdf(targets, mean)))
+
+
+def test_robust_regression_with_heavy_tails():
+    features, targets = rng.standard_normal((6, 2)), rng.standard_normal(6)
+    check_grads(robust_regression, rng.standard_normal(2), 0.2, features, targets, order=2,
+                modes=("rev", "fwd"))
+
+
+def survival_log_likelihood(log_rate, sigma, times, censored):
+    # exponential and log-normal survival: the density of an event, the survival function
+    # of a censored time
+    rate = np.exp(log_rate)
+    exponential = np.where(censored, st.expon.logsf(times, scale=1.0 / rate),
+                           st.expon.logpdf(times, scale=1.0 / rate))
+    lognormal = np.where(censored, st.lognorm.logsf(times, sigma, scale=1.0 / rate),
+                         st.lognorm.logpdf(times, sigma, scale=1.0 / rate))
+    return (np.sum(exponential + lognormal) + np.sum(st.lognorm.cdf(times, sigma))
+            + np.sum(st.halfnorm.sf(times, scale=sigma) + st.expon.cdf(times - 0.5)))
+
+
+def test_survival_with_censored_times():
+    times = rng.uniform(0.2, 3.0, 6)
+    censored = np.array([True, False, False, True, False, True])
+    check_grads(survival_log_likelihood, 0.3, 0.8, times, censored, order=2,
                 modes=("rev", "fwd"))
 
 

@@ -80,6 +80,20 @@ def distinct(n, *batch):
     return (p * np.arange(1.0, 1.0 + 1.5 * n, 1.5)[:n]) @ np.linalg.inv(p)
 
 
+def _banded(lower, upper, n):
+    """The band of a diagonally dominant matrix with `lower` and `upper` diagonals off the
+    main one, in the layout of scipy.linalg.solve_banded (row upper + i - j of column j holds
+    a[i, j]), the corners it does not read set to 1e3: a rule that read them would be far off
+    (scipy refuses nan there)."""
+    ab = normal(lower + upper + 1, n) * 0.3
+    ab[upper] += 3.0
+    for k in range(upper):
+        ab[k, :upper - k] = 1e3
+    for k in range(1, lower + 1):
+        ab[upper + k, n - k:] = 1e3
+    return ab
+
+
 def singular(m, n, *batch):
     """m x n matrices with the singular values 1, 2, ..., min(m, n)."""
     k = min(m, n)
@@ -592,6 +606,14 @@ CASES: dict = {
             case(spd(3), normal(3), 2, True), case(spd(3), normal(3), unit_diagonal=True),
             case(spd(3), normal(3, 2), "N", True, True), case(spd(3, 2), normal(3), lower=True),
             case(spd(3, 2), normal(2, 3, 2), trans=1), case(spd(3), normal(2, 3, 2))],
+        _linalg.cholesky: [case(spd(3)), case(spd(3), lower=True), case(spd(4), True),
+                           case(spd(1)), case(spd(3, 2), lower=False),
+                           case(spd(3), lower=False, check_finite=False)],
+        _linalg.solve_banded: [
+            case((1, 1), _banded(1, 1, 5), normal(5)), case((1, 2), _banded(1, 2, 6), normal(6, 2)),
+            case((0, 1), _banded(0, 1, 4), normal(4)), case((2, 0), _banded(2, 0, 5), normal(5, 3)),
+            case((0, 0), _banded(0, 0, 3), normal(3)), case((1, 1), _banded(1, 1, 1), normal(1)),
+            case((2, 1), ab=_banded(2, 1, 6), b=normal(6))],
         _linalg.expm: [case(normal(3, 3) * 0.5), case(normal(1, 1)),
                        case(normal(2, 3, 3) * 0.5)],
         _linalg.sqrtm: [case(spd(3)), case(spd(2, 2)),
@@ -638,6 +660,15 @@ if _special is not None:
         _special.beta: binary(positive, positive), _special.betaln: binary(positive, positive),
         _special.erf: unary(), _special.erfc: unary(),
         _special.erfinv: unary(-0.9, 0.9), _special.erfcinv: unary(0.1, 1.9),
+        _special.erfcx: unary(-2.0, 3.0),
+        _special.ndtr: unary(-3.0, 3.0), _special.log_ndtr: unary(-6.0, 3.0),
+        _special.ndtri: unary(0.05, 0.95),
+        _special.rgamma: unary(0.5, 4.0) + [case(uniform(-2.8, -2.2, 3))],
+        _special.betainc: [case(2, 3, uniform(0.1, 0.9, 3, 4)), case(1, 1, num(uniform(0.1, 0.9))),
+                           case(np.array([1, 2, 5]), 2, uniform(0.1, 0.9, 4, 3)),
+                           case(3, np.array([[1], [4]]), uniform(0.1, 0.9, 2, 3)),
+                           case(2, 2, uniform(0.1, 0.9))],
+        _special.softplus: unary(-4.0, 4.0),
         _special.xlogy: binary(normal, positive),
         _special.xlog1py: binary(normal, lambda *s: uniform(-0.5, 2.0, *s)),
         _special.j0: unary(-5.0, 5.0), _special.j1: unary(-5.0, 5.0),
@@ -769,6 +800,19 @@ if _stats is not None:
         **{getattr(_stats.beta, m): _held_located(_unit, 3, 2)
            + [case(uniform(-0.5, 1.5, 6), 2, 4)] for m in ("cdf", "sf")},
         _stats.beta.entropy: _entropies(_shape, _shape),
+        # location-scale families without a shape parameter (on the whole line, or from loc on)
+        **{getattr(getattr(_stats, d), m): _located(normal)
+           for d in ("cauchy", "laplace", "logistic")
+           for m in ("pdf", "logpdf", "cdf", "logcdf", "sf", "logsf")},
+        **{getattr(getattr(_stats, d), m): _located(_above)
+           for d in ("halfcauchy", "halfnorm", "expon")
+           for m in ("pdf", "logpdf", "logcdf", "logsf")},
+        **{getattr(getattr(_stats, d), m): _located(_above) + [case(_beyond(6))]
+           for d in ("halfcauchy", "halfnorm", "expon") for m in ("cdf", "sf")},
+        **{getattr(_stats.lognorm, m): _located(_above, _shape)
+           for m in ("pdf", "logpdf", "logcdf", "logsf")},
+        **{getattr(_stats.lognorm, m): _located(_above, _shape) + [case(_beyond(6), 0.7)]
+           for m in ("cdf", "sf")},
         **{getattr(_stats.poisson, m): _poisson_cases() for m in ("pmf", "logpmf", "logcdf")},
         **{getattr(_stats.poisson, m): _poisson_cases() + [  # constant below 0
             case(np.array([-2, -1, 0, 3]), uniform(0.5, 5.0, 4))] for m in ("cdf", "sf", "logsf")},
@@ -792,6 +836,8 @@ if _signal is not None:
         case(normal(5, 4), normal(3, 3), mode="same", method="fft"),
         case(normal(3, 2, 4), normal(2, 2, 3), "same"), case(normal(6), normal(6), "valid")]
 CASES.update({
+    np.real_if_close: [case(normal(3, 4)), case(normal(5), tol=1000), case(num(normal())),
+                       case(normal())],
     np.gradient: [case(normal(6)), case(normal(6), 2), case(normal(4, 5), axis=1),
                   case(normal(4, 5), 3, axis=0), case(normal(3, 4, 5), axis=-1, edge_order=2),
                   case(normal(5), edge_order=2), case(normal(2)), case(normal(3), 2, edge_order=2),
@@ -1410,6 +1456,12 @@ def test_docs_table_is_up_to_date():
     path = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
     text = path.read_text()
     assert doc.update(text) == text, "docs/rules.md is stale: run python -m s2sgrad.rules.doc"
+
+
+def test_docs_table_lists_every_rule_module():
+    # a module missing from doc.MODULES would leave its rules out of docs/rules.md
+    modules = {r.template.__module__.rsplit(".", 1)[-1] for r in library_rules()}
+    assert modules <= set(doc.MODULES), sorted(modules - set(doc.MODULES))
 
 
 # --- methods of ufuncs that take the rules of a function (registry.same_as) ----------------
