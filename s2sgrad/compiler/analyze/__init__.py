@@ -55,6 +55,7 @@ the ``Analysis``.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -241,6 +242,19 @@ class _Walk:
         if self.stopped:
             self.facts.varied.discard(op.target)
 
+    def closure(self, stmt: gast.Assign) -> Op:
+        """``rhs = (beta, gamma)``, which normalize wrote for a nested function made into a
+        value: the tuple, known as a closure of the function that stands for it."""
+        facts, target = self.facts, stmt.targets[0].id
+        stand_in, once = self.normalized.closures[stmt]
+        before = facts.values.pop(target, None)  # (an earlier step of a loop made it too)
+        op = self.operations.operation(stmt.value, target)
+        value = dataclasses.replace(facts.values[target], closure=stand_in)
+        facts.values[target] = value if before is None else join(before, value)
+        if once:
+            facts.transient.add(target)
+        return op
+
     def updated(self, stmt: gast.stmt, op: Op) -> str | None:
         """The name whose value the statement changes in place, if any."""
         augmented = self.normalized.augmented.get(stmt)
@@ -258,12 +272,16 @@ class _Walk:
 
     def statement(self, stmt: gast.stmt) -> Op:
         facts = self.facts
+        if isinstance(stmt, gast.Assign) and stmt in self.normalized.closures:
+            return self.closure(stmt)
         if isinstance(stmt, gast.Assign):
             target = stmt.targets[0].id
             facts.int_result = False
             op = self.operations.operation(stmt.value, target)
             (facts.int_arrays if facts.int_result else facts.not_int).add(target)
+            checks.check_function_values(facts, stmt, op)
             return op
         checks.check_effect(facts, stmt.value)  # an expression statement
         op = self.operations.operation(stmt.value, None)
+        checks.check_function_values(facts, stmt, op)
         return Op("effect", None, what=op.what, refusal=op.refusal, always=op.always)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import operator
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -35,7 +36,14 @@ from ..parse import MISSING
 from ..templates import template_of
 from . import checks, inference
 from .facts import Facts, Op
-from .values import UNKNOWN_ARRAY, Abstract, abstract_of, identified, is_complex
+from .values import (
+    UNKNOWN_ARRAY,
+    Abstract,
+    abstract_of,
+    holds_closure,
+    identified,
+    is_complex,
+)
 
 
 class Callees:
@@ -213,20 +221,42 @@ class Callees:
                 raise self.parsed.error(
                     f"differentiated values passed to {what}() through **{name} are not "
                     "supported", node, "Pass them as named parameters of the function.")
-        if not varied:
+        signature = {name: self.packed_value(atom) for name, atom in bound.arguments.items()}
+        # A function made into a value here is a tuple until it is called, which only the
+        # callee's compile follows: compiled even where nothing differentiated reaches it;
+        # so is a function that makes one, which it may return (a factory).
+        if not varied and not hasattr(fn, "_s2sgrad_captures") and not any(
+                holds_closure(v) for v in signature.values()) and not (
+                _makes_functions(fn) and self.returns_function(fn, signature, node)):
             self.set_value(target, UNKNOWN_ARRAY)
             return Op("nondiff", target, what=what)
-        signature = {name: self.packed_value(atom) for name, atom in bound.arguments.items()}
         for param in bound.signature.parameters.values():  # defaults the callee will use
             if param.name not in signature and param.default is not param.empty and \
                     identified(param.default):
                 signature[param.name] = abstract_of(param.default)
         compiled = self.compile_callee(fn, tuple(varied), signature, node)
+        once = next((a.id for a in self.reaching(args, keywords) if isinstance(a, gast.Name)
+                     and a.id in self.facts.transient), None)
+        if once is not None and holds_closure(compiled.result_value):
+            raise self.parsed.error(
+                f"{what}() returns a function it is given, made here with variables a loop "
+                "assigns: Python's closures read their variables when they are called, so "
+                "the function returned would read the later values", node,
+                "Call the function inside the helper, or pass those variables to it as "
+                "arguments.")
         self.set_value(target, compiled.result_value)
         if target is not None:
             self.facts.varied.add(target)
         return Op("call", target, callee=compiled, bindings=dict(bound.arguments), what=what,
                   callee_args=tuple(args), diff_params=tuple(varied))
+
+    def returns_function(self, fn: Callable, signature: dict, node: gast.AST) -> bool:
+        """Whether ``fn``, called with nothing differentiated, returns a function it makes
+        (compiled to know; one that cannot be compiled is called as it is)."""
+        try:
+            return holds_closure(self.compile_callee(fn, (), signature, node).result_value)
+        except TransformError:
+            return False
 
     def packed_value(self, atom: Any) -> Abstract:
         """The abstract value of an argument, or of the tuple a callee's *args receives."""
@@ -274,6 +304,17 @@ class Callees:
         refusal = checks.unsupported_call(what, prim) if varied else None
         return Op("unknown", target, what=what, primitive=prim, refusal=refusal,
                   always=refusal is not None)
+
+
+def _makes_functions(fn: Callable) -> bool:
+    """Whether ``fn``'s code makes a nested function or a lambda (comprehensions aside)."""
+    code = getattr(fn, "__code__", None)
+    return code is not None and any(
+        isinstance(c, types.CodeType) and c.co_name not in _COMPREHENSIONS
+        for c in code.co_consts)
+
+
+_COMPREHENSIONS = frozenset({"<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>"})
 
 
 def _atoms(bound: Any) -> list:

@@ -96,6 +96,9 @@ class Calls:
         if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
                 and func.value.id in self.facts.values and self.facts.values[func.value.id].value is None:
             return self.method_call(func, args, keywords, target, node)
+        made = self.facts.values.get(func.id) if isinstance(func, gast.Name) else None
+        if made is not None and made.closure is not None:  # a nested function made a value
+            return self.callees.user_call(made.closure, [func] + args, keywords, target, node)
         if isinstance(func, gast.Name) and func.id in self.facts.static_alias:
             func = self.facts.static_alias[func.id]
         resolved = self.callee_of(func)

@@ -98,6 +98,9 @@ class Facts:
         # a starred argument (or a ** argument's value) normalize left as it is -> its
         # spread site (see spreads.py)
         self.spread_arguments: dict[gast.AST, int] = {}
+        # the names of functions made into values for one call only (normalize's
+        # ``Functions.value``): the callee must not return them
+        self.transient: set[str] = set()
 
     def value(self, atom: gast.expr) -> Abstract:
         if isinstance(atom, gast.Name) and atom.id in self.values:

@@ -138,6 +138,10 @@ class Normalized:
     # `y_1 = __setitem__(y[...], _t1)` statements that write a call's result into its out=
     # array: the analysis checks that NumPy would cast the result into it
     outputs: frozenset[gast.stmt] = frozenset()
+    # `rhs = (beta, gamma)` statements that make a nested function or lambda into a value
+    # (functions.py): the function that stands for its closures, and whether the value is
+    # made for one call only (its callee must not return it)
+    closures: dict[gast.stmt, tuple[Any, bool]] = dataclasses.field(default_factory=dict)
 
 
 def normalize(parsed: Parsed, fence: Callable[[Parsed], Any] = lambda parsed: parsed,
@@ -154,6 +158,7 @@ def normalize(parsed: Parsed, fence: Callable[[Parsed], Any] = lambda parsed: pa
     walk = Walk(parsed, namer, fence, conversions, lengths)
     statements = _Statements(walk)
     result = namer.fresh("result")
+    statements.expressions.functions.results.add(result)
     lifted = lift_returns(parsed, [syntax.clone(s) for s in parsed.node.body], result)
     body = walk.block(lifted)
     body.append(syntax.located(syntax.ret(syntax.name(result)), parsed.node.body[-1]))
@@ -172,7 +177,8 @@ def normalize(parsed: Parsed, fence: Callable[[Parsed], Any] = lambda parsed: pa
                       tuple(spreads.arguments.items()), tuple(spreads.statements.items()),
                       tuple(spreads.written.items()),
                       dict(statements.blocks.modes), dict(statements.blocks.flags),
-                      frozenset(statements.outputs.writes))
+                      frozenset(statements.outputs.writes),
+                      dict(statements.expressions.functions.closures))
 
 
 class _Statements:

@@ -36,9 +36,6 @@ from .spreads import Spreads
 from .walk import Walk
 
 POP_ITEM = "__pop_item__"  # xs_1 = __pop_item__(xs, i, item): xs without its item at i
-# How a function passed on gets what it read from the differentiated function
-_PASS_VALUES = (", and pass it the values it reads from here as arguments: "
-                "`odeint(rhs, y0, t, args=(k,))` for `def rhs(y, t, k): ...`.")
 
 
 def is_pop(call: gast.expr, local_names: frozenset[str]) -> bool:
@@ -61,6 +58,7 @@ class Expressions:
         self.objects = Objects(walk, self)
         self.spreads = Spreads(walk, self, walk.lengths)  # g(*xs), first, *rest = xs
         self.outputs: Any = None  # calls that write into an array (outputs.py), set after
+        self.arguments: set[int] = set()  # ids of the nodes passed straight to a call
 
     def atom(self, node: gast.expr) -> gast.expr:
         """An atom holding the value of ``node``, emitting statements as needed."""
@@ -279,14 +277,11 @@ class Expressions:
                 f"the partial function '{node.id}' is used other than by calling it", node,
                 "Call it directly, or make it outside the differentiated function and pass "
                 "it in as an argument.")
-        if isinstance(node, gast.Name) and node.id in functions.local_functions:
-            raise self.parsed.error(
-                f"the nested function '{node.id}' is used other than by calling it", node,
-                "Nested functions and lambdas are inlined where they are called; pass "
-                f"values, not the function, or define it at module level{_PASS_VALUES}")
-        if isinstance(node, gast.Lambda):
-            raise self.parsed.error("a lambda is used other than by calling it", node,
-                                    f"Define a module-level function instead{_PASS_VALUES}")
+        if isinstance(node, gast.Name) and node.id in functions.closure_names:
+            return syntax.clone(node)  # a function made into a value here (below)
+        if isinstance(node, gast.Name) and node.id in functions.local_functions or \
+                isinstance(node, gast.Lambda):  # a value: what it closes over, in a tuple
+            return functions.value(node, argument=id(node) in self.arguments)
         if self.objects.is_value_of_its_own(node):
             raise self.objects.value_use(node.id, node)
         current = self.versions.current

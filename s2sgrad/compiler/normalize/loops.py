@@ -95,8 +95,9 @@ class Loops:
 
     def over_functions(self, stmt: gast.For) -> bool:
         """A loop over a fixed sequence that holds functions (a module-level tuple, or a
-        tuple or list written out of names from outside), with or without enumerate, is
-        unrolled, so that each call knows the function it calls:
+        tuple or list written out of names from outside, nested functions and lambdas),
+        with or without enumerate, is unrolled, so that each call knows the function it
+        calls (a nested function's or a lambda's is inlined):
 
             for act in (np.tanh, softplus):      act = np.tanh
                 h = h + act(x)            ->     h = h + act(x)
@@ -109,10 +110,14 @@ class Loops:
                 enumerate and len(iterable.args) == 1 and not iterable.keywords and \
                 isinstance(target, gast.Tuple) and len(target.elts) == 2:
             (iterable,), (counter, target) = iterable.args, target.elts
+        functions = self.expressions.functions
+        made = [e for e in getattr(iterable, "elts", ()) if isinstance(e, gast.Lambda) or (
+            isinstance(e, gast.Name) and e.id in functions.local_functions)]
         if isinstance(iterable, (gast.Tuple, gast.List)) and iterable.elts and all(
-                self.is_static(e) for e in iterable.elts):
+                self.is_static(e) or e in made for e in iterable.elts) and (
+                not made or isinstance(target, gast.Name)):
             items = list(iterable.elts)
-            values = [self.parsed.resolve(e) for e in items]
+            values = [len if e in made else self.parsed.resolve(e) for e in items]
         elif syntax.dotted_name(iterable) is not None and \
                 self.is_static(iterable):
             recorded = len(self.parsed.dependencies)
@@ -135,7 +140,14 @@ class Loops:
             if counter is not None:
                 self.walk.statement(syntax.located(syntax.assign(
                     counter, syntax.const(k)), counter))
-            self.walk.statement(syntax.located(syntax.assign(target, item), target))
+            if isinstance(item, gast.Name) and item.id in functions.local_functions:
+                # a nested function: calls of the loop's name are calls of it, inlined
+                functions.local_functions[target.id] = functions.local_functions[item.id]
+                functions.defaults[target.id] = functions.defaults[item.id]
+            else:
+                if isinstance(target, gast.Name) and not isinstance(item, gast.Lambda):
+                    functions.local_functions.pop(target.id, None)  # (an earlier item's)
+                self.walk.statement(syntax.located(syntax.assign(target, item), target))
             for s in stmt.body:
                 self.walk.statement(syntax.clone(s))
         return True

@@ -72,6 +72,7 @@ class Spreads:
         out = []
         for a in args:
             if not isinstance(a, gast.Starred):
+                self.expressions.arguments.add(id(a))
                 out.append(self.expressions.atom(a))
                 continue
             atom = self.expressions.atom(a.value)
@@ -90,6 +91,7 @@ class Spreads:
         site has the keys, else left as it is (``arguments``, by its value's node)."""
         out = []
         for k in keywords:
+            self.expressions.arguments.add(id(k.value))
             atom = self.expressions.atom(k.value)
             if k.arg is not None:
                 out.append((k.arg, atom))
