@@ -160,6 +160,13 @@ def closure_in_a_loop(a, x):
     return total
 
 
+def over_functions_passed_in(fns, x):
+    total = 0.0
+    for f in fns:
+        total = total + np.sum(f(x))
+    return total
+
+
 def closure_over_a_closure(a, x):
     def inner(v):
         return a * v
@@ -187,17 +194,17 @@ PROGRAMS = {
 }
 
 
-UNROLLED_BY_ANALYSIS = pytest.mark.xfail(
-    strict=True, reason="a loop over a tuple parameter whose items hold different functions "
-    "is not unrolled yet: the function each step calls is one of two")
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=UNROLLED_BY_ANALYSIS)
-                                  if n == "functions carried in tuples" else n
-                                  for n in PROGRAMS])
+@pytest.mark.parametrize("name", list(PROGRAMS))
 def test_function_values_match_finite_differences(name):
     fn, args = PROGRAMS[name]
     checked(fn, *args)
+
+
+@pytest.mark.parametrize("fns", [(np.sin, square), (square, np.tanh, np.sin)],
+                         ids=["two", "three"])
+def test_a_loop_over_a_tuple_of_functions_passed_in(fns):
+    """Unrolled, as the analysis asks where the tuple's functions differ."""
+    checked(lambda x: over_functions_passed_in(fns, x), X)
 
 
 @pytest.mark.parametrize("key", ["tanh", "soft"])
@@ -264,7 +271,15 @@ def measures_a_function(a, x):
     return integrators.summed(f, x) * len(f)
 
 
+def gradient_of_a_lambda(a, x):
+    """autograd's test_enclosing_scope_ref: a derivative of a closure over a
+    differentiated value, taken inside."""
+    inner = lambda y: a * y
+    return a * s2sgrad.gradient(inner)(2.0) * np.sum(x)
+
+
 @pytest.mark.parametrize("fn, words", [
+    (gradient_of_a_lambda, ["gradient()", "made inside"]),
     (rebound_after_use, ["'a'", "assigned"]),
     (returns_a_function, ["function", "return"]),
     (measures_a_function, ["function", "calling it"]),

@@ -181,6 +181,8 @@ class _Walk:
             elif kind.computes:
                 if stmt in self.normalized.iterations:
                     checks.check_iterable(facts, stmt.value.args[0], stmt)
+                    spreads.loop_over_functions(facts, stmt.value.args[0],
+                                                self.normalized.loop_sites.get(stmt))
                 if stmt in self.unpacked:
                     checks.check_spread(facts, stmt.value.value, self.unpacked[stmt], stmt)
                 if stmt in self.unpacks:

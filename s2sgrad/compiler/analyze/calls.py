@@ -39,6 +39,7 @@ from .facts import Facts, Op
 from .values import (
     Abstract,
     abstract_of,
+    holds_closure,
     installed_package,
     is_container,
     is_library,
@@ -215,6 +216,13 @@ class Calls:
         """``gradient(f, wrt)`` of a function known here: made now, so that calls of it are
         calls of one known Derivative (the statement still runs, making an equal one)."""
         fn = self.callee_of(args[0]) if args else MISSING
+        if args and isinstance(args[0], gast.Name) and holds_closure(self.value(args[0])):
+            raise self.parsed.error(
+                f"{resolved.__name__}() of a function made inside the differentiated code "
+                "(a nested function or a lambda): not followed yet", args[0],
+                "Define the function at module level and pass it the values it reads from "
+                f"here as arguments: `{resolved.__name__}(f, wrt=0)(y, x)` for "
+                "`def f(y, x): ...`.")
         wrt = args[1] if len(args) > 1 else keywords.get("wrt", syntax.const(0))
         if fn is MISSING or len(args) > 2 or set(keywords) - {"wrt"} or not (
                 syntax.is_const(wrt) or syntax.is_static_tuple(wrt)):

@@ -142,6 +142,10 @@ class Normalized:
     # (functions.py): the function that stands for its closures, and whether the value is
     # made for one call only (its callee must not return it)
     closures: dict[gast.stmt, tuple[Any, bool]] = dataclasses.field(default_factory=dict)
+    # `n = len(xs)` statements of loops over xs's items that can be unrolled, with the
+    # loop's site: the analysis asks for one over a tuple of different functions
+    # (``Respread`` with the site and the tuple's length; see loops.py, ``unrolled``)
+    loop_sites: dict[gast.stmt, tuple] = dataclasses.field(default_factory=dict)
 
 
 def normalize(parsed: Parsed, fence: Callable[[Parsed], Any] = lambda parsed: parsed,
@@ -178,7 +182,8 @@ def normalize(parsed: Parsed, fence: Callable[[Parsed], Any] = lambda parsed: pa
                       tuple(spreads.written.items()),
                       dict(statements.blocks.modes), dict(statements.blocks.flags),
                       frozenset(statements.outputs.writes),
-                      dict(statements.expressions.functions.closures))
+                      dict(statements.expressions.functions.closures),
+                      dict(statements.loops.sites))
 
 
 class _Statements:

@@ -64,16 +64,23 @@ class Loops:
         self.iterables = Iterables(walk, expressions)  # the range and items of a for loop
         # the break flag of a loop split from its else (see split_else), by the loop
         self.break_flags: dict[gast.stmt, str] = {}
+        # `n = len(xs)` of a loop over xs's items -> the loop's site (``unrolled``)
+        self.sites: dict[gast.stmt, tuple] = {}
 
     def for_loop(self, stmt: gast.For) -> None:
         if stmt.orelse:
             for s in self.split_else(stmt):
                 self.walk.statement(s)
             return
-        if self.over_functions(stmt):
+        if self.over_functions(stmt) or self.unrolled(stmt):
             return
         loop, stmt = stmt, self.over_dict_views(stmt)
+        before = set(self.iterables.iterations)
         sequence_range, index_target, prelude = self.iterables.indexed(stmt)
+        if not isinstance(loop.iter, gast.Call) and not _jumps(loop.body, (
+                gast.Break, gast.Continue)):
+            for start in self.iterables.iterations - before:  # the analysis may ask to
+                self.sites[start] = loop_site(loop)              # unroll it (unrolled)
         if not isinstance(index_target, gast.Name):
             raise self.parsed.error("only a name, or (index, item) with enumerate, or a tuple "
                                     "with zip, can be the target of a for loop", stmt.target,
@@ -148,6 +155,30 @@ class Loops:
                 if isinstance(target, gast.Name) and not isinstance(item, gast.Lambda):
                     functions.local_functions.pop(target.id, None)  # (an earlier item's)
                 self.walk.statement(syntax.located(syntax.assign(target, item), target))
+            for s in stmt.body:
+                self.walk.statement(syntax.clone(s))
+        return True
+
+    def unrolled(self, stmt: gast.For) -> bool:
+        """A loop over a tuple whose items hold different functions (``for name, fn in
+        terms:`` of ``*terms`` given ``("h", harmonic), ("r", repulsion)``): the analysis,
+        which knows the tuple, asks for it to be unrolled (``Respread`` with the loop's
+        site, ``loop_site``, and the tuple's length), so that each step calls a function
+        it knows. The tuple is evaluated once; each step reads its item::
+
+            for name, fn in terms:        name, fn = terms[0]
+                e = e + fn(x)       ->    e = e + fn(x)
+                                          name, fn = terms[1]
+                                          e = e + fn(x)"""
+        size = self.walk.lengths.get(loop_site(stmt))
+        if size is None:
+            return False
+        sequence = self.atom(stmt.iter)
+        for k in range(size):
+            item = syntax.located(syntax.subscript(syntax.clone(sequence), syntax.const(k)),
+                                  stmt.iter)
+            self.walk.statement(syntax.located(syntax.assign(
+                syntax.clone(stmt.target), item), stmt.target))
             for s in stmt.body:
                 self.walk.statement(syntax.clone(s))
         return True
@@ -364,6 +395,11 @@ def _deleted(body: list[gast.stmt]) -> set[str]:
                       if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Del)}
         todo.extend(gast.iter_child_nodes(node))
     return found
+
+
+def loop_site(loop: gast.For) -> tuple:
+    """How the analysis names a loop it asks to be unrolled: by its place in the source."""
+    return ("loop", loop.lineno, loop.col_offset)
 
 
 def _jumps(body: list[gast.stmt], kinds: tuple) -> bool:
