@@ -6,7 +6,10 @@ After:  ``Parsed``: the FunctionDef with decorators removed and line/column numb
         globals, builtins) used to resolve what a call refers to at transform time. The
         imports at the top level of the body (``from scipy.special import logsumexp``) are
         done here, as a module-level import would be, and the names they bind join the
-        closure: the function reads them as it reads any name from outside.
+        closure: the function reads them as it reads any name from outside. A nested function
+        made into a value inside differentiated code is compiled as the function that
+        stands for all its closures (``nested_function``): its first parameter holds what
+        it closes over, read into its free variables before its body.
 
     def f(x):                 FunctionDef(name='f', args=[x], body=[Return(...)])
         return np.sin(x)      resolve(Attribute(np, 'sin')) -> <ufunc 'sin'>

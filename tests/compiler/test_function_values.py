@@ -6,6 +6,8 @@ their gradients flow back; each program is checked against finite differences in
 modes (and at second order where it is twice differentiable), its value against the plain
 call, its arguments unchanged. What cannot be followed is refused at the user's line."""
 
+import inspect
+
 import numpy as np
 import pytest
 
@@ -167,6 +169,17 @@ def over_functions_passed_in(fns, x):
     return total
 
 
+def independent_of_one_input(a, s, x):
+    """The helpers' results do not depend on s: with respect to s they are not
+    differentiated, and still run as compiled (the plain helper could not call the tuple
+    that stands for the closure)."""
+    k = np.cos(x) * a
+    y = integrators.summed(lambda v: np.tanh(v * k + 0.1), x)
+    z = np.sum(integrators.euler(lambda t, v: -k * v, x, 0.0, 1.0, 3))
+    f = make_scaled(a)
+    return y * z + s ** 2 + np.sum(f(x))
+
+
 def closure_over_a_closure(a, x):
     def inner(v):
         return a * v
@@ -191,6 +204,7 @@ PROGRAMS = {
     "a list of closures called in a loop": (stored_then_called, (0.9, X)),
     "a closure made in a loop": (closure_in_a_loop, (0.5, X)),
     "a closure over a closure": (closure_over_a_closure, (0.5, X)),
+    "helpers not differentiated": (independent_of_one_input, (0.5, 0.3, X)),
 }
 
 
@@ -198,6 +212,12 @@ PROGRAMS = {
 def test_function_values_match_finite_differences(name):
     fn, args = PROGRAMS[name]
     checked(fn, *args)
+
+
+@pytest.mark.parametrize("wrt", [0, 1, 2])
+def test_helpers_given_closures_run_compiled_where_not_differentiated(wrt):
+    s2sgrad.testing.check_grads(independent_of_one_input, 0.5, 0.3, X, wrt=wrt,
+                                modes=("rev", "fwd"))
 
 
 @pytest.mark.parametrize("fns", [(np.sin, square), (square, np.tanh, np.sin)],
@@ -278,7 +298,19 @@ def gradient_of_a_lambda(a, x):
     return a * s2sgrad.gradient(inner)(2.0) * np.sum(x)
 
 
+def picked_by_a_branch(a, x):
+    def square(v):
+        return a * v ** 2
+
+    def cube(v):
+        return a * v ** 3
+
+    f = square if np.sum(x) > 0 else cube
+    return np.sum(f(x))  # <- which function is known at run time only
+
+
 @pytest.mark.parametrize("fn, words", [
+    (picked_by_a_branch, ["function value", "chosen at run time"]),
     (gradient_of_a_lambda, ["gradient()", "made inside"]),
     (rebound_after_use, ["'a'", "assigned"]),
     (returns_a_function, ["function", "return"]),
@@ -290,3 +322,5 @@ def test_uses_that_cannot_be_followed_are_refused_at_the_line(fn, words):
     err = info.value
     assert err.filename == __file__, err
     assert all(w in str(err) for w in words), str(err)
+    lines, first = inspect.getsourcelines(fn)
+    assert first <= err.lineno < first + len(lines), err

@@ -26,8 +26,9 @@ its operands' kinds:
                np.r_ and other objects that define []: refused where differentiated
     f(x)       a rule; a user function (a decorator's own code, a function passed in, one
                stored on an object, a default argument): compiled and differentiated
-               through; a function chosen at run time or made from a differentiated
-               value: refused; a call without a rule that receives a differentiated value:
+               through; a nested function or lambda made into a value: the function
+               that stands for its closures, given what it closes over; a function
+               chosen at run time: refused; a call without a rule that receives a differentiated value:
                refused, even where its result is unused (it may mutate its arguments)
     for v in s arrays, tuples, lists: read by position; dicts, sets, objects: refused
 
@@ -282,6 +283,9 @@ class _Walk:
             op = self.operations.operation(stmt.value, target)
             (facts.int_arrays if facts.int_result else facts.not_int).add(target)
             checks.check_function_values(facts, stmt, op)
+            if isinstance(stmt.value, (gast.Tuple, gast.List, gast.Dict)) and any(n.id in facts.transient for n in gast.walk(
+                    stmt.value) if isinstance(n, gast.Name)):
+                facts.transient.add(target)  # a tuple of functions made for one call
             return op
         checks.check_effect(facts, stmt.value)  # an expression statement
         op = self.operations.operation(stmt.value, None)

@@ -247,8 +247,11 @@ class Callees:
         self.set_value(target, compiled.result_value)
         if target is not None:
             self.facts.varied.add(target)
+        compiled_only = hasattr(fn, "_s2sgrad_captures") or holds_closure(
+            compiled.result_value) or any(holds_closure(v) for v in signature.values())
         return Op("call", target, callee=compiled, bindings=dict(bound.arguments), what=what,
-                  callee_args=tuple(args), diff_params=tuple(varied))
+                  callee_args=tuple(args), diff_params=tuple(varied),
+                  compiled_only=compiled_only)
 
     def returns_function(self, fn: Callable, signature: dict, node: gast.AST) -> bool:
         """Whether ``fn``, called with nothing differentiated, returns a function it makes
@@ -276,10 +279,10 @@ class Callees:
         arguments (for a starred one, the sequence it spreads) and the keyword arguments
         (for ``**``, the mapping it spreads). What a callee's ``*args`` or ``**kwargs``
         collects is a tuple or dict of such atoms (``Facts.is_varied`` looks inside).
-        Nothing else reaches a callee from here: an object built in the function, a nested
-        function and a lambda are never passed on (normalize refuses them as values), so
-        their attributes, closure cells and defaults stay in the function, where they are
-        read as variables."""
+        Nothing else reaches a callee from here: an object built in the function is never
+        passed on (normalize refuses it as a value), so its attributes stay in the function,
+        where they are read as variables; a nested function or a lambda passed on is the
+        tuple of what it closes over, an atom like any other."""
         atoms = [] if receiver is None else [receiver]
         atoms += [a.value if isinstance(a, gast.Starred) else a for a in args]
         return atoms + list(keywords.values())

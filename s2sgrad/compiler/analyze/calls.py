@@ -9,7 +9,10 @@ function found:
                         through (``user_call``); so are methods, a callable object's
                         __call__, a decorator's own code and functions passed in
     x.shape             a call without a gradient (``rules.nondifferentiable``)
-    fn(x)               fn chosen at run time or made from a differentiated value: refused
+    rhs(t, y)           a nested function made into a value (``Abstract.closure``): the
+                        function that stands for its closures, the tuple of what it
+                        closes over first (a user function)
+    fn(x)               fn chosen at run time: refused
     lib(x)              no rule: fine while nothing differentiated flows in (``opaque``)
 
 A function value known by identity (``Abstract.value``) resolves like a global name: the
@@ -106,11 +109,13 @@ class Calls:
         if resolved is MISSING:
             if self.is_varied(func):
                 raise self.parsed.error(
-                    "this calls a function value that depends on a differentiated input (a "
-                    "function made or chosen inside the differentiated code); the compiler "
-                    "differentiates only calls to functions it can identify", node,
-                    "Call a function defined with def (or passed in as an argument), and pass "
-                    "the values it would close over as arguments.")
+                    "this calls a function value that depends on a differentiated input, "
+                    "chosen at run time among functions made or picked inside the "
+                    "differentiated code (a branch between functions, an item at a computed "
+                    "index); the compiler differentiates only calls to functions it can "
+                    "identify", node,
+                    "Call each function directly (branch around the calls: `y = square(x) if "
+                    "c else cube(x)`), or pass the function in as an argument.")
             if isinstance(func, gast.Name) and func.id in self.facts.values:
                 call = user_method(self.facts.values[func.id], "__call__")
                 if call is not None:  # an object passed in, called: its class's __call__

@@ -14,7 +14,8 @@ flow become statements: ``a if c else b``, ``and``/``or`` and chained comparison
 ``if`` statements that assign a synthetic variable (each operand evaluated once, the rest
 only while needed); a list comprehension or generator expression becomes a loop that
 appends to a new list, a dict comprehension one that assigns the items of a new dict. A call of a nested function, a lambda or a partial is inlined, its
-body in place (``functions``); a call of a builtin that builds a container, and an index
+body in place (``functions``), and one used as a value is the tuple of what it closes
+over (``Functions.value``); a call of a builtin that builds a container, and an index
 of ``np.r_`` or ``np.c_``, is normalized as the expression it stands for (``forms``).
 
 A name used before it is assigned, or not defined at all, is refused here.

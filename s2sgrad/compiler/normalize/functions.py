@@ -17,8 +17,10 @@ A name is followed this way only if nothing else ever binds it, so that every ca
 means this function. A variable the function declares ``nonlocal`` is the enclosing
 function's own: the inlined body assigns its next version there, as Python's call
 rebinds it. Starred and ``**`` arguments are passed item by item (``spreads``).
-Recursion and ``*args``, ``**kwargs`` or keyword-only parameters are refused; so is a function used other than by calling it
-(``Expressions.load``). The methods of an object the function builds are inlined here too
+Recursion and ``*args``, ``**kwargs`` or keyword-only parameters are refused. A function
+used other than by calling it (passed to a function, held in a container, returned) is
+made into a value (``value``): the tuple of what it closes over, which the analysis knows
+as a closure of the function that stands for all of them (``parse.nested_function``). The methods of an object the function builds are inlined here too
 (``objects``), ``self`` standing for the object.
 """
 
