@@ -70,6 +70,7 @@ class Callees:
         what = registry.primitive_name(prim)
         keywords = registry.mirrored_keywords(prim, keywords)
         atoms = self.reaching(args, keywords)
+        checks.refuse_reaching_functions(self.facts, atoms, what, prim)
         checks.refuse_out(self.facts, prim, args, keywords, node)
         if registry.is_nondifferentiable(prim):
             if (registry.twin(prim) or prim) is np.sign and any(
@@ -300,6 +301,8 @@ class Callees:
         derivative), and also where it is not, unless it is known not to change its
         arguments (print, np.isfinite): x.sort(), np.copyto(y, v), xs.reverse() would
         change values the gradient depends on without it knowing."""
+        checks.refuse_reaching_functions(self.facts, self.reaching(args, keywords, receiver),
+                                         what, prim)
         varied = self.receives_varied(args, keywords, receiver)
         if varied and target is not None:
             self.facts.varied.add(target)

@@ -222,9 +222,12 @@ class Calls:
         calls of one known Derivative (the statement still runs, making an equal one)."""
         fn = self.callee_of(args[0]) if args else MISSING
         if args and isinstance(args[0], gast.Name) and holds_closure(self.value(args[0])):
+            made = self.value(args[0]).closure
+            holder = made._s2sgrad_captures[0] if made is not None else "closure"
+            shown = "a lambda" if holder == "closure" else f"the nested function '{holder}'"
             raise self.parsed.error(
-                f"{resolved.__name__}() of a function made inside the differentiated code "
-                "(a nested function or a lambda): not followed yet", args[0],
+                f"{resolved.__name__}() of {shown}, made inside the differentiated code: not "
+                "followed yet", args[0],
                 "Define the function at module level and pass it the values it reads from "
                 f"here as arguments: `{resolved.__name__}(f, wrt=0)(y, x)` for "
                 "`def f(y, x): ...`.")

@@ -75,14 +75,28 @@ def check_function_values(facts: Facts, stmt: gast.stmt, op: Any) -> None:
             else None
         if own is None or own is facts.parsed.fn:
             return  # an item of a container (of the function's own tuple: what it reads)
-    held = facts.values[read[0].id]
+    refuse_function_value(facts, read[0], op.what)
+
+
+def refuse_reaching_functions(facts: Facts, atoms: list, what: str, prim: Any) -> None:
+    """A function of a library (a rule's primitive, or one without a rule) given a nested
+    function made into a value, or a container that holds one: it would see the tuple
+    that stands for the function (``len`` of a container of them counts them)."""
+    for atom in atoms:
+        value = facts.values.get(atom.id) if isinstance(atom, gast.Name) else None
+        if holds_closure(value) and not (prim is len and value.closure is None):
+            refuse_function_value(facts, atom, what)
+
+
+def refuse_function_value(facts: Facts, atom: gast.Name, what: str) -> None:
+    held = facts.values[atom.id]
     name = held.closure._s2sgrad_captures[0] if held.closure is not None else None
-    what = f"the nested function '{name}'" if name not in (None, "closure") else \
+    function = f"the nested function '{name}'" if name not in (None, "closure") else \
         "a lambda" if name else "a function made here"
     raise facts.parsed.error(
-        f"{what} is used other than by calling it, passing it to a function of yours or "
-        f"holding it in a tuple, list or dict ({op.what or 'an operation'} would not see "
-        "the function)", read[0],
+        f"{function} is used other than by calling it, passing it to a function of yours or "
+        f"holding it in a tuple, list or dict ({what or 'an operation'} would not see the "
+        "function)", atom,
         "Call it, or define it at module level and pass it the values it reads from here "
         "as arguments (`odeint(rhs, y0, t, args=(k,))` for `def rhs(y, t, k): ...`).")
 
