@@ -28,6 +28,8 @@ CASES = [
     ("view_read_after_write", "row * x[1]", "'row' shares memory with an array updated in place"),
     ("uses_import", "import", "an import inside a block"),
     ("passes_lambda", "f)", "the nested function 'f' is used other than by calling it"),
+    ("calls_a_library_with_a_closure", "rhs,",
+     "the nested function 'rhs' is used other than by calling it"),
     ("uses_starred", "*x[:2]", "not known when compiling"),
     ("no_rule", "np.ediff1d(x)", "no derivative rule for numpy.ediff1d"),
     ("no_rule_method", "np.unwrap(x)", "no derivative rule for numpy.unwrap"),

@@ -6,7 +6,10 @@ After:  ``Parsed``: the FunctionDef with decorators removed and line/column numb
         globals, builtins) used to resolve what a call refers to at transform time. The
         imports at the top level of the body (``from scipy.special import logsumexp``) are
         done here, as a module-level import would be, and the names they bind join the
-        closure: the function reads them as it reads any name from outside.
+        closure: the function reads them as it reads any name from outside. A nested function
+        made into a value inside differentiated code is compiled as the function that
+        stands for all its closures (``nested_function``): its first parameter holds what
+        it closes over, read into its free variables before its body.
 
 Parse also says whose source is the user's: a function of an installed package or of the
 standard library (``installed_package``) is called, never entered, unless its package was
@@ -30,6 +33,7 @@ import site
 import sysconfig
 import textwrap
 import types
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -306,6 +310,17 @@ def _lift(node: gast.FunctionDef, lifted: dict[str, str]) -> None:
         node.args.kw_defaults.append(None)
 
 
+def _capture(node: gast.FunctionDef, holder: str, names: tuple[str, ...]) -> None:
+    """A nested function as its closures are compiled: a first parameter ``holder`` that
+    holds what the function closes over, in the order of ``names``, read into the names
+    before the body (``beta, gamma = rhs``)."""
+    (node.args.posonlyargs or node.args.args).insert(0, syntax.param(holder))
+    if names:
+        target = syntax.tuple_([syntax.name(n, store=True) for n in names], store=True)
+        node.body.insert(0, gast.copy_location(syntax.assign(target, syntax.name(holder)),
+                                               node))
+
+
 def _only_read(node: gast.FunctionDef, name: str | None) -> bool:
     """Is ``name`` only passed on (``*args``, ``**kwargs``), indexed or measured (len), so
     that what it holds is what the call received? A method call (kwargs.update(...),
@@ -537,6 +552,9 @@ def parse(fn: Callable, lifted: dict[str, str] | None = None,
     else:
         node = _def(source, lines, first, filename, what)
     node.decorator_list = []
+    captures = getattr(fn, "_s2sgrad_captures", None)
+    if captures is not None:  # a nested function made into a value: see nested_function
+        _capture(node, *captures)
     if lifted:
         _lift(node, lifted)
     _spread(node, *spread)
@@ -555,3 +573,64 @@ def parse(fn: Callable, lifted: dict[str, str] | None = None,
     closure = dict(zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True))
     closure.update(_imports(node, fn.__globals__, filename))
     return Parsed(fn, node, filename, params, local_names, closure, fn.__globals__)
+
+
+# -- nested functions as values ------------------------------------------------------------
+
+# Per code object of a nested function or lambda, the function that stands for each of its
+# closures (by the module's globals and the defaults): held while the code object lives.
+_NESTED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def nested_code(fn: Callable, node: gast.FunctionDef | gast.Lambda,
+                params: tuple[str, ...]) -> types.CodeType | None:
+    """The code object of the nested def or lambda ``node`` of ``fn`` (at any depth), found
+    by its name and first line, a lambda by the extent of its positions (Python 3.11 keeps
+    them per instruction) and its parameters ``params``; None if it is not ``fn``'s."""
+    if isinstance(node, gast.FunctionDef):
+        line = min([node.lineno] + [d.lineno for d in node.decorator_list])
+        found = _find_code(fn.__code__, node.name, line)
+        return found[0] if len(found) == 1 else None
+    start, end = (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
+    found = []  # (how far its positions reach beyond the others', code)
+    for code in _find_code(fn.__code__, "<lambda>", node.lineno):
+        count = code.co_argcount + code.co_kwonlyargcount + bool(
+            code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+        positions = getattr(code, "co_positions", None)
+        spans = [p for p in positions() if None not in p and p[:2] != p[2:] and
+                 (p[0], p[2]) != (p[1], p[3])] if positions is not None else []
+        if code.co_varnames[:count] != params or not all(
+                start <= (p[0], p[2]) and (p[1], p[3]) <= end for p in spans):
+            continue
+        reach = (min((p[0], p[2]) for p in spans), tuple(-v for v in max(
+            (p[1], p[3]) for p in spans))) if spans else None
+        found.append((reach, code))
+    if len(found) == 1:
+        return found[0][1]
+    if not found or any(reach is None for reach, _ in found):
+        return None  # not told apart (a Python that keeps no positions)
+    return min(found, key=lambda f: f[0])[1]  # a lambda inside it reaches less far
+
+
+def nested_function(code: types.CodeType, module_globals: dict, defaults: tuple,
+                    holder: str) -> types.FunctionType:
+    """The function that stands for every closure of the nested def or lambda ``code``,
+    compiled once for all of them: its first parameter ``holder`` holds the values of its
+    free variables (a tuple, in the order of ``co_freevars``), which ``parse`` reads into
+    them before its body, so that a gradient flows back into what it closes over. Its
+    cells stay empty; its signature (``inspect.signature``) shows ``holder`` first."""
+    table = _NESTED.setdefault(code, {})
+    key = (id(module_globals), defaults, holder)
+    fn = table.get(key)
+    if fn is None or fn.__globals__ is not module_globals:
+        fn = types.FunctionType(code, module_globals, code.co_name, defaults or None,
+                                tuple(types.CellType() for _ in code.co_freevars))
+        fn._s2sgrad_captures = (holder, code.co_freevars)
+        signature = inspect.signature(fn)
+        params = list(signature.parameters.values())
+        kind = inspect.Parameter.POSITIONAL_ONLY if code.co_posonlyargcount else \
+            inspect.Parameter.POSITIONAL_OR_KEYWORD
+        fn.__signature__ = signature.replace(parameters=[inspect.Parameter(holder, kind)] +
+                                             params)
+        table[key] = fn
+    return fn

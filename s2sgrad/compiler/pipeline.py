@@ -45,7 +45,7 @@ from . import compiled as compiled_module
 from . import higher, sourcefile
 from .aliasing import Forwards, aliasing, forward_reads
 from .analyze import Abstract, Analysis, Fold, NeedsArray, abstract_of, analyze
-from .analyze.values import identified
+from .analyze.values import holds_closure, identified
 from .batching import NotBatchable
 from .codegen import codegen, codegen_tangent
 from .compiled import Compiled, CompiledJvp, state_of
@@ -107,11 +107,13 @@ def _debug_level() -> int:
 
 def compile_vjp(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstract],
                 call_site: tuple[Parsed, Any] | None = None,
-                lifted: dict[str, str] | None = None) -> Compiled:
+                lifted: dict[str, str] | None = None, callee: bool = False) -> Compiled:
     """The compiled pair of ``fn`` differentiated with respect to the parameters ``wrt``.
 
     ``lifted`` maps values the function reads (``'self.W'``) to keyword-only parameters
-    that replace them (see parse), so that ``wrt`` can name them."""
+    that replace them (see parse), so that ``wrt`` can name them. Only a ``callee`` (of
+    another compiled function) may return a function it makes: the caller knows it as
+    the tuple that stands for it (see analyze/values.py, ``Abstract.closure``)."""
     fn = unwrap(fn)
     if not inspect.isfunction(fn) and not isinstance(fn, Derivative):
         fn = higher.stand_in_of(fn)
@@ -127,7 +129,25 @@ def compile_vjp(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
             _share(fn, "vjp", key, found)
         return found
 
-    return _cached("vjp", fn, key, build, lambda: _Recursive(fn, key))
+    compiled = _cached("vjp", fn, key, build, lambda: _Recursive(fn, key))
+    if not callee:
+        _refuse_returned_function(fn, compiled.result_value)
+    return compiled
+
+
+def _refuse_returned_function(fn: Callable, value: Abstract) -> None:
+    """A function returned to the user (not to compiled code) is not the tuple that stands
+    for a function made inside: refused at the return."""
+    if not holds_closure(value) or not inspect.isfunction(fn):
+        return
+    parsed = parse(fn)
+    returns = [n.value for n in gast.walk(parsed.node) if isinstance(n, gast.Return) and
+               n.value is not None]
+    raise parsed.error(
+        "the function returns a function it makes (or a container that holds one): a "
+        "differentiated function returns numbers and arrays", returns[-1] if returns else
+        parsed.node, "Return what the function computes, and call the function it makes "
+        "where it makes it.")
 
 
 def _cached(mode: str, fn: Callable, key: tuple, build: Callable[[], Any],
@@ -215,7 +235,8 @@ def reverse_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abst
 
 
 def compile_jvp(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstract],
-                returns: str = "both", batched: bool = False) -> CompiledJvp:
+                returns: str = "both", batched: bool = False,
+                callee: bool = False) -> CompiledJvp:
     """The compiled tangent function of ``fn`` for tangents of the parameters ``wrt``;
     ``returns`` is "both" (``(out, out_dot)``) or "tangent" (``out_dot``). ``batched``:
     for tangents with a leading axis of directions (batching.py); it raises
@@ -240,8 +261,11 @@ def compile_jvp(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstrac
             _share(fn, "jvp", key, compiled)
         return compiled
 
-    return _cached("jvp", fn, key, build,
-                   lambda: _RecursiveJvp(fn, key, tuple(wrt), _tangent_names(fn, wrt)))
+    compiled = _cached("jvp", fn, key, build,
+                       lambda: _RecursiveJvp(fn, key, tuple(wrt), _tangent_names(fn, wrt)))
+    if not callee:
+        _refuse_returned_function(fn, compiled.result_value)
+    return compiled
 
 
 def _close_recursion(jvp: Callable, fn: Callable, key: tuple) -> None:
@@ -568,7 +592,8 @@ def _batched_callee(callee: Any) -> CompiledJvp:
     direction."""
     if isinstance(callee, _RecursiveJvp) or isinstance(callee.fn, Derivative):
         raise NotBatchable(f"{callee.name}() calls itself, or is a derivative")
-    compiled = compile_jvp(callee.fn, callee.wrt, dict(callee.signature), "both", batched=True)
+    compiled = compile_jvp(callee.fn, callee.wrt, dict(callee.signature), "both", batched=True,
+                           callee=True)
     if isinstance(compiled, _RecursiveJvp):
         raise NotBatchable(f"{callee.name}() calls itself")
     if compiled.unbatchable:  # already placed in the callee; the call is placed here
@@ -598,7 +623,7 @@ def front_passes(fn: Callable, wrt: tuple[str, ...], signature: dict[str, Abstra
 
     def callee(fn_, callee_wrt, callee_signature, node):
         # its arrays are the caller's library's: compiled for it
-        return compile_callee(fn_, callee_wrt, backend.callee(callee_signature))
+        return compile_callee(fn_, callee_wrt, backend.callee(callee_signature), callee=True)
 
     conversions: frozenset[tuple] = frozenset()
     lengths: dict = {}  # the size of each spread site (g(*xs), a, *rest = xs) asked for

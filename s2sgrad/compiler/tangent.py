@@ -236,7 +236,8 @@ class _Tangent:
 
     def call(self, stmt: gast.stmt, op: Op) -> list[gast.stmt]:
         """``y, y_dot = f_jvp(x, x_dot=x_dot)``: the callee's tangent function."""
-        if op.target is None or op.target not in self.active:
+        inactive = op.target is None or op.target not in self.active
+        if inactive and not op.compiled_only:
             return [stmt]
         compiled = op.callee
         if self.batch:
@@ -251,9 +252,10 @@ class _Tangent:
                              syntax.tuple_([self.dots.tangent_of(a) for a in atom])))
         if self.batch:
             keywords.append((compiled.batch, syntax.name(self.batch)))
-        new = syntax.unpack([op.target, self.dots.dot(op.target)],
-                            syntax.call(syntax.name(fname), args, keywords))
-        return [new]
+        call = syntax.call(syntax.name(fname), args, keywords)
+        if inactive:  # (runs only as compiled: its tangent is unused)
+            return [syntax.unpack([op.target or "_", "_"], call)]
+        return [syntax.unpack([op.target, self.dots.dot(op.target)], call)]
 
     def setitem(self, stmt: gast.stmt, op: Op) -> list[gast.stmt]:
         """y[i] = v; y_1 = y, and the same on the tangents (np.add.at(y, i, v) for the

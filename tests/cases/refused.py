@@ -86,6 +86,15 @@ def passes_lambda(x):
     return np.sum(np.vectorize(f)(x))  # <- refused
 
 
+def calls_a_library_with_a_closure(k):
+    import scipy.optimize
+
+    def rhs(v):
+        return (v - k) ** 2
+
+    return scipy.optimize.minimize_scalar(rhs, bracket=(0.0, 1.0)).x * k  # <- refused
+
+
 def uses_starred(x):
     return np.sum(np.hypot(*x[:2]) * x)  # <- refused
 

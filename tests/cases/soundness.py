@@ -135,7 +135,7 @@ def make_step(a):
 
 
 def calls_made_function(a):
-    return make_step(a)(1.0)  # <- refused
+    return make_step(a)(1.0)
 
 
 def apply(fn, a):

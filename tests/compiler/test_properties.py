@@ -13,7 +13,8 @@ list, their methods and a property called and an attribute set, (``Features.call
 arguments passed by keyword, in any order, to a helper
 and to nested functions and lambdas whose defaults read a variable the function then
 rebinds (the default keeps the value it had at the def) and whose bodies read another
-(a closure: its value at the call), (``Features.views``) views held under a name of
+(a closure: its value at the call), and to helpers that take a nested function or a
+lambda closing over a variable (called, or looped over in a tuple), (``Features.views``) views held under a name of
 their own (einsum relabellings and diagonals, reshapes, transposes, np.diagonal) with
 element writes through the view or its base, (``Features.storage``) a dict, a list
 and an object holding arrays that names hold too (and names holding one array), updated in
@@ -182,6 +183,17 @@ CALLEES = """
 
 def mix(u, v, w=0.5, shift=0.0):
     return np.tanh(u * w + v * (1.0 - w)) + shift
+
+
+def through(fn, v):
+    return fn(v) * 0.5 + fn(0.5 * v)
+
+
+def each(fns, v):
+    total = 0.0
+    for fn in fns:
+        total = total + fn(v)
+    return total
 """
 
 
@@ -346,7 +358,7 @@ def statement(draw, features: Features, scope: Scope, depth: int, counter: list[
     if writes_ok:
         kinds.append("write")
     if features.callees:
-        kinds.append("nested")
+        kinds += ["nested", "closure"]
     if depth < 2:
         if features.branches:
             kinds += ["if", "if_elif"]
@@ -423,6 +435,8 @@ def statement(draw, features: Features, scope: Scope, depth: int, counter: list[
         return draw(nested_call(features, scope, counter))
     if kind == "set_attribute":  # an attribute of the object built here, set again
         return _same(0, f"lay.c = np.tanh(lay.c + {draw(scalar_expr(scope))})")
+    if kind == "closure":
+        return draw(closure_passed(scope, counter))
     if kind == "view":  # v0 made again, or d0 = np.diagonal(m0), a read-only view
         return _same(0, draw(st.sampled_from([f"v0 = {draw(made_view())}",
                                               "d0 = np.diagonal(m0)"])))
@@ -598,6 +612,27 @@ def nested_call(draw, features: Features, scope: Scope, counter: list[int]) -> L
                                  f"{name}({a}, k={c1})"]))
     if form == "None" and draw(st.booleans()):  # called both ways
         call += f" - 0.2 * {name}({draw(st.sampled_from(ARRAYS))}, {s})"
+    return lines + _same(0, f"{target} = 0.5 * {call} + 0.3 * {target}")
+
+
+@st.composite
+def closure_passed(draw, scope: Scope, counter: list[int]) -> Lines:
+    """A nested def or a lambda closing over a variable assigned once (in a loop or a
+    branch too), passed to a helper that calls it (``through``), or with another function
+    in a tuple the helper loops over (``each``, unrolled for the two): the helper is
+    compiled for it, and the gradient reaches what it closes over."""
+    counter[0] += 1
+    name, captured = f"g{counter[0]}", f"k{counter[0]}"
+    c1 = draw(CONSTANTS)
+    lines = _same(0, f"{captured} = {draw(array_expr(scope))}")
+    body = f"np.tanh(v * {captured} + {c1})"
+    if draw(st.booleans()):
+        lines += _same(0, f"def {name}(v):") + _same(1, f"return {body}")
+        fn = name
+    else:
+        fn = f"lambda v: {body}"
+    a, target = draw(st.sampled_from(ARRAYS)), draw(st.sampled_from(ARRAYS))
+    call = draw(st.sampled_from([f"through({fn}, {a})", f"each(({fn}, np.sin), {a})"]))
     return lines + _same(0, f"{target} = 0.5 * {call} + 0.3 * {target}")
 
 

@@ -26,8 +26,9 @@ its operands' kinds:
                np.r_ and other objects that define []: refused where differentiated
     f(x)       a rule; a user function (a decorator's own code, a function passed in, one
                stored on an object, a default argument): compiled and differentiated
-               through; a function chosen at run time or made from a differentiated
-               value: refused; a call without a rule that receives a differentiated value:
+               through; a nested function or lambda made into a value: the function
+               that stands for its closures, given what it closes over; a function
+               chosen at run time: refused; a call without a rule that receives a differentiated value:
                refused, even where its result is unused (it may mutate its arguments)
     for v in s arrays, tuples, lists: read by position; dicts: by key (spreads.py); sets,
                objects: refused
@@ -56,6 +57,7 @@ the ``Analysis``.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -215,6 +217,8 @@ class _Walk:
                     spreads.site(facts, stmt, *self.spread_sites[stmt])
                 if stmt in self.normalized.iterations:
                     checks.check_iterable(facts, stmt.value.args[0], stmt)
+                    spreads.loop_over_functions(facts, stmt.value.args[0],
+                                                self.normalized.loop_sites.get(stmt))
                 if stmt in self.unpacked:
                     checks.check_spread(facts, stmt.value.value, self.unpacked[stmt], stmt)
                 if stmt in self.unpacks:
@@ -306,6 +310,19 @@ class _Walk:
         if self.stopped:
             self.facts.varied.discard(op.target)
 
+    def closure(self, stmt: gast.Assign) -> Op:
+        """``rhs = (beta, gamma)``, which normalize wrote for a nested function made into a
+        value: the tuple, known as a closure of the function that stands for it."""
+        facts, target = self.facts, stmt.targets[0].id
+        stand_in, once = self.normalized.closures[stmt]
+        before = facts.values.pop(target, None)  # (an earlier step of a loop made it too)
+        op = self.operations.operation(stmt.value, target)
+        value = dataclasses.replace(facts.values[target], closure=stand_in)
+        facts.values[target] = value if before is None else join(before, value)
+        if once:
+            facts.transient.add(target)
+        return op
+
     def updated(self, stmt: gast.stmt, op: Op) -> str | None:
         """The name whose value the statement changes in place, if any."""
         augmented = self.normalized.augmented.get(stmt)
@@ -323,12 +340,19 @@ class _Walk:
 
     def statement(self, stmt: gast.stmt) -> Op:
         facts = self.facts
+        if isinstance(stmt, gast.Assign) and stmt in self.normalized.closures:
+            return self.closure(stmt)
         if isinstance(stmt, gast.Assign):
             target = stmt.targets[0].id
             facts.int_result = False
             op = self.operations.operation(stmt.value, target)
             (facts.int_arrays if facts.int_result else facts.not_int).add(target)
+            checks.check_function_values(facts, stmt, op)
+            if isinstance(stmt.value, (gast.Tuple, gast.List, gast.Dict)) and any(n.id in facts.transient for n in gast.walk(
+                    stmt.value) if isinstance(n, gast.Name)):
+                facts.transient.add(target)  # a tuple of functions made for one call
             return op
         checks.check_effect(facts, stmt.value)  # an expression statement
         op = self.operations.operation(stmt.value, None)
+        checks.check_function_values(facts, stmt, op)
         return Op("effect", None, what=op.what, refusal=op.refusal, always=op.always)

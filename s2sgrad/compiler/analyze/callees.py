@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import operator
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -35,7 +36,14 @@ from ..parse import MISSING
 from ..templates import template_of
 from . import checks, inference
 from .facts import Facts, Op
-from .values import UNKNOWN_ARRAY, Abstract, abstract_of, identified, is_complex
+from .values import (
+    UNKNOWN_ARRAY,
+    Abstract,
+    abstract_of,
+    holds_closure,
+    identified,
+    is_complex,
+)
 
 
 class Callees:
@@ -62,6 +70,7 @@ class Callees:
         what = registry.primitive_name(prim)
         keywords = registry.mirrored_keywords(prim, keywords)
         atoms = self.reaching(args, keywords)
+        checks.refuse_reaching_functions(self.facts, atoms, what, prim)
         checks.refuse_out(self.facts, prim, args, keywords, node)
         if registry.is_nondifferentiable(prim):
             if (registry.twin(prim) or prim) is np.sign and any(
@@ -223,7 +232,12 @@ class Callees:
             if param.name not in signature and param.default is not param.empty and \
                     identified(param.default):
                 signature[param.name] = abstract_of(param.default)
-        if not varied:
+        # A function made into a value here is a tuple until it is called, which only the
+        # callee's compile follows: compiled even where nothing differentiated reaches it;
+        # so is a function that makes one, which it may return (a factory).
+        if not varied and not hasattr(fn, "_s2sgrad_captures") and not any(
+                holds_closure(v) for v in signature.values()) and not (
+                _makes_functions(fn) and self.returns_function(fn, signature, node)):
             value = UNKNOWN_ARRAY
             if infer and target is not None:
                 try:
@@ -233,11 +247,31 @@ class Callees:
             self.set_value(target, value)
             return Op("nondiff", target, what=what)
         compiled = self.compile_callee(fn, tuple(varied), signature, node)
+        once = next((a.id for a in self.reaching(args, keywords) if isinstance(a, gast.Name)
+                     and a.id in self.facts.transient), None)
+        if once is not None and holds_closure(compiled.result_value):
+            raise self.parsed.error(
+                f"{what}() returns a function it is given, made here with variables a loop "
+                "assigns: Python's closures read their variables when they are called, so "
+                "the function returned would read the later values", node,
+                "Call the function inside the helper, or pass those variables to it as "
+                "arguments.")
         self.set_value(target, compiled.result_value)
         if target is not None:
             self.facts.varied.add(target)
+        compiled_only = hasattr(fn, "_s2sgrad_captures") or holds_closure(
+            compiled.result_value) or any(holds_closure(v) for v in signature.values())
         return Op("call", target, callee=compiled, bindings=dict(bound.arguments), what=what,
-                  callee_args=tuple(args), diff_params=tuple(varied))
+                  callee_args=tuple(args), diff_params=tuple(varied),
+                  compiled_only=compiled_only)
+
+    def returns_function(self, fn: Callable, signature: dict, node: gast.AST) -> bool:
+        """Whether ``fn``, called with nothing differentiated, returns a function it makes
+        (compiled to know; one that cannot be compiled is called as it is)."""
+        try:
+            return holds_closure(self.compile_callee(fn, (), signature, node).result_value)
+        except TransformError:
+            return False
 
     def packed_value(self, atom: Any) -> Abstract:
         """The abstract value of an argument, or of the tuple a callee's *args receives."""
@@ -257,10 +291,10 @@ class Callees:
         arguments (for a starred one, the sequence it spreads) and the keyword arguments
         (for ``**``, the mapping it spreads). What a callee's ``*args`` or ``**kwargs``
         collects is a tuple or dict of such atoms (``Facts.is_varied`` looks inside).
-        Nothing else reaches a callee from here: an object built in the function, a nested
-        function and a lambda are never passed on (normalize refuses them as values), so
-        their attributes, closure cells and defaults stay in the function, where they are
-        read as variables."""
+        Nothing else reaches a callee from here: an object built in the function is never
+        passed on (normalize refuses it as a value), so its attributes stay in the function,
+        where they are read as variables; a nested function or a lambda passed on is the
+        tuple of what it closes over, an atom like any other."""
         atoms = [] if receiver is None else [receiver]
         atoms += [a.value if isinstance(a, gast.Starred) else a for a in args]
         return atoms + list(keywords.values())
@@ -278,6 +312,8 @@ class Callees:
         derivative), and also where it is not, unless it is known not to change its
         arguments (print, np.isfinite): x.sort(), np.copyto(y, v), xs.reverse() would
         change values the gradient depends on without it knowing."""
+        checks.refuse_reaching_functions(self.facts, self.reaching(args, keywords, receiver),
+                                         what, prim)
         varied = self.receives_varied(args, keywords, receiver)
         if varied and target is not None:
             self.facts.varied.add(target)
@@ -285,6 +321,17 @@ class Callees:
         refusal = checks.unsupported_call(what, prim) if varied else None
         return Op("unknown", target, what=what, primitive=prim, refusal=refusal,
                   always=refusal is not None)
+
+
+def _makes_functions(fn: Callable) -> bool:
+    """Whether ``fn``'s code makes a nested function or a lambda (comprehensions aside)."""
+    code = getattr(fn, "__code__", None)
+    return code is not None and any(
+        isinstance(c, types.CodeType) and c.co_name not in _COMPREHENSIONS
+        for c in code.co_consts)
+
+
+_COMPREHENSIONS = frozenset({"<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>"})
 
 
 def _atoms(bound: Any) -> list:

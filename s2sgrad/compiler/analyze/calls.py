@@ -9,7 +9,10 @@ function found:
                         through (``user_call``); so are methods, a callable object's
                         __call__, a decorator's own code and functions passed in
     x.shape             a call without a gradient (``rules.nondifferentiable``)
-    fn(x)               fn chosen at run time or made from a differentiated value: refused
+    rhs(t, y)           a nested function made into a value (``Abstract.closure``): the
+                        function that stands for its closures, the tuple of what it
+                        closes over first (a user function)
+    fn(x)               fn chosen at run time: refused
     lib(x)              no rule: fine while nothing differentiated flows in (``opaque``)
 
 A function value known by identity (``Abstract.value``) resolves like a global name: the
@@ -40,6 +43,7 @@ from .facts import Facts, Op
 from .values import (
     Abstract,
     abstract_of,
+    holds_closure,
     installed_package,
     is_container,
     is_library,
@@ -97,17 +101,22 @@ class Calls:
         if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
                 and func.value.id in self.facts.values and self.facts.values[func.value.id].value is None:
             return self.method_call(func, args, keywords, target, node)
+        made = self.facts.values.get(func.id) if isinstance(func, gast.Name) else None
+        if made is not None and made.closure is not None:  # a nested function made a value
+            return self.callees.user_call(made.closure, [func] + args, keywords, target, node)
         if isinstance(func, gast.Name) and func.id in self.facts.static_alias:
             func = self.facts.static_alias[func.id]
         resolved = self.callee_of(func)
         if resolved is MISSING:
             if self.is_varied(func):
                 raise self.parsed.error(
-                    "this calls a function value that depends on a differentiated input (a "
-                    "function made or chosen inside the differentiated code); the compiler "
-                    "differentiates only calls to functions it can identify", node,
-                    "Call a function defined with def (or passed in as an argument), and pass "
-                    "the values it would close over as arguments.")
+                    "this calls a function value that depends on a differentiated input, "
+                    "chosen at run time among functions made or picked inside the "
+                    "differentiated code (a branch between functions, an item at a computed "
+                    "index); the compiler differentiates only calls to functions it can "
+                    "identify", node,
+                    "Call each function directly (branch around the calls: `y = square(x) if "
+                    "c else cube(x)`), or pass the function in as an argument.")
             if isinstance(func, gast.Name) and func.id in self.facts.values:
                 call = user_method(self.facts.values[func.id], "__call__")
                 if call is not None:  # an object passed in, called: its class's __call__
@@ -214,6 +223,16 @@ class Calls:
         """``gradient(f, wrt)`` of a function known here: made now, so that calls of it are
         calls of one known Derivative (the statement still runs, making an equal one)."""
         fn = self.callee_of(args[0]) if args else MISSING
+        if args and isinstance(args[0], gast.Name) and holds_closure(self.value(args[0])):
+            made = self.value(args[0]).closure
+            holder = made._s2sgrad_captures[0] if made is not None else "closure"
+            shown = "a lambda" if holder == "closure" else f"the nested function '{holder}'"
+            raise self.parsed.error(
+                f"{resolved.__name__}() of {shown}, made inside the differentiated code: not "
+                "followed yet", args[0],
+                "Define the function at module level and pass it the values it reads from "
+                f"here as arguments: `{resolved.__name__}(f, wrt=0)(y, x)` for "
+                "`def f(y, x): ...`.")
         wrt = args[1] if len(args) > 1 else keywords.get("wrt", syntax.const(0))
         if fn is MISSING or len(args) > 2 or set(keywords) - {"wrt"} or not (
                 syntax.is_const(wrt) or syntax.is_static_tuple(wrt)):

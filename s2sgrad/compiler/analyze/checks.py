@@ -15,6 +15,8 @@ supported and what to write instead; each returns quietly otherwise.
     np.sin([x, y])           check_array_operands: NumPy converts the list, the rule does not
                              (NeedsArray: normalize writes the conversion, and the walk runs again)
     y[True]                  refuse_boolean_index
+    len(rhs), print(rhs)     check_function_values: a nested function made into a value is
+                             only called, passed to a function of the user's, or held
 
 A refusal that depends on whether the result is used (a call without a rule) is decided by
 ``activity``; ``unsupported_call`` words it.
@@ -36,7 +38,67 @@ from ...rules.registry import Rule
 from ...runtime import containers
 from ..parse import made_by_transform, unwrap
 from .facts import Facts
-from .values import Abstract, ShapeTuple, described, installed_package, is_sequence
+from .values import (
+    Abstract,
+    ShapeTuple,
+    described,
+    holds_closure,
+    installed_package,
+    is_sequence,
+)
+
+# The calls a nested function made into a value (a tuple of what it closes over, see
+# normalize's ``Functions.value``) may be given: a function of the user's, compiled for it,
+# and the writes of normalize that put it into a list or dict or take it out.
+_HOLDS_FUNCTIONS = frozenset({"call", "put", "append", "insert", "pop"})
+
+
+def check_function_values(facts: Facts, stmt: gast.stmt, op: Any) -> None:
+    """A nested function or lambda made into a value is called, passed to a function of
+    the user's (compiled for it), held in a tuple, list or dict and read out of one: what
+    else would see the tuple that stands for it (len, print, a library's function that
+    calls it) is refused. Inside the function that stands for its closures, the tuple is
+    read into the variables it closes over (the first statements ``parse`` writes)."""
+    read = [n for n in gast.walk(stmt.value) if isinstance(n, gast.Name) and
+            holds_closure(facts.values.get(n.id))]
+    if not read:
+        return
+    value = stmt.value
+    if isinstance(value, (gast.Name, gast.Tuple, gast.List, gast.Dict)) or (
+            isinstance(value, gast.Call) and op.kind in _HOLDS_FUNCTIONS):
+        return  # a copy, a container that holds it, a call that is given it
+    if isinstance(value, gast.Call) and facts.parsed.resolve(value.func) is len and all(
+            facts.values[n.id].closure is None for n in read):
+        return  # how many functions a container holds
+    if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name):
+        own = facts.values[value.value.id].closure if value.value.id in facts.values \
+            else None
+        if own is None or own is facts.parsed.fn:
+            return  # an item of a container (of the function's own tuple: what it reads)
+    refuse_function_value(facts, read[0], op.what)
+
+
+def refuse_reaching_functions(facts: Facts, atoms: list, what: str, prim: Any) -> None:
+    """A function of a library (a rule's primitive, or one without a rule) given a nested
+    function made into a value, or a container that holds one: it would see the tuple
+    that stands for the function (``len`` of a container of them counts them)."""
+    for atom in atoms:
+        value = facts.values.get(atom.id) if isinstance(atom, gast.Name) else None
+        if holds_closure(value) and not (prim is len and value.closure is None):
+            refuse_function_value(facts, atom, what)
+
+
+def refuse_function_value(facts: Facts, atom: gast.Name, what: str) -> None:
+    held = facts.values[atom.id]
+    name = held.closure._s2sgrad_captures[0] if held.closure is not None else None
+    function = f"the nested function '{name}'" if name not in (None, "closure") else \
+        "a lambda" if name else "a function made here"
+    raise facts.parsed.error(
+        f"{function} is used other than by calling it, passing it to a function of yours or "
+        f"holding it in a tuple, list or dict ({what or 'an operation'} would not see the "
+        "function)", atom,
+        "Call it, or define it at module level and pass it the values it reads from here "
+        "as arguments (`odeint(rhs, y0, t, args=(k,))` for `def rhs(y, t, k): ...`).")
 
 
 def check_effect(facts: Facts, call: gast.expr) -> None:

@@ -72,6 +72,10 @@ class Op:
     # for 'call': a checkpointed callee (derivatives.Checkpointed): the forward calls the
     # function itself, the adjoint runs its forward again before its backward
     recompute: bool = False
+    # for 'call': the call runs only as compiled, even where nothing differentiated comes
+    # out of it: a nested function made into a value reaches it or comes back from it (the
+    # tuple that stands for the function, which the plain function could not call)
+    compiled_only: bool = False
 
 
 # The operations that change a value in place, as NumPy and Python do them: an element
@@ -98,6 +102,9 @@ class Facts:
         # a starred argument (or a ** argument's value) normalize left as it is -> its
         # spread site (see spreads.py)
         self.spread_arguments: dict[gast.AST, int] = {}
+        # the names of functions made into values for one call only (normalize's
+        # ``Functions.value``): the callee must not return them
+        self.transient: set[str] = set()
 
     def value(self, atom: gast.expr) -> Abstract:
         if isinstance(atom, gast.Name) and atom.id in self.values:

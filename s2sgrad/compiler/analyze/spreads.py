@@ -14,6 +14,8 @@ normalizing again) or refuses, at the user's line:
                                   else KEYS_AT_RUN_TIME (a loop over list(d.keys()))
     for k in d            (unrolled for keys a, b)  d holds exactly those where the loop
                                   starts: else the loop goes through list(d.keys())
+    for fn in terms       (a loop's site)  a tuple whose items hold different functions:
+                                  unrolled, so that each step calls one it knows
 """
 
 from __future__ import annotations
@@ -23,7 +25,15 @@ import gast
 from ... import syntax
 from ..normalize import KEYS_AT_RUN_TIME, Respread
 from .facts import Facts
-from .values import Abstract, ShapeTuple, described, is_sequence
+from .values import (
+    Abstract,
+    ShapeTuple,
+    described,
+    element_of,
+    holds_closure,
+    identified,
+    is_sequence,
+)
 
 
 def keys_of(value: Abstract) -> tuple | None:
@@ -45,6 +55,24 @@ def size_of(value: Abstract, keywords: bool = False) -> int | tuple | None:
     if value.type is ShapeTuple and value.ndim is not None:
         return value.ndim
     return None
+
+
+def loop_over_functions(facts: Facts, atom: gast.expr, site: tuple | None) -> None:
+    """A loop over the items of a tuple whose items hold functions that differ (functions
+    a caller passed, or nested functions made into values): asked to be unrolled (see
+    normalize's ``Loops.unrolled``), so that the function each step calls is known."""
+    value = facts.value(atom)
+    if site is None or value.type is not tuple or value.items is None or value.closure:
+        return
+    if _functions(value) and not _functions(element_of(value) or Abstract("none")):
+        raise Respread(site, len(value.items))
+
+
+def _functions(value: Abstract) -> bool:
+    """Whether a value is, or holds, a function known when compiling."""
+    return (value.kind == "object" and callable(value.value) and identified(value.value)
+            and not isinstance(value.value, (str, type))) or holds_closure(value) or any(
+        _functions(v) for _, v in value.items or ())
 
 
 def site(facts: Facts, stmt: gast.Assign, site: int, what: str, needed: int) -> None:

@@ -74,12 +74,19 @@ class Abstract:
     # For a list or tuple whose items are not known one by one (``items`` None: one grown
     # in a loop): what every item may be (None where nothing is known of them)
     element: Abstract | None = None
+    # For a nested function or lambda made into a value inside differentiated code: the
+    # function that stands for its closures (``parse.nested_function``). The value is then
+    # the tuple of what it closes over, in the order of its free variables, and a call of
+    # it is a call of that function with the tuple first.
+    closure: Any = None
 
     @property
     def ndim(self) -> int | None:
         return None if self.dims is None else len(self.dims)
 
     def __repr__(self) -> str:
+        if self.closure is not None:
+            return f"<function {self.closure.__name__}>"
         if self.kind == "object":
             return f"<{getattr(self.named or self.type, '__name__', 'object')}>"
         if self.kind == "none":
@@ -107,6 +114,12 @@ def join(a: Abstract, b: Abstract) -> Abstract:
     (``axis=None if flag else 0``) is left to run time."""
     if a == b:
         return a
+    if (a.closure is not None or b.closure is not None) and a.closure is not b.closure:
+        return Abstract("object", None, a.float or b.float, object)  # one of two functions
+    if a.closure is not None:  # the same function, closing over values joined
+        joined = join(dataclasses.replace(a, closure=None), dataclasses.replace(b, closure=None))
+        return dataclasses.replace(joined, closure=a.closure) if joined.type is tuple else \
+            joined
     if a.kind == "none" or b.kind == "none":
         other = b if a.kind == "none" else a
         return other if other.kind == "none" else dataclasses.replace(other, none=True)
@@ -334,6 +347,15 @@ def described(value: Abstract) -> str:
 def is_complex(value: Abstract) -> bool:
     """A complex number or array, or a container that holds one."""
     return value.complex or any(is_complex(v) for _, v in value.items or ())
+
+
+def holds_closure(value: Abstract | None) -> bool:
+    """A nested function made into a value (``Abstract.closure``), or a container that may
+    hold one."""
+    if value is None:
+        return False
+    return value.closure is not None or any(holds_closure(v) for _, v in value.items or ()) \
+        or holds_closure(value.element)
 
 
 def is_sequence(value: Abstract) -> bool:

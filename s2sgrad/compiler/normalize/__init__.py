@@ -146,6 +146,14 @@ class Normalized:
     # "truth" or "none", the version the test reads, negated): the analysis finds those
     # whose test has one value on every call (``Fold``)
     tests: dict[gast.stmt, tuple] = dataclasses.field(default_factory=dict)
+    # `rhs = (beta, gamma)` statements that make a nested function or lambda into a value
+    # (functions.py): the function that stands for its closures, and whether the value is
+    # made for one call only (its callee must not return it)
+    closures: dict[gast.stmt, tuple[Any, bool]] = dataclasses.field(default_factory=dict)
+    # `n = len(xs)` statements of loops over xs's items that can be unrolled, with the
+    # loop's site: the analysis asks for one over a tuple of different functions
+    # (``Respread`` with the site and the tuple's length; see loops.py, ``unrolled``)
+    loop_sites: dict[gast.stmt, tuple] = dataclasses.field(default_factory=dict)
 
 
 def normalize(parsed: Parsed, fence: Callable[[Parsed], Any] = lambda parsed: parsed,
@@ -164,6 +172,7 @@ def normalize(parsed: Parsed, fence: Callable[[Parsed], Any] = lambda parsed: pa
     walk = Walk(parsed, namer, fence, conversions, lengths, folds)
     statements = _Statements(walk)
     result = namer.fresh("result")
+    statements.expressions.functions.results.add(result)
     lifted = lift_returns(parsed, [syntax.clone(s) for s in parsed.node.body], result)
     body = walk.block(lifted)
     body.append(syntax.located(syntax.ret(syntax.name(result)), parsed.node.body[-1]))
@@ -182,7 +191,9 @@ def normalize(parsed: Parsed, fence: Callable[[Parsed], Any] = lambda parsed: pa
                       tuple(spreads.arguments.items()), tuple(spreads.statements.items()),
                       tuple(spreads.written.items()), tuple(spreads.unrolled),
                       dict(statements.blocks.modes), dict(statements.blocks.flags),
-                      frozenset(statements.outputs.writes), dict(walk.tests))
+                      frozenset(statements.outputs.writes), dict(walk.tests),
+                      dict(statements.expressions.functions.closures),
+                      dict(statements.loops.sites))
 
 
 class _Statements:

@@ -74,7 +74,8 @@ class Assignments:
 
     def assign(self, targets: list[gast.expr], value: gast.expr) -> None:
         first, *others = targets
-        if isinstance(value, gast.Lambda) and isinstance(first, gast.Name) and not others:
+        if isinstance(value, gast.Lambda) and isinstance(first, gast.Name) and not others \
+                and first.id not in self.expressions.functions.results:
             # f = lambda v: ...: inlined where called
             self.expressions.functions.define_function(first.id, value, first)
             return

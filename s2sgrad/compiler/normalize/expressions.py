@@ -14,7 +14,8 @@ flow become statements: ``a if c else b``, ``and``/``or`` and chained comparison
 ``if`` statements that assign a synthetic variable (each operand evaluated once, the rest
 only while needed); a list comprehension or generator expression becomes a loop that
 appends to a new list, a dict comprehension one that assigns the items of a new dict. A call of a nested function, a lambda or a partial is inlined, its
-body in place (``functions``); a call of a builtin that builds a container, and an index
+body in place (``functions``), and one used as a value is the tuple of what it closes
+over (``Functions.value``); a call of a builtin that builds a container, and an index
 of ``np.r_`` or ``np.c_``, is normalized as the expression it stands for (``forms``).
 
 A name used before it is assigned, or not defined at all, is refused here.
@@ -36,9 +37,6 @@ from .spreads import Spreads
 from .walk import Walk
 
 POP_ITEM = "__pop_item__"  # xs_1 = __pop_item__(xs, i, item): xs without its item at i
-# How a function passed on gets what it read from the differentiated function
-_PASS_VALUES = (", and pass it the values it reads from here as arguments: "
-                "`odeint(rhs, y0, t, args=(k,))` for `def rhs(y, t, k): ...`.")
 
 
 def is_pop(call: gast.expr, local_names: frozenset[str]) -> bool:
@@ -62,6 +60,7 @@ class Expressions:
         self.spreads = Spreads(walk, self, walk.lengths)  # g(*xs), first, *rest = xs
         self.outputs: Any = None  # calls that write into an array (outputs.py), set after
         self.mappings: set[gast.expr] = set()  # the m of {**m}, which loops copy by key
+        self.arguments: set[int] = set()  # ids of the nodes passed straight to a call
 
     def atom(self, node: gast.expr) -> gast.expr:
         """An atom holding the value of ``node``, emitting statements as needed."""
@@ -286,14 +285,11 @@ class Expressions:
                 f"the partial function '{node.id}' is used other than by calling it", node,
                 "Call it directly, or make it outside the differentiated function and pass "
                 "it in as an argument.")
-        if isinstance(node, gast.Name) and node.id in functions.local_functions:
-            raise self.parsed.error(
-                f"the nested function '{node.id}' is used other than by calling it", node,
-                "Nested functions and lambdas are inlined where they are called; pass "
-                f"values, not the function, or define it at module level{_PASS_VALUES}")
-        if isinstance(node, gast.Lambda):
-            raise self.parsed.error("a lambda is used other than by calling it", node,
-                                    f"Define a module-level function instead{_PASS_VALUES}")
+        if isinstance(node, gast.Name) and node.id in functions.closure_names:
+            return syntax.clone(node)  # a function made into a value here (below)
+        if isinstance(node, gast.Name) and node.id in functions.local_functions or \
+                isinstance(node, gast.Lambda):  # a value: what it closes over, in a tuple
+            return functions.value(node, argument=id(node) in self.arguments)
         if self.objects.is_value_of_its_own(node):
             raise self.objects.value_use(node.id, node)
         current = self.versions.current

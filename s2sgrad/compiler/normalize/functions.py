@@ -17,8 +17,10 @@ A name is followed this way only if nothing else ever binds it, so that every ca
 means this function. A variable the function declares ``nonlocal`` is the enclosing
 function's own: the inlined body assigns its next version there, as Python's call
 rebinds it. Starred and ``**`` arguments are passed item by item (``spreads``).
-Recursion and ``*args``, ``**kwargs`` or keyword-only parameters are refused; so is a function used other than by calling it
-(``Expressions.load``). The methods of an object the function builds are inlined here too
+Recursion and ``*args``, ``**kwargs`` or keyword-only parameters are refused. A function
+used other than by calling it (passed to a function, held in a container, returned) is
+made into a value (``value``): the tuple of what it closes over, which the analysis knows
+as a closure of the function that stands for all of them (``parse.nested_function``). The methods of an object the function builds are inlined here too
 (``objects``), ``self`` standing for the object.
 """
 
@@ -31,6 +33,7 @@ from typing import Any
 import gast
 
 from ... import syntax
+from ..parse import MISSING, nested_code, nested_function
 from .returns import lift_returns
 from .walk import Walk
 
@@ -52,6 +55,13 @@ class Functions:
         self.inlining: set[str] = set()
         self.originals: dict[str, str] = {}  # an inlined local's name -> the user's name
         self.generators: set[str] = set()  # nested generator functions: calls make lists
+        # nested functions and lambdas made into values (``value``): the statement that
+        # makes each, with the function that stands for its closures and whether it is
+        # made for one call only (see ``value``); and the names those statements assign
+        self.closures: dict[gast.stmt, tuple[Any, bool]] = {}
+        self.closure_names: set[str] = set()
+        self.results: set[str] = set()  # the variables returns assign (lift_returns)
+        self._valuing: list[str] = []  # the functions being made into values, outermost first
 
     def bindings(self) -> collections.Counter:
         """How often each name is bound in the function's source (assigned, or the name of
@@ -143,6 +153,106 @@ class Functions:
                               if isinstance(d, gast.Nonlocal) for name in d.names}
         return found
 
+    def value(self, node: gast.Name | gast.Lambda, argument: bool = False) -> gast.expr:
+        """A nested function or lambda used as a value (passed to a function, held in a
+        container, returned): the tuple of the values of its free variables, read here,
+        which the analysis knows as a closure of the function that stands for all of them
+        (``parse.nested_function``). A callee that receives it is compiled for that
+        function, and a call of it passes the tuple first, so that gradients flow back to
+        what it closes over::
+
+            def rhs(t, y): return beta * y        rhs = (beta,)
+            y = euler(rhs, y, t0, t1, n)    ->    y_1 = euler(rhs, y, t0, t1, n)
+
+        Python's closures read their variables when they are called, not when they are
+        made: the tuple holds what they will read only where each variable is assigned
+        once, not in a loop (or, for a function made for one call (``argument``: it is an
+        argument of the call), in a loop), and is never changed in place; anything else is
+        refused here."""
+        if isinstance(node, gast.Lambda):
+            function, name = node, None
+        else:
+            function, name = self.local_functions[node.id], node.id
+        what = f"the nested function '{name}'" if name else "a lambda"
+        shown = name or "the lambda"
+        parsed = self.parsed
+        if name in self._valuing or name in self.generators or name in self.inlining:
+            raise parsed.error(f"{what} refers to itself, as a value", node,
+                               "Write the recursion as a loop.")
+        if _declared_nonlocal(function.body if isinstance(function, gast.FunctionDef)
+                              else []):
+            raise parsed.error(
+                f"{what} is used as a value and assigns the variables of the function around "
+                "it (nonlocal), which is not followed", node,
+                f"Return the new values from {shown} instead.")
+        if any(not (syntax.is_const(d) or syntax.is_static_tuple(d))
+               for d in function.args.defaults) or any(
+                d is not None for d in function.args.kw_defaults) or \
+                getattr(function, "decorator_list", None):
+            raise parsed.error(
+                f"{what} is used as a value and has defaults that are not constants, or "
+                "decorators: not followed", node,
+                "Give its defaults as constants, and pass other values as arguments.")
+        originals = self.originals
+        params = tuple(originals.get(p, p) for p in _all_params(function.args))
+        code = nested_code(parsed.fn, function, params)
+        if code is None:
+            raise parsed.error(
+                f"{what} is used as a value, and its code is not found in "
+                f"{getattr(parsed.fn, '__qualname__', 'the function')}", node,
+                "Define it in the differentiated function itself, or at module level.")
+        used = {}  # the name each free variable of the code has here
+        for n in gast.walk(function):
+            if isinstance(n, gast.Name):
+                used.setdefault(originals.get(n.id, n.id), n.id)
+        self._valuing.append(name)
+        try:
+            atoms = [self.captured(used.get(free, free), free, shown, node, argument)
+                     for free in code.co_freevars]
+        finally:
+            self._valuing.pop()
+        defaults = tuple(syntax.const_value(d) for d in function.args.defaults)
+        holder = name or "closure"
+        stand_in = nested_function(code, parsed.fn.__globals__, defaults, holder)
+        target = self.namer.fresh(name or "closure")  # (a version of the user's name)
+        self.closure_names.add(target)
+        self.emit(syntax.assign(target, syntax.tuple_(atoms)), node)
+        self.closures[self.walk.out[-1]] = (stand_in, argument)
+        return syntax.located(syntax.name(target), node)
+
+    def captured(self, here: str, free: str, shown: str, node: gast.AST,
+                 argument: bool) -> gast.expr:
+        """The atom of a variable a function made into a value closes over: ``here`` is its
+        name in this function (a local of an inlined function is renamed), ``free`` its
+        name in the function's code."""
+        parsed = self.parsed
+        if here in self.local_functions:
+            return self.value(syntax.located(syntax.name(here), node), argument)
+        if here not in parsed.local_names and here not in self.versions.synthetic:
+            if parsed.lookup(free) is MISSING:  # a variable of a function around this one
+                raise parsed.error(f"'{free}', which {shown} reads, is not defined when it "
+                                   "is used as a value here", node,
+                                   "Assign it before this line.")
+            return syntax.located(syntax.name(free), node)
+        user = self.originals.get(here, here)
+        sites, changed = _binding_sites(parsed.node, user)
+        if len(sites) != 1 or changed:
+            raise parsed.error(
+                f"{shown} is used as a value and reads '{user}', which is "
+                f"{'changed in place' if changed else 'assigned more than once'} in the "
+                f"function: Python's closures read their variables when they are called, "
+                "not when they are made, so which value each call reads is not followed",
+                node, f"Give the value {shown} reads a name of its own, assigned once, or "
+                f"pass it to {shown} as an argument.")
+        if sites[0] and not argument:
+            raise parsed.error(
+                f"{shown} is used as a value and reads '{user}', which is assigned in a "
+                "loop: Python's closures read their variables when they are called, so a "
+                "function kept from an earlier step would read the later value", node,
+                f"Pass {shown} straight to the function that calls it, or pass '{user}' to "
+                f"{shown} as an argument.")
+        return self.expressions.load(syntax.located(syntax.name(here), node))
+
     def partial(self, name: str, call: gast.Call) -> bool:
         """``g = functools.partial(f, a, k=b)`` with f a function known here (or a nested
         one): its arguments evaluated now, its calls written out as calls of f."""
@@ -226,6 +336,7 @@ class Functions:
         for name in names:  # the parameters, bound to the arguments' atoms
             self.emit(syntax.assign(self.versions.define(renames[name]), bound[name]), call)
         result = self.versions.synthetic_variable()
+        self.results.add(result)
         renamed = [syntax.rename(syntax.clone(s), renames) for s in body]
         for stmt in renamed:
             for n in gast.walk(stmt):
@@ -255,6 +366,52 @@ def _declared_nonlocal(body: list[gast.stmt]) -> set[str]:
         elif not isinstance(node, (gast.FunctionDef, gast.Lambda)):
             todo.extend(gast.iter_child_nodes(node))
     return found
+
+
+def _all_params(args: gast.arguments) -> list[str]:
+    names = [a.id for a in args.posonlyargs + args.args + args.kwonlyargs]
+    return names + [a.id for a in (args.vararg, args.kwarg) if a is not None]
+
+
+_CHANGES = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update",
+                      "setdefault", "popitem", "sort", "reverse", "fill", "resize",
+                      "__setitem__", "__iadd__"})
+
+
+def _binding_sites(function: gast.FunctionDef, name: str) -> tuple[list[bool], bool]:
+    """Where ``name`` is bound in ``function``'s source, nested functions included (a
+    parameter, an assignment, a loop's target, a del): per site, whether it is in a loop
+    of the function it belongs to; and whether the value it names is changed in place
+    anywhere (an element or attribute written, a method that changes its object)."""
+    sites: list[bool] = []
+    changed = False
+
+    def visit(node: gast.AST, in_loop: bool) -> None:
+        nonlocal changed
+        if isinstance(node, (gast.FunctionDef, gast.Lambda)) and node is not function:
+            in_loop = False
+        elif isinstance(node, (gast.For, gast.While, gast.comprehension)):
+            in_loop = True
+        if isinstance(node, gast.Name) and node.id == name and isinstance(
+                node.ctx, (gast.Store, gast.Param, gast.Del)):
+            sites.append(in_loop)
+        if isinstance(node, (gast.Subscript, gast.Attribute)) and isinstance(
+                node.ctx, (gast.Store, gast.Del)) and _root(node) == name:
+            changed = True
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) and \
+                node.func.attr in _CHANGES and _root(node.func.value) == name:
+            changed = True
+        for child in gast.iter_child_nodes(node):
+            visit(child, in_loop)
+
+    visit(function, False)
+    return sites, changed
+
+
+def _root(node: gast.expr) -> str | None:
+    while isinstance(node, (gast.Subscript, gast.Attribute)):
+        node = node.value
+    return node.id if isinstance(node, gast.Name) else None
 
 
 def _defaults(function: gast.FunctionDef | gast.Lambda) -> dict[str, gast.expr]:

@@ -66,21 +66,28 @@ class Loops:
         self.iterables = Iterables(walk, expressions)  # the range and items of a for loop
         # the break flag of a loop split from its else (see split_else), by the loop
         self.break_flags: dict[gast.stmt, str] = {}
+        # `n = len(xs)` of a loop over xs's items -> the loop's site (``unrolled``)
+        self.sites: dict[gast.stmt, tuple] = {}
 
     def for_loop(self, stmt: gast.For) -> None:
         if stmt.orelse:
             for s in self.split_else(stmt):
                 self.walk.statement(s)
             return
-        if self.over_functions(stmt):
+        if self.over_functions(stmt) or self.unrolled(stmt):
             return
         loop, stmt = stmt, self.over_dict_views(stmt)
+        before = set(self.iterables.iterations)
         indexed = self.iterables.indexed(stmt, not _jumps(stmt.body, (gast.Break,
                                                                       gast.Continue)))
         if isinstance(indexed, Unrolled):
             self.unroll(stmt, indexed)
             return
         sequence_range, index_target, prelude = indexed
+        if not isinstance(loop.iter, gast.Call) and not _jumps(loop.body, (
+                gast.Break, gast.Continue)):
+            for start in self.iterables.iterations - before:  # the analysis may ask to
+                self.sites[start] = loop_site(loop)              # unroll it (unrolled)
         if not isinstance(index_target, gast.Name):
             raise self.parsed.error("only a name, or (index, item) with enumerate, or a tuple "
                                     "with zip, can be the target of a for loop", stmt.target,
@@ -102,8 +109,9 @@ class Loops:
 
     def over_functions(self, stmt: gast.For) -> bool:
         """A loop over a fixed sequence that holds functions (a module-level tuple, or a
-        tuple or list written out of names from outside), with or without enumerate, is
-        unrolled, so that each call knows the function it calls:
+        tuple or list written out of names from outside, nested functions and lambdas),
+        with or without enumerate, is unrolled, so that each call knows the function it
+        calls (a nested function's or a lambda's is inlined):
 
             for act in (np.tanh, softplus):      act = np.tanh
                 h = h + act(x)            ->     h = h + act(x)
@@ -116,10 +124,14 @@ class Loops:
                 enumerate and len(iterable.args) == 1 and not iterable.keywords and \
                 isinstance(target, gast.Tuple) and len(target.elts) == 2:
             (iterable,), (counter, target) = iterable.args, target.elts
+        functions = self.expressions.functions
+        made = [e for e in getattr(iterable, "elts", ()) if isinstance(e, gast.Lambda) or (
+            isinstance(e, gast.Name) and e.id in functions.local_functions)]
         if isinstance(iterable, (gast.Tuple, gast.List)) and iterable.elts and all(
-                self.is_static(e) for e in iterable.elts):
+                self.is_static(e) or e in made for e in iterable.elts) and (
+                not made or isinstance(target, gast.Name)):
             items = list(iterable.elts)
-            values = [self.parsed.resolve(e) for e in items]
+            values = [len if e in made else self.parsed.resolve(e) for e in items]
         elif syntax.dotted_name(iterable) is not None and \
                 self.is_static(iterable):
             recorded = len(self.parsed.dependencies)
@@ -142,7 +154,38 @@ class Loops:
             if counter is not None:
                 self.walk.statement(syntax.located(syntax.assign(
                     counter, syntax.const(k)), counter))
-            self.walk.statement(syntax.located(syntax.assign(target, item), target))
+            if isinstance(item, gast.Name) and item.id in functions.local_functions:
+                # a nested function: calls of the loop's name are calls of it, inlined
+                functions.local_functions[target.id] = functions.local_functions[item.id]
+                functions.defaults[target.id] = functions.defaults[item.id]
+            else:
+                if isinstance(target, gast.Name) and not isinstance(item, gast.Lambda):
+                    functions.local_functions.pop(target.id, None)  # (an earlier item's)
+                self.walk.statement(syntax.located(syntax.assign(target, item), target))
+            for s in stmt.body:
+                self.walk.statement(syntax.clone(s))
+        return True
+
+    def unrolled(self, stmt: gast.For) -> bool:
+        """A loop over a tuple whose items hold different functions (``for name, fn in
+        terms:`` of ``*terms`` given ``("h", harmonic), ("r", repulsion)``): the analysis,
+        which knows the tuple, asks for it to be unrolled (``Respread`` with the loop's
+        site, ``loop_site``, and the tuple's length), so that each step calls a function
+        it knows. The tuple is evaluated once; each step reads its item::
+
+            for name, fn in terms:        name, fn = terms[0]
+                e = e + fn(x)       ->    e = e + fn(x)
+                                          name, fn = terms[1]
+                                          e = e + fn(x)"""
+        size = self.walk.lengths.get(loop_site(stmt))
+        if size is None:
+            return False
+        sequence = self.atom(stmt.iter)
+        for k in range(size):
+            item = syntax.located(syntax.subscript(syntax.clone(sequence), syntax.const(k)),
+                                  stmt.iter)
+            self.walk.statement(syntax.located(syntax.assign(
+                syntax.clone(stmt.target), item), stmt.target))
             for s in stmt.body:
                 self.walk.statement(syntax.clone(s))
         return True
@@ -401,6 +444,11 @@ def _renamed_temporaries(stmts: list[gast.stmt], local: frozenset[str] | set[str
             if isinstance(n, gast.Name) and n.id in renames:
                 n.id = renames[n.id]
     return stmts
+
+
+def loop_site(loop: gast.For) -> tuple:
+    """How the analysis names a loop it asks to be unrolled: by its place in the source."""
+    return ("loop", loop.lineno, loop.col_offset)
 
 
 def _jumps(body: list[gast.stmt], kinds: tuple) -> bool:

@@ -82,6 +82,7 @@ class Spreads:
         out = []
         for a in args:
             if not isinstance(a, gast.Starred):
+                self.expressions.arguments.update(id(n) for n in _given(a))
                 out.append(self.expressions.atom(a))
                 continue
             atom = self.expressions.atom(a.value)
@@ -100,6 +101,7 @@ class Spreads:
         site has the keys, else left as it is (``arguments``, by its value's node)."""
         out = []
         for k in keywords:
+            self.expressions.arguments.update(id(n) for n in _given(k.value))
             atom = self.expressions.atom(k.value)
             if k.arg is not None:
                 out.append((k.arg, atom))
@@ -243,3 +245,10 @@ class Spreads:
             raise self.parsed.error(
                 f"not enough values to unpack (expected at least {needed}, got {size}): "
                 "Python raises a ValueError", origin, "Give at most as many names as values.")
+
+
+def _given(argument: gast.expr) -> list[gast.expr]:
+    """What a call is given for itself alone: the argument, and the items of a tuple or
+    list written out in it (``each((g, np.sin), x)``)."""
+    items = argument.elts if isinstance(argument, (gast.Tuple, gast.List)) else []
+    return [argument, *items]

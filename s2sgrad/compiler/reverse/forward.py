@@ -175,18 +175,22 @@ class Forward:
     def callee(self, stmt: gast.stmt, op: Op) -> list[gast.stmt]:
         """The callee's forward, which also returns what its adjoint needs (for an active
         result; otherwise the call itself)."""
-        if op.target not in self.ctx.analysis.active or self.ctx.aliases.is_in_place(stmt) \
+        inactive = op.target not in self.ctx.analysis.active
+        if (inactive and not op.compiled_only) or self.ctx.aliases.is_in_place(stmt) \
                 or op.recompute:  # a checkpointed callee: its forward runs in the adjoint
             return self.computed(stmt, op)
         compiled = op.callee
         fname = self.ctx.bindings.claim(f"{compiled.name}_forward", compiled.forward)
-        saved = self.callee_saved_name(stmt, compiled)
+        # (a call that runs only as compiled, its result inactive: what it saves is unused)
+        saved = "_" if inactive else self.callee_saved_name(stmt, compiled)
         call = stmt.value
         # op.callee_args: the receiver first for a method call (model.apply(x))
         args = [self.copy_if_at_risk(stmt, syntax.clone(a)) for a in op.callee_args]
         keywords = [(k.arg, self.copy_if_at_risk(stmt, syntax.clone(k.value)))
                     for k in getattr(call, "keywords", ())]  # a ``+`` or ``[]`` has none
-        new = syntax.unpack([op.target, saved], syntax.call(syntax.name(fname), args, keywords))
+        call = syntax.call(syntax.name(fname), args, keywords)
+        new = syntax.unpack([op.target, saved], call) if op.target is not None else \
+            syntax.expr_stmt(call)
         return [syntax.located(new, stmt)]
 
     def copy_if_at_risk(self, stmt: gast.stmt, atom: gast.expr) -> gast.expr:
