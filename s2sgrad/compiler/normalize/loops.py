@@ -85,7 +85,7 @@ class Loops:
             return
         sequence_range, index_target, prelude = indexed
         if not isinstance(loop.iter, gast.Call) and not _jumps(loop.body, (
-                gast.Break, gast.Continue)):
+                gast.Break, gast.Continue)) and hasattr(loop, "lineno"):  # (a user's loop)
             for start in self.iterables.iterations - before:  # the analysis may ask to
                 self.sites[start] = loop_site(loop)              # unroll it (unrolled)
         if not isinstance(index_target, gast.Name):
@@ -177,8 +177,8 @@ class Loops:
                 e = e + fn(x)       ->    e = e + fn(x)
                                           name, fn = terms[1]
                                           e = e + fn(x)"""
-        size = self.walk.lengths.get(loop_site(stmt))
-        if size is None:
+        size = self.walk.lengths.get(loop_site(stmt)) if hasattr(stmt, "lineno") else None
+        if size is None:  # (a loop the desugaring writes is not one the analysis names)
             return False
         sequence = self.atom(stmt.iter)
         for k in range(size):
