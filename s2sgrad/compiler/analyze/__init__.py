@@ -120,14 +120,7 @@ class Analysis:
             # another type compiles again (validity.identity)
             found = self.normalized.parsed.lookup(name)
             return None if found is MISSING else found is None
-        if value is None or value.none:
-            return None
-        if value.kind == "none":
-            return True
-        if value.kind == "scalar" or is_container(value) or (
-                value.kind == "array" and value.dims is not None):
-            return False
-        return None
+        return _is_none(value)
 
     def same_shape(self, a: str, b: str) -> bool:
         ca, cb = self.shape_class.get(a), self.shape_class.get(b)
