@@ -108,7 +108,7 @@ def _params() -> list:
                     marks.append(pytest.mark.xfail(strict=True, reason=reason))
                 params.append(pytest.param(case, wrt, mode, id=f"{p.id}-{mode}", marks=marks))
     # every family (a module of the catalogue) and a third of its entries (tests/tiers.py)
-    return sample(params, family=lambda p: p.values[0].fn.__module__, every=3)
+    return sample(params, family=lambda p: p.values[0].fn.__module__, every=4)
 
 
 def test_every_entry_names_a_case() -> None:
