@@ -450,3 +450,21 @@ def test_second_derivatives_in_rows_over_the_catalogue(case, wrt) -> None:
         check_grads(case.fn, *args, wrt=list(wrt), order=2, modes=("batch",), seed=0)
     except NotBatchable as exc:
         assert any(gap in str(exc) for gap in KNOWN_SECOND_ORDER_GAPS), str(exc)
+
+
+def _products_with_a_zero(x):
+    return np.prod(x) + np.sum(np.prod(x, axis=0) ** 2) + np.sum(x.prod(axis=1, keepdims=True))
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "the Hessian's columns in one batched call of np.prod's gradient over an array holding "
+    "an exact zero disagree with the jvp of the gradient (one column at a time), which is "
+    "right: the batched path is wrong there"))
+def test_the_hessian_of_products_with_a_zero_entry_in_one_call():
+    x = np.random.default_rng(0).standard_normal((3, 4))
+    x[1, 2] = 0.0
+    g = s2sgrad.gradient(_products_with_a_zero)
+    columns = np.stack([s2sgrad.jvp(g, (x,), (e.reshape(3, 4),))[1].ravel()
+                        for e in np.eye(12)], axis=1)
+    np.testing.assert_allclose(s2sgrad.hessian(_products_with_a_zero)(x).reshape(12, 12),
+                               columns, rtol=1e-8, atol=1e-8)
