@@ -29,7 +29,8 @@ from .stats import special, stats_rule
 # p = expit(y) expit(-y), s = 1 - 2 expit(y), F = expit(y), log F = log_expit(y).
 
 
-@stats_rule("cauchy.pdf")
+@stats_rule("cauchy.pdf")  # and the half-Cauchy's: the same density, times 2 (its
+@stats_rule("halfcauchy.pdf")  # ans, 0 below the support, keeps the contributions there 0)
 def cauchy_pdf(g, ans, x, loc=0, scale=1):
     y = np.subtract(x, loc) / scale
     s = -2.0 * y / (1.0 + y * y)
@@ -37,7 +38,8 @@ def cauchy_pdf(g, ans, x, loc=0, scale=1):
     return h * s / scale, -h * s / scale, -h * (1.0 + y * s) / scale
 
 
-@stats_rule("cauchy.logpdf")
+@stats_rule("cauchy.logpdf")  # the half-Cauchy's too: log 2 more, the same derivative
+@stats_rule("halfcauchy.logpdf")
 def cauchy_logpdf(g, ans, x, loc=0, scale=1):
     y = np.subtract(x, loc) / scale
     s = -2.0 * y / (1.0 + y * y)
@@ -168,21 +170,6 @@ def logistic_logsf(g, ans, x, loc=0, scale=1):
 # elsewhere, which keeps overflow out of the unselected side). Half-Cauchy: p = 2 / (pi (1 +
 # y^2)). Half-normal: p = sqrt(2 / pi) exp(-y^2 / 2), s = -y. Exponential: p = exp(-y), s = -1,
 # and log sf = -y on y >= 0.
-
-
-@stats_rule("halfcauchy.pdf")
-def halfcauchy_pdf(g, ans, x, loc=0, scale=1):
-    y = np.subtract(x, loc) / scale
-    s = -2.0 * y / (1.0 + y * y)
-    h = g * ans
-    return h * s / scale, -h * s / scale, -h * (1.0 + y * s) / scale
-
-
-@stats_rule("halfcauchy.logpdf")
-def halfcauchy_logpdf(g, ans, x, loc=0, scale=1):
-    y = np.subtract(x, loc) / scale
-    s = -2.0 * y / (1.0 + y * y)
-    return g * s / scale, -g * s / scale, -g * (1.0 + y * s) / scale
 
 
 @stats_rule("halfcauchy.cdf")
